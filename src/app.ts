@@ -1,0 +1,120 @@
+// createApp(deps): the whole HTTP surface, without listening and without module-level state.
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId, type RequestIdVariables } from 'hono/request-id';
+import { createAuthApp } from './auth/routes.js';
+import type { Config } from './config.js';
+import type { Database } from './db/client.js';
+import { handleApiError } from './http/api-errors.js';
+import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
+import type { Logger } from './logger.js';
+import { handleRelayError, notFound as relayNotFound } from './media/errors.js';
+import { createInternalApp } from './media/routes.js';
+import type { MediaService } from './media/service.js';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  media: MediaService;
+  logger: Logger;
+  /** Injected so tests can move time; defaults to the wall clock. */
+  now?: () => Date;
+  /** The internal token in force (config's, or the one generated at start-up). */
+  internalToken: string;
+}
+
+export type AppEnv = { Variables: RequestIdVariables };
+
+const API_BODY_LIMIT = 64 * 1024;
+const INTERNAL_BODY_LIMIT = 256 * 1024;
+
+/**
+ * @example
+ * const app = createApp({ config, database, media, logger, internalToken })
+ * const res = await app.request('/healthz')
+ */
+export function createApp(deps: AppDeps) {
+  const { logger } = deps;
+  const app = new Hono<AppEnv>();
+
+  app.use(requestId());
+  app.use(async function requestLog(c, next) {
+    const started = performance.now();
+    await next();
+    logger.info(
+      {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const [database, media] = await Promise.all([
+      deps.database.ping().then(
+        () => 'ok' as const,
+        () => 'unavailable' as const,
+      ),
+      deps.media.aliveWorkerCount() > 0 ? ('ok' as const) : ('no live worker' as const),
+    ]);
+    const ready = database === 'ok' && media === 'ok';
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks: { database, media } }, ready ? 200 : 503);
+  });
+
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: API_BODY_LIMIT,
+      onError: (c) => envelopeError(c, new ApiError(ApiCode.INVALID_REQUEST, 'request body exceeds 64 KiB', 413)),
+    }),
+  );
+  app.route('/api/v1/auth', createAuthApp(deps));
+
+  app.use(
+    '/internal/*',
+    bodyLimit({
+      maxSize: INTERNAL_BODY_LIMIT,
+      onError: (c) =>
+        c.json({ code: 'VALIDATION_ERROR', message: 'request body exceeds 256 KiB', details: { issues: [{ path: '', message: 'body too large' }] } }, 413),
+    }),
+  );
+  app.route('/internal', createInternalApp(deps));
+
+  app.notFound((c) => {
+    const { path, method } = c.req;
+    if (isUnder(path, '/internal')) return handleRelayError(relayNotFound('route', `${method} ${path}`), c, logger);
+    if (isUnder(path, '/api')) {
+      const otherMethod = app.routes.some((r) => r.method !== method && r.method !== 'ALL' && matches(r.path, path));
+      return otherMethod
+        ? envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `method ${method} not allowed on ${path}`, 405))
+        : envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `no such route: ${method} ${path}`, 404));
+    }
+    return c.json({ error: 'not found' }, 404);
+  });
+
+  app.onError((error, c) => {
+    if (isUnder(c.req.path, '/internal')) return handleRelayError(error, c, logger);
+    if (isUnder(c.req.path, '/api')) return handleApiError(error, c, logger);
+    logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
+    return c.json({ error: 'internal error' }, 500);
+  });
+
+  return app;
+}
+
+function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/** Whether a registered route pattern (with `:param` segments) matches a concrete path. */
+function matches(pattern: string, path: string): boolean {
+  if (pattern.includes('*')) return false;
+  const p = pattern.split('/');
+  const s = path.split('/');
+  return p.length === s.length && p.every((seg, i) => seg.startsWith(':') || seg === s[i]);
+}

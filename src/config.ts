@@ -1,0 +1,149 @@
+// The only reader of process.env: parsed once with zod, failing fast with the variable's name.
+import os from 'node:os';
+import { z } from 'zod';
+
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: int(3000, 0, 65535),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    DATABASE_URL: optionalString,
+    DATA_DIR: z.string().min(1).default('./.data'),
+    ACCESS_TOKEN_TTL: int(7200, 1),
+    REFRESH_TOKEN_TTL: int(2592000, 1),
+    RATE_LIMIT_AUTH_PER_MIN: int(10),
+    RATE_LIMIT_REFRESH_PER_MIN: int(60),
+    RATE_LIMIT_API_PER_MIN: int(300),
+    TRUST_PROXY: z.enum(['none', 'fly', 'xff']).default('none'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    INTERNAL_TOKEN: optionalString,
+    MEDIASOUP_WORKERS: int(os.availableParallelism(), 1, 256),
+    MEDIASOUP_LOG_LEVEL: z.enum(['debug', 'warn', 'error', 'none']).default('warn'),
+    RTC_MIN_PORT: int(40000, 1, 65535),
+    RTC_MAX_PORT: int(40199, 1, 65535),
+    MEDIASOUP_LISTEN_IP: z.ipv4().or(z.ipv6()).default('0.0.0.0'),
+    MEDIASOUP_UDP_LISTEN_IP: optionalString,
+    MEDIASOUP_ANNOUNCED_IP: optionalString,
+    MEDIASOUP_RESTART_BASE_MS: int(500, 1),
+    MEDIASOUP_RESTART_MAX_MS: int(30000, 1),
+    MEDIASOUP_MAX_ROUTERS: int(500, 1),
+  })
+  .superRefine((env, ctx) => {
+    if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
+      ctx.addIssue({ code: 'custom', path: ['RTC_MAX_PORT'], message: 'must be >= RTC_MIN_PORT' });
+    } else if (env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1 < env.MEDIASOUP_WORKERS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MEDIASOUP_WORKERS'],
+        message: `${env.MEDIASOUP_WORKERS} workers need ${env.MEDIASOUP_WORKERS} ports but RTC_MIN_PORT-RTC_MAX_PORT (${env.RTC_MIN_PORT}-${env.RTC_MAX_PORT}) holds ${env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1}`,
+      });
+    }
+    if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
+      ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
+    }
+    if (env.NODE_ENV === 'production') {
+      if (!env.DATABASE_URL || env.DATABASE_URL.startsWith('memory://')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['DATABASE_URL'],
+          message: 'must point to PostgreSQL when NODE_ENV=production (the embedded database is for development only)',
+        });
+      }
+      if (!env.INTERNAL_TOKEN || env.INTERNAL_TOKEN.length < 32) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INTERNAL_TOKEN'],
+          message: 'must be set to at least 32 characters when NODE_ENV=production',
+        });
+      }
+    }
+  });
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  nodeEnv: Env['NODE_ENV'];
+  port: number;
+  host: string;
+  database: { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string | undefined };
+  auth: { accessTokenTtl: number; refreshTokenTtl: number };
+  rateLimit: { authPerMin: number; refreshPerMin: number; apiPerMin: number; trustProxy: Env['TRUST_PROXY'] };
+  logLevel: Env['LOG_LEVEL'];
+  /** Undefined when not configured; the server then generates one and prints it once. */
+  internalToken: string | undefined;
+  media: {
+    workers: number;
+    logLevel: Env['MEDIASOUP_LOG_LEVEL'];
+    rtcMinPort: number;
+    rtcMaxPort: number;
+    listenIp: string;
+    /** An IP or a host name, resolved to IPv4 once at start-up. */
+    udpListenIp: string | undefined;
+    announcedIp: string | undefined;
+    restartBaseMs: number;
+    restartMaxMs: number;
+    maxRouters: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses the environment once. Throws ConfigError naming every bad variable.
+ * @example const config = loadConfig({ ...process.env, PORT: '0' })
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    );
+  }
+  const env = parsed.data;
+  const url = env.DATABASE_URL;
+  return {
+    nodeEnv: env.NODE_ENV,
+    port: env.PORT,
+    host: env.HOST,
+    database:
+      url === undefined
+        ? { kind: 'pglite', dataDir: env.DATA_DIR }
+        : url.startsWith('memory://')
+          ? { kind: 'pglite', dataDir: undefined }
+          : { kind: 'postgres', url },
+    auth: { accessTokenTtl: env.ACCESS_TOKEN_TTL, refreshTokenTtl: env.REFRESH_TOKEN_TTL },
+    rateLimit: {
+      authPerMin: env.RATE_LIMIT_AUTH_PER_MIN,
+      refreshPerMin: env.RATE_LIMIT_REFRESH_PER_MIN,
+      apiPerMin: env.RATE_LIMIT_API_PER_MIN,
+      trustProxy: env.TRUST_PROXY,
+    },
+    logLevel: env.LOG_LEVEL,
+    internalToken: env.INTERNAL_TOKEN,
+    media: {
+      workers: env.MEDIASOUP_WORKERS,
+      logLevel: env.MEDIASOUP_LOG_LEVEL,
+      rtcMinPort: env.RTC_MIN_PORT,
+      rtcMaxPort: env.RTC_MAX_PORT,
+      listenIp: env.MEDIASOUP_LISTEN_IP,
+      udpListenIp: env.MEDIASOUP_UDP_LISTEN_IP,
+      announcedIp: env.MEDIASOUP_ANNOUNCED_IP,
+      restartBaseMs: env.MEDIASOUP_RESTART_BASE_MS,
+      restartMaxMs: env.MEDIASOUP_RESTART_MAX_MS,
+      maxRouters: env.MEDIASOUP_MAX_ROUTERS,
+    },
+  };
+}

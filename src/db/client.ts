@@ -1,0 +1,61 @@
+// Opens the database: postgres.js for a PostgreSQL URL, embedded PGlite otherwise.
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
+import type { Config } from '../config.js';
+import * as schema from './schema.js';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Database {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Resolves when the database answers a trivial query within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * @example const database = await openDatabase(config.database); await migrateDatabase(database);
+ */
+export async function openDatabase(options: Config['database']): Promise<Database> {
+  if (options.kind === 'postgres') {
+    const client = postgres(options.url, {
+      max: 10,
+      // Bounded waits: during an outage requests fail fast instead of hanging.
+      connect_timeout: 5,
+      idle_timeout: 30,
+      connection: { statement_timeout: 10_000, application_name: 'chat-backend' },
+      onnotice: () => {},
+    });
+    const db = drizzlePostgres(client, { schema }) as unknown as Db;
+    return {
+      db,
+      kind: 'postgres',
+      ping: (timeoutMs = 2000) => withTimeout(client`select 1`.then(() => undefined), timeoutMs),
+      close: () => client.end({ timeout: 2 }),
+    };
+  }
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const client = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
+  await client.waitReady;
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs),
+    close: () => client.close(),
+  };
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`database did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

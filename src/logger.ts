@@ -1,0 +1,27 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Paths redacted in every log line: credentials never reach the logs. */
+export const redactPaths = [
+  'req.headers.authorization',
+  'req.headers["x-internal-token"]',
+  'req.headers.cookie',
+  '*.password',
+  '*.old_password',
+  '*.new_password',
+  '*.token',
+  '*.refresh_token',
+  '*.internalToken',
+  'password',
+  'token',
+  'refresh_token',
+];
+
+export function createLogger(options: { level: string; pretty?: boolean }): Logger {
+  return pino({
+    level: options.level,
+    redact: { paths: redactPaths, censor: '[redacted]' },
+    ...(options.pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
+  });
+}

@@ -1,0 +1,72 @@
+// The relay's error object `{code, message, details?}` and the mapping of anything thrown under /internal.
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../logger.js';
+
+export type RelayErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'UNAUTHORIZED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'ROUTER_LIMIT_EXCEEDED'
+  | 'CAN_NOT_CONSUME'
+  | 'MEDIASOUP_ERROR'
+  | 'INTERNAL_ERROR';
+
+const statusOf: Record<RelayErrorCode, ContentfulStatusCode> = {
+  VALIDATION_ERROR: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  ROUTER_LIMIT_EXCEEDED: 503,
+  CAN_NOT_CONSUME: 400,
+  MEDIASOUP_ERROR: 500,
+  INTERNAL_ERROR: 500,
+};
+
+export interface RelayErrorBody {
+  code: RelayErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class RelayError extends Error {
+  readonly status: ContentfulStatusCode;
+  constructor(
+    readonly code: RelayErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'RelayError';
+    this.status = statusOf[code];
+  }
+
+  toBody(): RelayErrorBody {
+    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  }
+}
+
+export type ResourceKind = 'router' | 'transport' | 'producer' | 'consumer' | 'route';
+
+export function notFound(resource: ResourceKind, id: string): RelayError {
+  return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
+}
+
+export function toRelayError(error: unknown): RelayError | undefined {
+  if (error instanceof RelayError) return error;
+  if (error instanceof HTTPException) {
+    if (error.status === 413) return new RelayError('VALIDATION_ERROR', 'request body too large', { issues: [{ path: '', message: 'body too large' }] });
+    if (error.status === 400) return new RelayError('VALIDATION_ERROR', 'request body is not valid JSON', { issues: [{ path: '', message: 'malformed JSON' }] });
+    if (error.status === 401) return new RelayError('UNAUTHORIZED', 'missing or invalid internal token');
+  }
+  return undefined;
+}
+
+export function handleRelayError(error: unknown, c: Context, logger: Logger) {
+  const known = toRelayError(error);
+  if (known) return c.json(known.toBody(), known.status);
+  logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error in media relay API');
+  return c.json({ code: 'INTERNAL_ERROR', message: 'internal error' } satisfies RelayErrorBody, 500);
+}

@@ -1,0 +1,6 @@
+import { Hono } from 'hono';
+import type { AppDeps, AppEnv } from '../app.js';
+
+export function createInternalApp(_deps: AppDeps) {
+  return new Hono<AppEnv>();
+}

@@ -1,0 +1,76 @@
+// Process wiring: config -> database -> media -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
+import { randomBytes } from 'node:crypto';
+import { serve } from '@hono/node-server';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/client.js';
+import { migrateDatabase } from './db/migrate.js';
+import { createLogger } from './logger.js';
+import { MediaService } from './media/service.js';
+
+const SHUTDOWN_DEADLINE_MS = 4000;
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+}
+
+const logger = createLogger({ level: config.logLevel, pretty: process.argv.includes('--pretty') });
+
+let internalToken = config.internalToken;
+if (!internalToken) {
+  internalToken = randomBytes(32).toString('base64url');
+  // Printed once, straight to the terminal and never through the logger, so it is not kept in log storage.
+  process.stdout.write(`INTERNAL_TOKEN was not set; generated for this run: ${internalToken}\n`);
+}
+
+const database = await openDatabase(config.database);
+await migrateDatabase(database);
+logger.info({ database: database.kind }, 'database ready');
+
+let media: MediaService;
+try {
+  media = await MediaService.create(config.media, logger);
+} catch (error) {
+  logger.fatal({ err: error }, 'media service failed to start');
+  await database.close();
+  process.exit(1);
+}
+
+const app = createApp({ config, database, media, logger, internalToken });
+const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  logger.info({ host: info.address, port: info.port }, 'listening');
+});
+
+let shuttingDown = false;
+async function shutdown(signal: NodeJS.Signals) {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  logger.info({ signal }, 'shutting down');
+  const deadline = setTimeout(() => {
+    logger.error('shutdown deadline passed; exiting');
+    process.exit(1);
+  }, SHUTDOWN_DEADLINE_MS);
+  deadline.unref();
+
+  // Stop accepting; in-flight requests finish; idle keep-alive sockets go now, busy ones after 3 s.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  if ('closeIdleConnections' in server) server.closeIdleConnections();
+  const force = setTimeout(() => {
+    if ('closeAllConnections' in server) server.closeAllConnections();
+  }, SHUTDOWN_DEADLINE_MS - 1000);
+  force.unref();
+  await closed;
+  clearTimeout(force);
+
+  await Promise.allSettled([media.close(), database.close()]);
+  logger.info('shutdown complete');
+  clearTimeout(deadline);
+  process.exit(0);
+}
+
+process.on('SIGTERM', (signal) => void shutdown(signal));
+process.on('SIGINT', (signal) => void shutdown(signal));

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected loadConfig to throw');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.database).toEqual({ kind: 'pglite', dataDir: './.data' });
+    expect(config.auth).toEqual({ accessTokenTtl: 7200, refreshTokenTtl: 2592000 });
+    expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none' });
+    expect(config.media.rtcMinPort).toBe(40000);
+    expect(config.media.rtcMaxPort).toBe(40199);
+    expect(config.media.maxRouters).toBe(500);
+    expect(config.media.restartBaseMs).toBe(500);
+    expect(config.media.restartMaxMs).toBe(30000);
+  });
+
+  it('selects the database from DATABASE_URL', () => {
+    expect(loadConfig({ DATABASE_URL: 'memory://' }).database).toEqual({ kind: 'pglite', dataDir: undefined });
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+  });
+
+  it('names the bad variable', () => {
+    expect(errorOf({ PORT: 'abc' }).message).toContain('PORT');
+    expect(errorOf({ TRUST_PROXY: 'everyone' }).message).toContain('TRUST_PROXY');
+  });
+
+  it('fails when the port range holds fewer ports than workers', () => {
+    const error = errorOf({ MEDIASOUP_WORKERS: '4', RTC_MIN_PORT: '40000', RTC_MAX_PORT: '40002' });
+    expect(error.message).toContain('MEDIASOUP_WORKERS');
+    expect(error.message).toContain('holds 3');
+  });
+
+  it('refuses the embedded database and a weak internal token in production', () => {
+    const error = errorOf({ NODE_ENV: 'production' });
+    expect(error.message).toContain('DATABASE_URL');
+    expect(error.message).toContain('INTERNAL_TOKEN');
+    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32) });
+    expect(ok.nodeEnv).toBe('production');
+  });
+});

@@ -1,0 +1,107 @@
+// Builds a real app for a test: its own database (in-memory PGlite, or a fresh database on the
+// PostgreSQL server named by TEST_DATABASE_URL when the `postgres` project runs) and real mediasoup workers.
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Database } from '../../src/db/client.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { MediaService } from '../../src/media/service.js';
+
+export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
+
+/** Test files run in parallel: each worker of vitest gets its own slice of RTC ports. */
+const PORTS_PER_POOL = 40;
+let nextPortInSlice = 0;
+export function allocateRtcPorts(count = 1): { min: number; max: number } {
+  const base = Number(process.env.TEST_RTC_BASE ?? 42000);
+  const pool = Number(process.env.VITEST_POOL_ID ?? 1);
+  if (nextPortInSlice + count > PORTS_PER_POOL) nextPortInSlice = 0;
+  const min = base + pool * PORTS_PER_POOL + nextPortInSlice;
+  nextPortInSlice += count;
+  return { min, max: min + count - 1 };
+}
+
+export function usesPostgres(): boolean {
+  return process.env.TEST_DB === 'postgres';
+}
+
+/** A fresh database for one test app; dropped by the returned close(). */
+export async function openTestDatabase(): Promise<{ database: Database; dbConfig: Config['database']; drop: () => Promise<void> }> {
+  if (!usesPostgres()) {
+    const dbConfig = { kind: 'pglite', dataDir: undefined } as const;
+    const database = await openDatabase(dbConfig);
+    await migrateDatabase(database);
+    return { database, dbConfig, drop: async () => {} };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error('TEST_DB=postgres needs TEST_DATABASE_URL');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dbConfig = { kind: 'postgres', url: url.toString() } as const;
+  const database = await openDatabase(dbConfig);
+  await migrateDatabase(database);
+  return {
+    database,
+    dbConfig,
+    drop: async () => {
+      const a = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
+
+export interface TestApp {
+  app: ReturnType<typeof createApp>;
+  config: Config;
+  database: Database;
+  media: MediaService;
+  logger: Logger;
+  internalToken: string;
+  close(): Promise<void>;
+}
+
+/**
+ * @example const t = await buildTestApp({ MEDIASOUP_WORKERS: '2' }); afterAll(() => t.close())
+ */
+export async function buildTestApp(env: Record<string, string> = {}, options: { logger?: Logger; now?: () => Date } = {}): Promise<TestApp> {
+  const workers = Number(env.MEDIASOUP_WORKERS ?? 1);
+  const ports = allocateRtcPorts(workers);
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    MEDIASOUP_WORKERS: String(workers),
+    RTC_MIN_PORT: String(ports.min),
+    RTC_MAX_PORT: String(ports.max),
+    MEDIASOUP_LISTEN_IP: '127.0.0.1',
+    INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    RATE_LIMIT_AUTH_PER_MIN: '0',
+    RATE_LIMIT_REFRESH_PER_MIN: '0',
+    RATE_LIMIT_API_PER_MIN: '0',
+    ...env,
+  });
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const { database, drop } = await openTestDatabase();
+  const media = await MediaService.create(config.media, logger);
+  const internalToken = config.internalToken ?? TEST_INTERNAL_TOKEN;
+  const app = createApp({ config, database, media, logger, internalToken, ...(options.now ? { now: options.now } : {}) });
+  return {
+    app,
+    config,
+    database,
+    media,
+    logger,
+    internalToken,
+    async close() {
+      await media.close();
+      await database.close();
+      await drop();
+    },
+  };
+}
