@@ -1,0 +1,213 @@
+// werift peers playing the browser's part against the relay (see sdp.ts for the exchange itself).
+import {
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  RTCRtpHeaderExtensionParameters,
+  type MediaStreamTrack,
+  type RTCRtpTransceiver,
+  type RtpPacket,
+} from 'werift';
+import { opusPacket, readOpusPacket, readVp8Packet, vp8Packet, type ReadPacket } from './rtp.js';
+import {
+  consumerMid,
+  dtlsParametersFromSdp,
+  MID_EXTENSION_URI,
+  parseSdp,
+  producerRtpParametersFromOffer,
+  writeRecvOffer,
+  writeSendAnswer,
+  type ConsumerDescription,
+  type DtlsParameters,
+  type MediaKind,
+  type RtpParameters,
+  type TransportDescription,
+} from './sdp.js';
+import { waitFor } from './wait.js';
+
+export const OPUS = 'audio/opus';
+export const VP8 = 'video/VP8';
+
+function createPeerConnection(): RTCPeerConnection {
+  return new RTCPeerConnection({
+    iceServers: [], // nothing leaves the machine: host candidates only
+    bundlePolicy: 'max-bundle', // mediasoup runs every track of a transport over one ICE/DTLS association
+    iceUseIpv6: false,
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    // Media stays on loopback, where the test relay's WebRtcServer listens.
+    iceFilterCandidatePair: (pair) => pair.localCandidate.host === '127.0.0.1',
+    codecs: {
+      audio: [new RTCRtpCodecParameters({ mimeType: OPUS, clockRate: 48000, channels: 2, payloadType: 111 })],
+      video: [
+        new RTCRtpCodecParameters({
+          mimeType: VP8,
+          clockRate: 90000,
+          payloadType: 96,
+          rtcpFeedback: [{ type: 'nack' }, { type: 'nack', parameter: 'pli' }],
+        }),
+      ],
+    },
+    headerExtensions: {
+      audio: [new RTCRtpHeaderExtensionParameters({ id: 1, uri: MID_EXTENSION_URI })],
+      video: [new RTCRtpHeaderExtensionParameters({ id: 1, uri: MID_EXTENSION_URI })],
+    },
+  });
+}
+
+async function waitConnected(pc: RTCPeerConnection, timeoutMs: number): Promise<void> {
+  await waitFor(() => pc.connectionState === 'connected', { timeoutMs, what: `peer connection (state ${pc.connectionState})` });
+}
+
+/**
+ * A peer that sends one opus and one VP8 track into a relay `send` transport.
+ *
+ * @example
+ * const peer = await SendPeer.create(sendTransport)
+ * await relay.connectTransport(sendTransport.id, peer.dtlsParameters)
+ * await peer.connected()
+ * await relay.produce({ transportId, kind: 'audio', rtpParameters: peer.rtpParameters.audio })
+ * peer.start()
+ */
+export class SendPeer {
+  /** Packets handed to werift so far, per kind; the index of the next packet. */
+  readonly sent = { audio: 0, video: 0 };
+  /** PLIs received from the relay (each answered with a keyframe). */
+  pliCount = 0;
+  private keyframeWanted = true;
+  private readonly seq = { audio: randomUint16(), video: randomUint16() };
+  private readonly ts = { audio: randomUint32(), video: randomUint32() };
+  private pictureId = randomUint16() & 0x7fff;
+  private timers: NodeJS.Timeout[] = [];
+
+  private constructor(
+    private readonly pc: RTCPeerConnection,
+    private readonly transceivers: Record<MediaKind, RTCRtpTransceiver>,
+    /** Role and fingerprint for POST …/transports/:id/connect. */
+    readonly dtlsParameters: Required<DtlsParameters>,
+    /** rtpParameters for POST /producers, per kind. */
+    readonly rtpParameters: Record<MediaKind, RtpParameters>,
+  ) {
+    transceivers.video.sender.onPictureLossIndication.subscribe(() => {
+      this.pliCount += 1;
+      this.keyframeWanted = true;
+    });
+  }
+
+  static async create(transport: TransportDescription): Promise<SendPeer> {
+    const pc = createPeerConnection();
+    const audio = pc.addTransceiver('audio', { direction: 'sendonly' });
+    const video = pc.addTransceiver('video', { direction: 'sendonly' });
+    const offer = await pc.createOffer();
+    await pc.setLocalDescription(offer);
+    const parsedOffer = parseSdp(offer.sdp);
+    const answer = writeSendAnswer(parsedOffer, transport, [OPUS, VP8]);
+    await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+    const rtpParameters = {
+      audio: producerRtpParametersFromOffer(parsedOffer, midOf(audio), OPUS),
+      video: producerRtpParametersFromOffer(parsedOffer, midOf(video), VP8),
+    };
+    // The offer said actpass and the relay answered passive: this peer is the DTLS client.
+    const { fingerprints } = dtlsParametersFromSdp(offer.sdp);
+    return new SendPeer(pc, { audio, video }, { role: 'client', fingerprints }, rtpParameters);
+  }
+
+  connected(timeoutMs = 10_000): Promise<void> {
+    return waitConnected(this.pc, timeoutMs);
+  }
+
+  /** Writes the next opus packet (20 ms of audio). */
+  sendAudio(): void {
+    const packet = opusPacket(this.sent.audio, this.seq.audio, this.ts.audio);
+    this.sent.audio += 1;
+    this.seq.audio = (this.seq.audio + 1) & 0xffff;
+    this.ts.audio = (this.ts.audio + 960) >>> 0;
+    void this.transceivers.audio.sender.sendRtp(packet);
+  }
+
+  /** Writes the next one-packet VP8 frame: a keyframe first and after every PLI. */
+  sendVideo(): void {
+    const keyframe = this.keyframeWanted;
+    this.keyframeWanted = false;
+    const packet = vp8Packet(this.sent.video, this.seq.video, this.ts.video, this.pictureId, keyframe);
+    this.sent.video += 1;
+    this.seq.video = (this.seq.video + 1) & 0xffff;
+    this.ts.video = (this.ts.video + 3000) >>> 0;
+    this.pictureId = (this.pictureId + 1) & 0x7fff;
+    void this.transceivers.video.sender.sendRtp(packet);
+  }
+
+  /** Sends audio every 20 ms and video at 30 frames/s until stop(). */
+  start(): void {
+    if (this.timers.length) return;
+    this.timers = [setInterval(() => this.sendAudio(), 20), setInterval(() => this.sendVideo(), 33)];
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+  }
+
+  async close(): Promise<void> {
+    this.stop();
+    await this.pc.close();
+  }
+}
+
+/**
+ * A peer that receives the relay's consumers on a `recv` transport and records every RTP packet
+ * per consumer id.
+ */
+export class RecvPeer {
+  readonly received = new Map<string, ReadPacket[]>();
+
+  private constructor(
+    private readonly pc: RTCPeerConnection,
+    /** Role and fingerprint for POST …/transports/:id/connect. */
+    readonly dtlsParameters: Required<DtlsParameters>,
+  ) {}
+
+  static async create(transport: TransportDescription, consumers: ConsumerDescription[]): Promise<RecvPeer> {
+    const pc = createPeerConnection();
+    const byMid = new Map(consumers.map((c) => [consumerMid(c), c]));
+    const received = new Map(consumers.map((c) => [c.id, [] as ReadPacket[]]));
+    const attach = (track: MediaStreamTrack, transceiver: RTCRtpTransceiver) => {
+      const consumer = transceiver.mid ? byMid.get(transceiver.mid) : undefined;
+      if (!consumer) return;
+      const list = received.get(consumer.id)!;
+      const read = consumer.kind === 'audio' ? readOpusPacket : readVp8Packet;
+      track.onReceiveRtp.subscribe((packet: RtpPacket) => list.push(read(packet)));
+    };
+    pc.onRemoteTransceiverAdded.subscribe((transceiver) => transceiver.onTrack.subscribe(attach));
+
+    await pc.setRemoteDescription({ type: 'offer', sdp: writeRecvOffer(transport, consumers) });
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+    const peer = new RecvPeer(pc, dtlsParametersFromSdp(answer.sdp));
+    for (const [id, list] of received) peer.received.set(id, list);
+    return peer;
+  }
+
+  connected(timeoutMs = 10_000): Promise<void> {
+    return waitConnected(this.pc, timeoutMs);
+  }
+
+  count(consumerId: string): number {
+    return this.received.get(consumerId)?.length ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await this.pc.close();
+  }
+}
+
+function midOf(transceiver: RTCRtpTransceiver): string {
+  if (!transceiver.mid) throw new Error('transceiver has no mid after setLocalDescription');
+  return transceiver.mid;
+}
+
+function randomUint16(): number {
+  return Math.floor(Math.random() * 0x10000);
+}
+
+function randomUint32(): number {
+  return Math.floor(Math.random() * 0x100000000) >>> 0;
+}
