@@ -26,7 +26,6 @@ export interface AppDeps {
 export type AppEnv = { Variables: RequestIdVariables };
 
 const API_BODY_LIMIT = 64 * 1024;
-const INTERNAL_BODY_LIMIT = 256 * 1024;
 
 /**
  * @example
@@ -75,14 +74,7 @@ export function createApp(deps: AppDeps) {
   );
   app.route('/api/v1/auth', createAuthApp(deps));
 
-  app.use(
-    '/internal/*',
-    bodyLimit({
-      maxSize: INTERNAL_BODY_LIMIT,
-      onError: (c) =>
-        c.json({ code: 'VALIDATION_ERROR', message: 'request body exceeds 256 KiB', details: { issues: [{ path: '', message: 'body too large' }] } }, 413),
-    }),
-  );
+  // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
   app.route('/internal', createInternalApp(deps));
 
   app.notFound((c) => {

@@ -2,6 +2,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import * as mediasoup from 'mediasoup';
 import type { Logger } from '../logger.js';
 
 export type RelayErrorCode =
@@ -54,11 +55,37 @@ export function notFound(resource: ResourceKind, id: string): RelayError {
   return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
 }
 
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export function validationError(issues: ValidationIssue[], message = 'invalid request body'): RelayError {
+  return new RelayError('VALIDATION_ERROR', message, { issues });
+}
+
+export function conflict(message: string, details: Record<string, unknown>): RelayError {
+  return new RelayError('CONFLICT', message, details);
+}
+
+/**
+ * Maps a failure of a mediasoup call: the engine throws TypeError/UnsupportedError when the
+ * request's content is invalid (the caller's fault, 400); anything else is the engine failing (500).
+ * The engine's own message is logged by the caller, never sent for a 500.
+ */
+export function fromEngineError(error: unknown, operation: string): RelayError {
+  if (error instanceof RelayError) return error;
+  if (error instanceof TypeError || error instanceof mediasoup.types.UnsupportedError) {
+    return validationError([{ path: '', message: error.message }], `media engine rejected the request: ${operation}`);
+  }
+  return new RelayError('MEDIASOUP_ERROR', `media engine failed: ${operation}`);
+}
+
 export function toRelayError(error: unknown): RelayError | undefined {
   if (error instanceof RelayError) return error;
   if (error instanceof HTTPException) {
     if (error.status === 413) return new RelayError('VALIDATION_ERROR', 'request body too large', { issues: [{ path: '', message: 'body too large' }] });
-    if (error.status === 400) return new RelayError('VALIDATION_ERROR', 'request body is not valid JSON', { issues: [{ path: '', message: 'malformed JSON' }] });
+    if (error.status === 400) return validationError([{ path: '', message: 'malformed JSON' }], 'request body is not valid JSON');
     if (error.status === 401) return new RelayError('UNAUTHORIZED', 'missing or invalid internal token');
   }
   return undefined;

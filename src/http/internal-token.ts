@@ -1,0 +1,32 @@
+// Guard for the internal relay API: every request carries the shared secret in X-Internal-Token.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+
+export const INTERNAL_TOKEN_HEADER = 'X-Internal-Token';
+
+export interface InternalTokenOptions {
+  /** The secret in force (INTERNAL_TOKEN, or the one generated at start-up). */
+  token: string;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/**
+ * Rejects a request with 401 unless its X-Internal-Token equals the secret. Both sides are hashed
+ * first, so the comparison runs in constant time whatever the lengths.
+ * @example internalApp.use(internalToken({ token: deps.internalToken }))
+ */
+export function internalToken(options: InternalTokenOptions): MiddlewareHandler {
+  if (!options.token) throw new Error('internalToken: a non-empty token is required');
+  const expected = digest(options.token);
+  return async function internalTokenGuard(c, next) {
+    const given = c.req.header(INTERNAL_TOKEN_HEADER);
+    if (given === undefined || !timingSafeEqual(digest(given), expected)) {
+      throw new HTTPException(401, { message: 'missing or invalid internal token' });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,197 @@
+// The pool of mediasoup workers: one slot per worker, each with its WebRtcServer on its own port,
+// re-created after a death with a delay that doubles per consecutive failure.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import * as mediasoup from 'mediasoup';
+import type { types as ms } from 'mediasoup';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+
+type MediaConfig = Config['media'];
+
+/** A worker that stayed up this long starts its next backoff from the base delay again. */
+export const STABLE_AFTER_MS = 60_000;
+
+export interface WorkerSlot {
+  readonly index: number;
+  /** RTC_MIN_PORT + index, UDP and TCP; a restarted worker binds the same port. */
+  readonly port: number;
+  worker: ms.Worker | undefined;
+  webRtcServer: ms.WebRtcServer | undefined;
+  /** pid of the current worker, or of the last one while the slot waits for a restart. */
+  pid: number | undefined;
+  startedAt: number;
+  restarts: number;
+  deaths: number;
+  /** Consecutive deaths and failed restarts since the worker last stayed up STABLE_AFTER_MS. */
+  failures: number;
+  /** Delay of the restart scheduled last, for /internal/info and the logs. */
+  lastRestartDelayMs: number | undefined;
+  restartTimer: NodeJS.Timeout | undefined;
+}
+
+export interface ListenAddresses {
+  tcpIp: string;
+  udpIp: string;
+  announcedIp: string | undefined;
+}
+
+export interface WorkerPoolOptions {
+  /** Called when a live worker dies, after mediasoup closed its routers. */
+  onWorkerDied: (worker: ms.Worker, slot: WorkerSlot) => void;
+  stableAfterMs?: number;
+}
+
+export class WorkerPool {
+  readonly slots: WorkerSlot[];
+  private closing = false;
+
+  private constructor(
+    private readonly config: MediaConfig,
+    private readonly addresses: ListenAddresses,
+    private readonly logger: Logger,
+    private readonly options: WorkerPoolOptions,
+  ) {
+    this.slots = Array.from({ length: config.workers }, (_, index) => ({
+      index,
+      port: config.rtcMinPort + index,
+      worker: undefined,
+      webRtcServer: undefined,
+      pid: undefined,
+      startedAt: 0,
+      restarts: 0,
+      deaths: 0,
+      failures: 0,
+      lastRestartDelayMs: undefined,
+      restartTimer: undefined,
+    }));
+  }
+
+  /** Starts every worker; if one cannot start (e.g. its port is taken) all are closed and this throws. */
+  static async start(config: MediaConfig, logger: Logger, options: WorkerPoolOptions): Promise<WorkerPool> {
+    const ports = config.rtcMaxPort - config.rtcMinPort + 1;
+    if (ports < config.workers) {
+      throw new Error(`${config.workers} media workers need ${config.workers} ports but RTC_MIN_PORT-RTC_MAX_PORT holds ${ports}`);
+    }
+    const addresses = await resolveListenAddresses(config);
+    const pool = new WorkerPool(config, addresses, logger, options);
+    try {
+      for (const slot of pool.slots) await pool.startSlot(slot);
+    } catch (error) {
+      pool.close();
+      throw error;
+    }
+    logger.info({ workers: config.workers, ports: `${config.rtcMinPort}-${config.rtcMinPort + config.workers - 1}`, ...addresses }, 'media workers ready');
+    return pool;
+  }
+
+  live(): WorkerSlot[] {
+    return this.slots.filter((slot) => slot.worker !== undefined);
+  }
+
+  /** Closes every worker and cancels pending restarts. */
+  close(): void {
+    this.closing = true;
+    for (const slot of this.slots) {
+      clearTimeout(slot.restartTimer);
+      slot.restartTimer = undefined;
+      const { worker } = slot;
+      slot.worker = undefined;
+      slot.webRtcServer = undefined;
+      worker?.close();
+    }
+  }
+
+  private async startSlot(slot: WorkerSlot): Promise<void> {
+    const { config, addresses } = this;
+    const worker = await mediasoup.createWorker({
+      logLevel: config.logLevel,
+      rtcMinPort: config.rtcMinPort,
+      rtcMaxPort: config.rtcMaxPort,
+      appData: { slot: slot.index },
+    });
+    worker.on('died', (error) => this.handleDeath(slot, worker, error));
+    try {
+      const announced = addresses.announcedIp === undefined ? {} : { announcedIp: addresses.announcedIp };
+      const webRtcServer = await worker.createWebRtcServer({
+        listenInfos: [
+          { protocol: 'udp', ip: addresses.udpIp, port: slot.port, ...announced },
+          { protocol: 'tcp', ip: addresses.tcpIp, port: slot.port, ...announced },
+        ],
+        appData: { slot: slot.index },
+      });
+      if (this.closing) throw new Error('media service is closing');
+      if (worker.closed) throw new Error('worker exited during start-up');
+      slot.worker = worker;
+      slot.webRtcServer = webRtcServer;
+      slot.pid = worker.pid;
+      slot.startedAt = Date.now();
+    } catch (error) {
+      worker.close();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(
+        `media worker ${slot.index} could not open its WebRtcServer on port ${slot.port} (udp ${addresses.udpIp}, tcp ${addresses.tcpIp}): ${reason}`,
+        { cause: error },
+      );
+    }
+  }
+
+  private handleDeath(slot: WorkerSlot, worker: ms.Worker, error: Error): void {
+    if (slot.worker !== worker) return;
+    slot.worker = undefined;
+    slot.webRtcServer = undefined;
+    slot.deaths += 1;
+    const upMs = Date.now() - slot.startedAt;
+    if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
+    this.logger.error({ slot: slot.index, pid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
+    try {
+      this.options.onWorkerDied(worker, slot);
+    } catch (callbackError) {
+      this.logger.error({ err: callbackError, slot: slot.index }, 'media worker death handler failed');
+    }
+    this.scheduleRestart(slot);
+  }
+
+  private scheduleRestart(slot: WorkerSlot): void {
+    if (this.closing) return;
+    slot.failures += 1;
+    const exponent = Math.min(slot.failures - 1, 30);
+    const delayMs = Math.min(this.config.restartMaxMs, this.config.restartBaseMs * 2 ** exponent);
+    slot.lastRestartDelayMs = delayMs;
+    this.logger.warn({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
+    slot.restartTimer = setTimeout(() => void this.restart(slot), delayMs);
+    slot.restartTimer.unref();
+  }
+
+  /** Never rejects: a failed restart schedules the next attempt. */
+  private async restart(slot: WorkerSlot): Promise<void> {
+    slot.restartTimer = undefined;
+    if (this.closing) return;
+    try {
+      await this.startSlot(slot);
+      slot.restarts += 1;
+      this.logger.info({ slot: slot.index, pid: slot.pid, port: slot.port, restarts: slot.restarts }, 'media worker restarted');
+    } catch (error) {
+      if (this.closing) return;
+      this.logger.error({ slot: slot.index, err: error }, 'media worker restart failed');
+      this.scheduleRestart(slot);
+    }
+  }
+}
+
+/** mediasoup binds literal IPs only: a host name in MEDIASOUP_UDP_LISTEN_IP is resolved to IPv4 once, here. */
+export async function resolveListenAddresses(config: MediaConfig): Promise<ListenAddresses> {
+  let udpIp = config.listenIp;
+  if (config.udpListenIp !== undefined) {
+    udpIp = config.udpListenIp;
+    if (isIP(udpIp) === 0) {
+      try {
+        udpIp = (await lookup(config.udpListenIp, { family: 4 })).address;
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new Error(`MEDIASOUP_UDP_LISTEN_IP: cannot resolve "${config.udpListenIp}" to an IPv4 address: ${reason}`, { cause: error });
+      }
+    }
+  }
+  return { tcpIp: config.listenIp, udpIp, announcedIp: config.announcedIp };
+}
