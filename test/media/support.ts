@@ -1,0 +1,83 @@
+// Helpers for the relay tests: authenticated requests and valid media parameters (no real RTP needed).
+import { randomBytes } from 'node:crypto';
+import type { TestApp } from '../support/app.js';
+
+export interface Answer<T = any> {
+  status: number;
+  body: T;
+}
+
+export function relay(t: TestApp) {
+  const headers = { 'X-Internal-Token': t.internalToken, 'Content-Type': 'application/json' };
+  const send = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    const res = await t.app.request(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+  };
+  return {
+    post: (path: string, body?: unknown) => send('POST', path, body),
+    del: (path: string) => send('DELETE', path),
+    get: (path: string) => send('GET', path),
+
+    async router(body: unknown = {}): Promise<{ id: string; rtpCapabilities: any }> {
+      const res = await send('POST', '/internal/v1/routers', body);
+      if (res.status !== 201) throw new Error(`router: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async transport(routerId: string, direction: 'send' | 'recv', extra: object = {}): Promise<{ id: string } & Record<string, any>> {
+      const res = await send('POST', '/internal/v1/transports', { routerId, direction, ...extra });
+      if (res.status !== 201) throw new Error(`transport: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async producer(transportId: string, kind: 'audio' | 'video' = 'audio', extra: object = {}): Promise<{ id: string } & Record<string, any>> {
+      const rtpParameters = kind === 'audio' ? opusParameters() : vp8Parameters();
+      const res = await send('POST', '/internal/v1/producers', { transportId, kind, rtpParameters, ...extra });
+      if (res.status !== 201) throw new Error(`producer: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    async consumer(transportId: string, producerId: string, rtpCapabilities: unknown): Promise<{ id: string } & Record<string, any>> {
+      const res = await send('POST', '/internal/v1/consumers', { transportId, producerId, rtpCapabilities });
+      if (res.status !== 201) throw new Error(`consumer: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+  };
+}
+
+let nextSsrc = 1000;
+
+export function opusParameters() {
+  return {
+    codecs: [{ mimeType: 'audio/opus', payloadType: 100, clockRate: 48000, channels: 2, parameters: { useinbandfec: 1 }, rtcpFeedback: [] }],
+    headerExtensions: [],
+    encodings: [{ ssrc: nextSsrc++ }],
+    rtcp: { cname: 'relay-test' },
+  };
+}
+
+export function vp8Parameters() {
+  return {
+    codecs: [{ mimeType: 'video/VP8', payloadType: 101, clockRate: 90000, rtcpFeedback: [{ type: 'nack' }] }],
+    headerExtensions: [],
+    encodings: [{ ssrc: nextSsrc++ }],
+    rtcp: { cname: 'relay-test' },
+  };
+}
+
+/** What a browser would send: role and one SHA-256 fingerprint (32 bytes). */
+export function dtlsParameters(role: 'auto' | 'client' | 'server' = 'client') {
+  const value = [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
+  return { role, fingerprints: [{ algorithm: 'sha-256', value }] };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 10): Promise<Exclude<T, undefined | false>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value as Exclude<T, undefined | false>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
