@@ -81,9 +81,9 @@ export function createApp(deps: AppDeps) {
     const { path, method } = c.req;
     if (isUnder(path, '/internal')) return handleRelayError(relayNotFound('route', `${method} ${path}`), c, logger);
     if (isUnder(path, '/api')) {
-      const otherMethod = app.routes.some((r) => r.method !== method && r.method !== 'ALL' && matches(r.path, path));
-      return otherMethod
-        ? envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `method ${method} not allowed on ${path}`, 405))
+      const allowed = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && matches(r.path, path)).map((r) => r.method))];
+      return allowed.length > 0 && !allowed.includes(method)
+        ? envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `method ${method} not allowed on ${path}`, 405, { Allow: allowed.join(', ') }))
         : envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `no such route: ${method} ${path}`, 404));
     }
     return c.json({ error: 'not found' }, 404);

@@ -1,0 +1,50 @@
+// The account service's failures, and the one table that gives each its envelope code and HTTP status.
+import { ApiCode, ApiError } from '../http/envelope.js';
+
+export type AuthFailure =
+  | 'username_taken'
+  | 'email_taken'
+  | 'no_such_account'
+  | 'wrong_password'
+  | 'wrong_old_password'
+  | 'invalid_access_token'
+  | 'invalid_refresh_token';
+
+/** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
+export class AuthError extends Error {
+  constructor(
+    readonly reason: AuthFailure,
+    message: string = DEFAULT_MESSAGES[reason],
+  ) {
+    super(message);
+    this.name = 'AuthError';
+  }
+}
+
+const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
+  username_taken: 'username is already taken',
+  email_taken: 'e-mail address is already registered',
+  no_such_account: 'no account with that username or e-mail address',
+  wrong_password: 'wrong password',
+  wrong_old_password: 'old_password is wrong',
+  invalid_access_token: 'access token is invalid, expired or revoked',
+  invalid_refresh_token: 'refresh token is invalid, expired or revoked',
+};
+
+const RESPONSES = {
+  username_taken: [ApiCode.USERNAME_TAKEN, 409],
+  email_taken: [ApiCode.EMAIL_TAKEN, 409],
+  no_such_account: [ApiCode.NO_SUCH_ACCOUNT, 401],
+  wrong_password: [ApiCode.WRONG_PASSWORD, 401],
+  // The caller is authenticated; a wrong old password refuses the action rather than the caller.
+  wrong_old_password: [ApiCode.WRONG_PASSWORD, 403],
+  invalid_access_token: [ApiCode.UNAUTHENTICATED, 401],
+  invalid_refresh_token: [ApiCode.UNAUTHENTICATED, 401],
+} as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
+
+export function authErrorToApiError(error: AuthError): ApiError {
+  const [code, status] = RESPONSES[error.reason];
+  const headers: Record<string, string> =
+    error.reason === 'invalid_access_token' ? { 'WWW-Authenticate': 'Bearer realm="api"' } : {};
+  return new ApiError(code, error.message, status, headers);
+}
