@@ -1,0 +1,91 @@
+// Request bodies of the account API and their field rules (issue 2); messages name the rule.
+import { z } from 'zod';
+
+/** Length in characters (code points), not UTF-16 units or bytes, as the rules and PostgreSQL count. */
+export function characterCount(value: string): number {
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
+const between = (value: string, min: number, max: number) => {
+  const n = characterCount(value);
+  return n >= min && n <= max;
+};
+
+/** A missing field says so; any other failure (wrong type included) states the rule. */
+const rule = (message: string) => ({
+  error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : message),
+});
+
+export const RULES = {
+  username: '3-50 letters, digits or underscores',
+  email: 'a valid e-mail address of at most 254 characters',
+  password: '6-50 characters',
+  nickname: '1-50 characters',
+  avatar: 'an empty string or an http(s) URL of at most 512 characters',
+  gender: '0 (unknown), 1 (male) or 2 (female)',
+  phone: 'an empty string or 5-20 digits, spaces, +, -, ( or )',
+  account: 'a username or an e-mail address',
+  required: 'a non-empty string',
+} as const;
+
+const username = z.string(rule(RULES.username)).regex(/^[A-Za-z0-9_]{3,50}$/, RULES.username);
+const email = z
+  .email(rule(RULES.email))
+  .max(254, RULES.email)
+  .transform((value) => value.toLowerCase());
+const password = z.string(rule(RULES.password)).refine((value) => between(value, 6, 50), RULES.password);
+const nickname = z.string(rule(RULES.nickname)).refine((value) => between(value, 1, 50), RULES.nickname);
+const avatar = z
+  .string(rule(RULES.avatar))
+  .refine((value) => value === '' || (characterCount(value) <= 512 && isHttpUrl(value)), RULES.avatar);
+const gender = z.literal([0, 1, 2], rule(RULES.gender));
+const phone = z.string(rule(RULES.phone)).regex(/^(?:[0-9 +()-]{5,20})?$/, RULES.phone);
+const nonEmpty = (message: string) => z.string(rule(message)).min(1, message);
+
+function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+}
+
+export const registerBody = z.object({
+  username,
+  email,
+  password,
+  /** Missing or empty: the username. */
+  nickname: z
+    .string(rule(RULES.nickname))
+    .refine((value) => characterCount(value) <= 50, RULES.nickname)
+    .optional(),
+});
+
+export const loginBody = z.object({
+  account: nonEmpty(RULES.account).max(254, RULES.account),
+  // Any non-empty string: a password that breaks the registration rules is simply wrong (2003).
+  password: nonEmpty(RULES.required),
+});
+
+// Whatever the body holds, a missing or malformed refresh token is a token failure (1002), not a field error.
+export const refreshBody = z.object({
+  refresh_token: z.unknown().transform((value) => (typeof value === 'string' ? value : '')),
+});
+
+/** Strict: a client sending username, email or roles must learn that they did not change. */
+export const updateProfileBody = z.strictObject({
+  nickname: nickname.optional(),
+  avatar: avatar.optional(),
+  gender: gender.optional(),
+  phone: phone.optional(),
+});
+
+export const changePasswordBody = z.object({
+  old_password: nonEmpty(RULES.required),
+  new_password: password,
+});
+
+export type RegisterBody = z.infer<typeof registerBody>;
+export type LoginBody = z.infer<typeof loginBody>;
+export type UpdateProfileBody = z.infer<typeof updateProfileBody>;
+export type ChangePasswordBody = z.infer<typeof changePasswordBody>;

@@ -1,0 +1,314 @@
+// The account service: users, sessions and their tokens. Knows nothing of HTTP.
+import { and, eq, gt, lt, ne, or, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import { AuthError } from './errors.js';
+import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.js';
+import { issueToken, parseToken, secretMatches } from './tokens.js';
+
+export type User = typeof users.$inferSelect;
+
+export interface TokenSet {
+  accessToken: string;
+  refreshToken: string;
+  /** Access token lifetime in seconds. */
+  expiresIn: number;
+}
+
+/** Who opened a session, kept on the session row so a session list is cheap later. */
+export interface SessionClient {
+  ip?: string | undefined;
+  userAgent?: string | undefined;
+}
+
+export interface Authenticated {
+  sessionId: number;
+  user: User;
+}
+
+export interface RegisterInput {
+  username: string;
+  email: string;
+  password: string;
+  /** Missing or empty: the username. */
+  nickname?: string | undefined;
+}
+
+export interface ProfileChanges {
+  nickname?: string | undefined;
+  avatar?: string | undefined;
+  gender?: 0 | 1 | 2 | undefined;
+  phone?: string | undefined;
+}
+
+export interface AuthServiceDeps {
+  db: Db;
+  /** Seconds. */
+  accessTokenTtl: number;
+  /** Seconds. */
+  refreshTokenTtl: number;
+  now: () => Date;
+  logger: Logger;
+}
+
+type Executor = Pick<Db, 'insert'>;
+
+/** last_used_at is written at most this often per session, so reads stay cheap. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+const USERNAME_INDEX = 'users_username_lower_key';
+const EMAIL_INDEX = 'users_email_key';
+
+export class AuthService {
+  constructor(private readonly deps: AuthServiceDeps) {}
+
+  /** Creates the user and opens its first session. The unique indexes decide races. */
+  async register(input: RegisterInput, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+    const { db } = this.deps;
+    const email = input.email.toLowerCase();
+    // A pre-check for a clear answer without hashing; the unique indexes below remain the source of truth.
+    const taken = await db
+      .select({ username: users.username, email: users.email })
+      .from(users)
+      .where(or(sql`lower(${users.username}) = lower(${input.username})`, eq(users.email, email)));
+    if (taken.some((u) => u.username.toLowerCase() === input.username.toLowerCase())) throw new AuthError('username_taken');
+    if (taken.some((u) => u.email === email)) throw new AuthError('email_taken');
+
+    const passwordHash = await hashPassword(input.password);
+    const now = this.deps.now();
+    try {
+      return await db.transaction(async (tx) => {
+        const [user] = await tx
+          .insert(users)
+          .values({
+            username: input.username,
+            email,
+            passwordHash,
+            nickname: input.nickname || input.username,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning();
+        const tokens = await this.openSession(tx, user!.id, client, now);
+        return { user: user!, tokens };
+      });
+    } catch (error) {
+      const constraint = uniqueViolation(error);
+      if (constraint === USERNAME_INDEX) throw new AuthError('username_taken');
+      if (constraint === EMAIL_INDEX) throw new AuthError('email_taken');
+      throw error;
+    }
+  }
+
+  /** `account` with an `@` is an e-mail address, otherwise a username; both case-insensitive. */
+  async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+    const { db } = this.deps;
+    const [user] = await db
+      .select()
+      .from(users)
+      .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
+      .limit(1);
+    if (!user) {
+      await verifyAgainstDummy(password);
+      throw new AuthError('no_such_account');
+    }
+    if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_password');
+    const tokens = await this.openSession(db, user.id, client, this.deps.now());
+    return { user, tokens };
+  }
+
+  /**
+   * Rotates the session's token pair: the presented refresh token and its access token stop
+   * working at once. A refresh token that was already rotated away revokes its session (reuse
+   * detection, RFC 9700 §4.14.2). Of concurrent refreshes with one token exactly one wins.
+   */
+  async refresh(refreshToken: string): Promise<TokenSet> {
+    const { db } = this.deps;
+    const parsed = parseToken(refreshToken);
+    if (!parsed) throw new AuthError('invalid_refresh_token');
+    const now = this.deps.now();
+
+    const [session] = await db
+      .select({ id: sessions.id, refreshHash: sessions.refreshHash, refreshExpiresAt: sessions.refreshExpiresAt })
+      .from(sessions)
+      .where(eq(sessions.refreshId, parsed.id))
+      .limit(1);
+    if (!session) {
+      await this.revokeIfReused(parsed.id, parsed.secret);
+      throw new AuthError('invalid_refresh_token');
+    }
+    if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
+    if (session.refreshExpiresAt.getTime() <= now.getTime()) {
+      // The session can never be used again; drop it rather than keep it around.
+      await db.delete(sessions).where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id)));
+      throw new AuthError('invalid_refresh_token');
+    }
+
+    const access = issueToken();
+    const refresh = issueToken();
+    const rotated = await db.transaction(async (tx) => {
+      // One atomic compare-and-swap on the current refresh id: a concurrent rotation makes this match nothing.
+      const [row] = await tx
+        .update(sessions)
+        .set({
+          accessId: access.id,
+          accessHash: access.digest,
+          accessExpiresAt: this.accessExpiry(now),
+          refreshId: refresh.id,
+          refreshHash: refresh.digest,
+          refreshExpiresAt: this.refreshExpiry(now),
+          lastUsedAt: now,
+        })
+        .where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id), gt(sessions.refreshExpiresAt, now)))
+        .returning({ id: sessions.id });
+      if (!row) return false;
+      await tx
+        .insert(rotatedRefreshTokens)
+        .values({ refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: session.id, rotatedAt: now });
+      return true;
+    });
+    // Lost a race against a concurrent refresh with the same token: not reuse, so no revocation.
+    if (!rotated) throw new AuthError('invalid_refresh_token');
+    return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
+  }
+
+  /** The session and user behind an access token, or AuthError `invalid_access_token`. */
+  async authenticate(accessToken: string): Promise<Authenticated> {
+    const { db } = this.deps;
+    const parsed = parseToken(accessToken);
+    if (!parsed) throw new AuthError('invalid_access_token');
+    const [row] = await db
+      .select({
+        sessionId: sessions.id,
+        accessHash: sessions.accessHash,
+        accessExpiresAt: sessions.accessExpiresAt,
+        lastUsedAt: sessions.lastUsedAt,
+        user: users,
+      })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(eq(sessions.accessId, parsed.id))
+      .limit(1);
+    if (!row || !secretMatches(parsed.secret, row.accessHash)) throw new AuthError('invalid_access_token');
+    const now = this.deps.now();
+    if (row.accessExpiresAt.getTime() <= now.getTime()) throw new AuthError('invalid_access_token');
+
+    if (now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+      await db
+        .update(sessions)
+        .set({ lastUsedAt: now })
+        .where(and(eq(sessions.id, row.sessionId), lt(sessions.lastUsedAt, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))));
+    }
+    return { sessionId: row.sessionId, user: row.user };
+  }
+
+  /** Deletes the session; its access and refresh tokens are dead from now on. */
+  async logout(sessionId: number): Promise<void> {
+    await this.deps.db.delete(sessions).where(eq(sessions.id, sessionId));
+  }
+
+  /** Changes only the fields given; returns the whole user as stored afterwards. */
+  async updateProfile(userId: number, changes: ProfileChanges): Promise<User> {
+    const { db } = this.deps;
+    const set = {
+      ...(changes.nickname !== undefined && { nickname: changes.nickname }),
+      ...(changes.avatar !== undefined && { avatar: changes.avatar }),
+      ...(changes.gender !== undefined && { gender: changes.gender }),
+      ...(changes.phone !== undefined && { phone: changes.phone }),
+    };
+    const [user] =
+      Object.keys(set).length === 0
+        ? await db.select().from(users).where(eq(users.id, userId)).limit(1)
+        : await db
+            .update(users)
+            .set({ ...set, updatedAt: this.deps.now() })
+            .where(eq(users.id, userId))
+            .returning();
+    // The session was valid a moment ago; a user deleted in between reads as a dead token.
+    if (!user) throw new AuthError('invalid_access_token');
+    return user;
+  }
+
+  /**
+   * Verifies the old password, stores the new one and revokes every other session of the user;
+   * the caller's session stays. The swap is conditional on the hash that was verified, so of two
+   * concurrent changes with the same old password only one succeeds.
+   */
+  async changePassword(auth: Authenticated, oldPassword: string, newPassword: string): Promise<void> {
+    const { db } = this.deps;
+    const userId = auth.user.id;
+    const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
+    if (!current) throw new AuthError('invalid_access_token');
+    if (!(await verifyPassword(current.passwordHash, oldPassword))) throw new AuthError('wrong_old_password');
+    // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
+    const passwordHash = await hashPassword(newPassword);
+    const now = this.deps.now();
+    const changed = await db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(users)
+        .set({ passwordHash, updatedAt: now })
+        .where(and(eq(users.id, userId), eq(users.passwordHash, current.passwordHash)))
+        .returning({ id: users.id });
+      if (!row) return false;
+      await tx.delete(sessions).where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId)));
+      return true;
+    });
+    if (!changed) throw new AuthError('wrong_old_password');
+  }
+
+  private async openSession(executor: Executor, userId: number, client: SessionClient, now: Date): Promise<TokenSet> {
+    const access = issueToken();
+    const refresh = issueToken();
+    await executor.insert(sessions).values({
+      userId,
+      accessId: access.id,
+      accessHash: access.digest,
+      accessExpiresAt: this.accessExpiry(now),
+      refreshId: refresh.id,
+      refreshHash: refresh.digest,
+      refreshExpiresAt: this.refreshExpiry(now),
+      createdAt: now,
+      lastUsedAt: now,
+      ip: client.ip ?? null,
+      userAgent: client.userAgent ?? null,
+    });
+    return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
+  }
+
+  /** A rotated refresh token presented again means it leaked: end the session it belonged to. */
+  private async revokeIfReused(refreshId: string, secret: string): Promise<void> {
+    const { db, logger } = this.deps;
+    const [rotated] = await db
+      .select({ sessionId: rotatedRefreshTokens.sessionId, refreshHash: rotatedRefreshTokens.refreshHash })
+      .from(rotatedRefreshTokens)
+      .where(eq(rotatedRefreshTokens.refreshId, refreshId))
+      .limit(1);
+    if (!rotated || !secretMatches(secret, rotated.refreshHash)) return;
+    const [revoked] = await db
+      .delete(sessions)
+      .where(eq(sessions.id, rotated.sessionId))
+      .returning({ id: sessions.id, userId: sessions.userId });
+    if (revoked) logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
+  }
+
+  private accessExpiry(now: Date): Date {
+    return new Date(now.getTime() + this.deps.accessTokenTtl * 1000);
+  }
+
+  private refreshExpiry(now: Date): Date {
+    return new Date(now.getTime() + this.deps.refreshTokenTtl * 1000);
+  }
+}
+
+/** The violated unique constraint's name, for PostgreSQL error 23505 from either driver (drizzle wraps it in `cause`). */
+export function uniqueViolation(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const candidate = e as { code?: unknown; constraint_name?: unknown; constraint?: unknown };
+    if (candidate.code === '23505') {
+      const name = candidate.constraint_name ?? candidate.constraint;
+      return typeof name === 'string' ? name : '';
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,37 @@
+// Response shapes of the account API, built field by field so no hash or digest can leak.
+import { formatTime } from '../time.js';
+import type { TokenSet, User } from './service.js';
+
+export function tokenSetView(tokens: TokenSet) {
+  return { token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_in: tokens.expiresIn };
+}
+
+/** The user inside a register or login answer. */
+export function sessionUserView(user: User) {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    nickname: user.nickname,
+    avatar: user.avatar,
+    roles: [...user.roles],
+  };
+}
+
+export function profileView(user: User) {
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email,
+    nickname: user.nickname,
+    avatar: user.avatar,
+    gender: user.gender,
+    phone: user.phone,
+    roles: [...user.roles],
+    created_at: formatTime(user.createdAt),
+  };
+}
+
+export function sessionView(result: { user: User; tokens: TokenSet }) {
+  return { ...tokenSetView(result.tokens), user: sessionUserView(result.user) };
+}
