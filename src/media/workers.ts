@@ -143,7 +143,7 @@ export class WorkerPool {
     slot.deaths += 1;
     const upMs = Date.now() - slot.startedAt;
     if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
-    this.logger.error({ slot: slot.index, pid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
+    this.logger.error({ slot: slot.index, workerPid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
     try {
       this.options.onWorkerDied(worker, slot);
     } catch (callbackError) {
@@ -170,7 +170,7 @@ export class WorkerPool {
     try {
       await this.startSlot(slot);
       slot.restarts += 1;
-      this.logger.info({ slot: slot.index, pid: slot.pid, port: slot.port, restarts: slot.restarts }, 'media worker restarted');
+      this.logger.info({ slot: slot.index, workerPid: slot.pid, port: slot.port, restarts: slot.restarts }, 'media worker restarted');
     } catch (error) {
       if (this.closing) return;
       this.logger.error({ slot: slot.index, err: error }, 'media worker restart failed');

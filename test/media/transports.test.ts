@@ -1,13 +1,17 @@
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters, relay, UNKNOWN_ID } from './support.js';
+import { dtlsParameters, relay, UNKNOWN_ID, waitFor } from './support.js';
 
 // Every transport the engine creates in this process, reached through mediasoup's public observer
 // (used to inject one failure into a real transport's connect()).
 const engineTransports = new Map<string, mediasoup.types.Transport>();
+const engineRouters = new Map<string, mediasoup.types.Router>();
 mediasoup.observer.on('newworker', (worker) =>
-  worker.observer.on('newrouter', (router) => router.observer.on('newtransport', (transport) => engineTransports.set(transport.id, transport))),
+  worker.observer.on('newrouter', (router) => {
+    engineRouters.set(router.id, router);
+    router.observer.on('newtransport', (transport) => engineTransports.set(transport.id, transport));
+  }),
 );
 
 let t: TestApp;
@@ -57,6 +61,30 @@ describe('POST /internal/v1/transports', () => {
     expect(plain).not.toHaveProperty('sctpParameters');
     const withSctp = await api.transport(routerId, 'recv', { enableSctp: true });
     expect(withSctp.sctpParameters).toMatchObject({ OS: 1024, MIS: 1024 });
+  });
+
+  it('closes a transport the engine made for a router that closed meanwhile (no half-created resource)', async () => {
+    const doomed = await api.router();
+    const engineRouter = engineRouters.get(doomed.id)!;
+    const created: mediasoup.types.WebRtcTransport[] = [];
+    const realCreate = engineRouter.createWebRtcTransport.bind(engineRouter);
+    // The real call, answered only after the DELETE below has gone through.
+    const spy = vi.spyOn(engineRouter, 'createWebRtcTransport').mockImplementation(async (options) => {
+      const transport = await realCreate(options);
+      created.push(transport);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return transport;
+    });
+    const transportsBefore = (await api.get('/internal/info')).body.counts.transports;
+    const pending = api.post('/internal/v1/transports', { routerId: doomed.id, direction: 'send' });
+    await waitFor('the engine call', () => created.length === 1);
+    expect((await api.del(`/internal/v1/routers/${doomed.id}`)).status).toBe(204);
+    const res = await pending;
+    expect(res.status).toBe(404);
+    expect(res.body.details).toEqual({ resource: 'router', id: doomed.id });
+    expect(created[0]!.closed).toBe(true);
+    expect((await api.get('/internal/info')).body.counts.transports).toBe(transportsBefore);
+    spy.mockRestore();
   });
 
   it('answers NOT_FOUND for an unknown router', async () => {
