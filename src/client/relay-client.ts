@@ -1,0 +1,107 @@
+// Typed client of the internal media relay API for a signaling server written in TypeScript
+// (package subpath `chat-backend/relay-client`), built on Hono's RPC client.
+import { hc, type ClientResponse } from 'hono/client';
+import type { RelayErrorCode } from '../media/errors.js';
+import type { InternalApp } from '../media/routes.js';
+
+export interface RelayClientOptions {
+  /** Origin of the relay service, e.g. `http://relay.internal:3001` (the `/internal` prefix is added here). */
+  baseUrl: string;
+  /** The relay's INTERNAL_TOKEN, sent as X-Internal-Token on every request. */
+  token: string;
+  /** A fetch to use instead of the global one, e.g. `app.request` in tests. */
+  fetch?: typeof fetch | ((input: string | URL | Request, init?: RequestInit) => Response | Promise<Response>);
+}
+
+/**
+ * An error body of the relay (`{code, message, details?}`) or, when the answer was not one, a
+ * transport-level failure (`code` INTERNAL_ERROR, `details.body` holding what came back).
+ */
+export class RelayClientError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: RelayErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'RelayClientError';
+  }
+}
+
+const CODES: ReadonlySet<string> = new Set<RelayErrorCode>([
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'ROUTER_LIMIT_EXCEEDED',
+  'CAN_NOT_CONSUME',
+  'MEDIASOUP_ERROR',
+  'INTERNAL_ERROR',
+]);
+
+async function toError(res: Response | ClientResponse<unknown>): Promise<RelayClientError> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (body && typeof body === 'object' && 'code' in body && typeof body.code === 'string' && CODES.has(body.code)) {
+    const { code, message, details } = body as { code: RelayErrorCode; message?: unknown; details?: unknown };
+    return new RelayClientError(
+      res.status,
+      code,
+      typeof message === 'string' ? message : code,
+      details && typeof details === 'object' ? (details as Record<string, unknown>) : undefined,
+    );
+  }
+  return new RelayClientError(res.status, 'INTERNAL_ERROR', `relay answered HTTP ${res.status} without an error object`, { body: text.slice(0, 500) });
+}
+
+/** The success body of a typed call, or a RelayClientError for anything else. */
+async function json<T>(call: Promise<ClientResponse<T, number, 'json'>>): Promise<T> {
+  const res = await call;
+  if (!res.ok) throw await toError(res);
+  return (await res.json()) as T;
+}
+
+async function empty(call: Promise<ClientResponse<unknown, number, string>>): Promise<void> {
+  const res = await call;
+  if (!res.ok) throw await toError(res);
+}
+
+/**
+ * @example
+ * const relay = createRelayClient({ baseUrl: 'http://relay.internal:3001', token: process.env.INTERNAL_TOKEN! })
+ * const router = await relay.createRouter()
+ * const transport = await relay.createTransport({ routerId: router.id, direction: 'send' })
+ * try { await relay.resumeConsumer(id) } catch (e) { if (e instanceof RelayClientError && e.code === 'NOT_FOUND') … }
+ */
+export function createRelayClient(options: RelayClientOptions) {
+  const base = `${options.baseUrl.replace(/\/+$/, '')}/internal`;
+  const rpc = hc<InternalApp>(base, {
+    headers: { 'X-Internal-Token': options.token },
+    ...(options.fetch ? { fetch: options.fetch as typeof fetch } : {}),
+  });
+  const { routers, transports, producers, consumers } = rpc.v1;
+
+  return {
+    /** The underlying Hono RPC client, for anything not wrapped below. */
+    rpc,
+    info: () => json(rpc.info.$get()),
+    createRouter: (body: Parameters<typeof routers.$post>[0]['json'] = {}) => json(routers.$post({ json: body })),
+    closeRouter: (id: string) => empty(routers[':id'].$delete({ param: { id } })),
+    createTransport: (body: Parameters<typeof transports.$post>[0]['json']) => json(transports.$post({ json: body })),
+    connectTransport: (id: string, dtlsParameters: Parameters<(typeof transports)[':id']['connect']['$post']>[0]['json']['dtlsParameters']) =>
+      json(transports[':id'].connect.$post({ param: { id }, json: { dtlsParameters } })),
+    createProducer: (body: Parameters<typeof producers.$post>[0]['json']) => json(producers.$post({ json: body })),
+    closeProducer: (id: string) => empty(producers[':id'].$delete({ param: { id } })),
+    createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),
+    resumeConsumer: (id: string) => json(consumers[':id'].resume.$post({ param: { id } })),
+    closeConsumer: (id: string) => empty(consumers[':id'].$delete({ param: { id } })),
+  };
+}
+
+export type RelayClient = ReturnType<typeof createRelayClient>;
