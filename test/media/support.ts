@@ -66,7 +66,7 @@ export function vp8Parameters() {
 /** What a browser would send: role and one SHA-256 fingerprint (32 bytes). */
 export function dtlsParameters(role: 'auto' | 'client' | 'server' = 'client') {
   const value = [...randomBytes(32)].map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
-  return { role, fingerprints: [{ algorithm: 'sha-256', value }] };
+  return { role, fingerprints: [{ algorithm: 'sha-256' as const, value }] };
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
