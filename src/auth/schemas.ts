@@ -69,7 +69,7 @@ export const loginBody = z.object({
 
 // Whatever the body holds, a missing or malformed refresh token is a token failure (1002), not a field error.
 export const refreshBody = z.object({
-  refresh_token: z.unknown().transform((value) => (typeof value === 'string' ? value : '')),
+  refresh_token: z.unknown().optional().transform((value) => (typeof value === 'string' ? value : '')),
 });
 
 /** Strict: a client sending username, email or roles must learn that they did not change. */

@@ -120,13 +120,15 @@ export class AuthService {
 
   /**
    * Rotates the session's token pair: the presented refresh token and its access token stop
-   * working at once. A refresh token that was already rotated away revokes its session (reuse
-   * detection, RFC 9700 §4.14.2). Of concurrent refreshes with one token exactly one wins.
+   * working at once. A refresh token presented after it was rotated away revokes its session
+   * (reuse detection, RFC 9700 §4.14.2). Of concurrent refreshes with one token exactly one wins;
+   * the others get invalid_refresh_token and revoke nothing.
    */
   async refresh(refreshToken: string): Promise<TokenSet> {
     const { db } = this.deps;
     const parsed = parseToken(refreshToken);
     if (!parsed) throw new AuthError('invalid_refresh_token');
+    // When this presentation began; compared with the rotation time to tell a lost race from a reuse.
     const now = this.deps.now();
 
     const [session] = await db
@@ -135,7 +137,7 @@ export class AuthService {
       .where(eq(sessions.refreshId, parsed.id))
       .limit(1);
     if (!session) {
-      await this.revokeIfReused(parsed.id, parsed.secret);
+      await this.revokeIfReused(parsed.id, parsed.secret, now);
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
@@ -163,9 +165,11 @@ export class AuthService {
         .where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id), gt(sessions.refreshExpiresAt, now)))
         .returning({ id: sessions.id });
       if (!row) return false;
+      // Taken after the swap: any presentation that began before this instant was concurrent with it.
+      const rotatedAt = this.deps.now();
       await tx
         .insert(rotatedRefreshTokens)
-        .values({ refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: session.id, rotatedAt: now });
+        .values({ refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: session.id, rotatedAt });
       return true;
     });
     // Lost a race against a concurrent refresh with the same token: not reuse, so no revocation.
@@ -276,15 +280,24 @@ export class AuthService {
     return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
   }
 
-  /** A rotated refresh token presented again means it leaked: end the session it belonged to. */
-  private async revokeIfReused(refreshId: string, secret: string): Promise<void> {
+  /**
+   * A rotated refresh token presented again means it leaked: end the session it belonged to.
+   * A presentation that began before the rotation is a concurrent request that lost the race (its
+   * lookup merely ran after the winner committed), not a reuse; it revokes nothing.
+   */
+  private async revokeIfReused(refreshId: string, secret: string, presentedAt: Date): Promise<void> {
     const { db, logger } = this.deps;
     const [rotated] = await db
-      .select({ sessionId: rotatedRefreshTokens.sessionId, refreshHash: rotatedRefreshTokens.refreshHash })
+      .select({
+        sessionId: rotatedRefreshTokens.sessionId,
+        refreshHash: rotatedRefreshTokens.refreshHash,
+        rotatedAt: rotatedRefreshTokens.rotatedAt,
+      })
       .from(rotatedRefreshTokens)
       .where(eq(rotatedRefreshTokens.refreshId, refreshId))
       .limit(1);
     if (!rotated || !secretMatches(secret, rotated.refreshHash)) return;
+    if (presentedAt.getTime() < rotated.rotatedAt.getTime()) return;
     const [revoked] = await db
       .delete(sessions)
       .where(eq(sessions.id, rotated.sessionId))
