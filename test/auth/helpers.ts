@@ -1,0 +1,95 @@
+// Helpers for the account API tests: requests in the envelope, unique users, token sets.
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import type { TestApp } from '../support/app.js';
+
+export interface Envelope<T = any> {
+  code: number;
+  message: string;
+  data: T;
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: Envelope<T>;
+}
+
+export interface TokenSet {
+  token: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+type App = TestApp['app'];
+
+/** A JSON request under /api/v1/auth; `token` goes into `Authorization: Bearer`. */
+export async function call<T = any>(
+  app: App,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.body !== undefined) headers['content-type'] ??= 'application/json';
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  const res = await app.request(`/api/v1/auth${path}`, {
+    method,
+    headers,
+    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
+  });
+  const body = (await res.json()) as Envelope<T>;
+  expectEnvelope(body);
+  return { status: res.status, headers: res.headers, body };
+}
+
+export function expectEnvelope(body: unknown): void {
+  expect(Object.keys(body as object).sort()).toEqual(['code', 'data', 'message']);
+  const { code, message, data } = body as Envelope;
+  expect(typeof code).toBe('number');
+  expect(typeof message).toBe('string');
+  expect(data).not.toBeUndefined();
+  if (code === 0) expect(message).toBe('ok');
+  else expect(data).toBeNull();
+}
+
+/** Asserts an error reply: HTTP status and envelope code. */
+export function expectError(reply: Reply, status: number, code: number): void {
+  expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
+  expect(reply.body.data).toBeNull();
+  expect(reply.body.message.length).toBeGreaterThan(0);
+}
+
+export function expectOk(reply: Reply): void {
+  expect({ status: reply.status, code: reply.body.code, message: reply.body.message }).toEqual({ status: 200, code: 0, message: 'ok' });
+}
+
+/** A username no other test uses (tests share a database within a file). */
+export function uniqueName(prefix = 'u'): string {
+  return `${prefix}_${randomBytes(5).toString('hex')}`;
+}
+
+export interface Registered {
+  username: string;
+  email: string;
+  password: string;
+  id: number;
+  tokens: TokenSet;
+}
+
+export async function register(app: App, overrides: Record<string, unknown> = {}): Promise<Registered> {
+  const username = uniqueName();
+  const body = { username, email: `${username}@example.com`, password: 'secret-pw', ...overrides };
+  const reply = await call(app, 'POST', '/register', { body });
+  expectOk(reply);
+  const { token, refresh_token, expires_in, user } = reply.body.data;
+  return {
+    username: body.username as string,
+    email: body.email as string,
+    password: body.password as string,
+    id: user.id,
+    tokens: { token, refresh_token, expires_in },
+  };
+}
+
+export const TIME_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;

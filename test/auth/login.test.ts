@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { call, expectError, expectOk, register, uniqueName, type Registered } from './helpers.js';
+
+let t: TestApp;
+let alice: Registered;
+beforeAll(async () => {
+  t = await buildTestApp();
+  alice = await register(t.app, { username: uniqueName('Alice'), nickname: 'Ally' });
+});
+afterAll(() => t.close());
+
+describe('POST /login', () => {
+  it.each([
+    ['the username as typed', () => alice.username],
+    ['the username in another case', () => alice.username.toUpperCase()],
+    ['the e-mail address', () => alice.email],
+    ['the e-mail address in another case', () => alice.email.toUpperCase()],
+  ])('logs in with %s', async (_, account) => {
+    const reply = await call(t.app, 'POST', '/login', { body: { account: account(), password: alice.password } });
+    expectOk(reply);
+    expect(reply.body.data).toEqual({
+      token: expect.any(String),
+      refresh_token: expect.any(String),
+      expires_in: 7200,
+      user: { id: alice.id, username: alice.username, email: alice.email.toLowerCase(), nickname: 'Ally', avatar: '', roles: ['user'] },
+    });
+  });
+
+  it('opens a new session each time; earlier sessions keep working', async () => {
+    const first = await call(t.app, 'POST', '/login', { body: { account: alice.username, password: alice.password } });
+    const second = await call(t.app, 'POST', '/login', { body: { account: alice.username, password: alice.password } });
+    expect(first.body.data.token).not.toBe(second.body.data.token);
+    for (const token of [first.body.data.token, second.body.data.token, alice.tokens.token]) {
+      expectOk(await call(t.app, 'GET', '/profile', { token }));
+    }
+  });
+
+  it('answers 2003 (401) for a wrong password', async () => {
+    expectError(await call(t.app, 'POST', '/login', { body: { account: alice.username, password: 'wrong-password' } }), 401, 2003);
+    expectError(await call(t.app, 'POST', '/login', { body: { account: alice.email, password: alice.password.toUpperCase() } }), 401, 2003);
+  });
+
+  it('answers 2003 for a password that could never have been registered', async () => {
+    expectError(await call(t.app, 'POST', '/login', { body: { account: alice.username, password: 'x'.repeat(200) } }), 401, 2003);
+  });
+
+  it('answers 2004 (401) for an unknown username or e-mail address', async () => {
+    expectError(await call(t.app, 'POST', '/login', { body: { account: uniqueName(), password: 'whatever1' } }), 401, 2004);
+    expectError(await call(t.app, 'POST', '/login', { body: { account: `${uniqueName()}@example.com`, password: 'whatever1' } }), 401, 2004);
+  });
+
+  it('does not treat a username that looks like an e-mail local part as an e-mail', async () => {
+    // `account` with an @ is looked up by e-mail only.
+    expectError(await call(t.app, 'POST', '/login', { body: { account: `${alice.username}@`, password: alice.password } }), 401, 2004);
+  });
+
+  it('spends comparable time on unknown accounts and on wrong passwords', async () => {
+    const time = async (account: string) => {
+      const started = performance.now();
+      await call(t.app, 'POST', '/login', { body: { account, password: 'wrong-password' } });
+      return performance.now() - started;
+    };
+    await time(uniqueName()); // the dummy hash is computed on first use
+    const unknown = Math.min(await time(uniqueName()), await time(uniqueName()), await time(uniqueName()));
+    const known = Math.min(await time(alice.username), await time(alice.username), await time(alice.username));
+    // Both run one argon2id verification; without the dummy the unknown path would take ~1 ms.
+    expect(unknown).toBeGreaterThan(known / 3);
+  });
+
+  it.each([
+    ['account', { password: 'secret-pw' }],
+    ['account', { account: '', password: 'secret-pw' }],
+    ['account', { account: 7, password: 'secret-pw' }],
+    ['password', { account: 'someone' }],
+    ['password', { account: 'someone', password: '' }],
+    ['password', { account: 'someone', password: ['secret-pw'] }],
+  ])('refuses a missing or invalid %s with 1001', async (field, body) => {
+    const reply = await call(t.app, 'POST', '/login', { body });
+    expectError(reply, 400, 1001);
+    expect(reply.body.message.startsWith(`${field}: `)).toBe(true);
+  });
+});
