@@ -17,7 +17,7 @@ import {
   writeRecvOffer,
   writeSendAnswer,
   type ConsumerDescription,
-  type DtlsParameters,
+  type PeerDtlsParameters,
   type MediaKind,
   type RtpParameters,
   type TransportDescription,
@@ -57,6 +57,11 @@ async function waitConnected(pc: RTCPeerConnection, timeoutMs: number): Promise<
   await waitFor(() => pc.connectionState === 'connected', { timeoutMs, what: `peer connection (state ${pc.connectionState})` });
 }
 
+export interface SendPeerOptions {
+  /** Bytes of filler after the index in every VP8 packet (default 200). */
+  videoFillerBytes?: number;
+}
+
 /**
  * A peer that sends one opus and one VP8 track into a relay `send` transport.
  *
@@ -82,9 +87,10 @@ export class SendPeer {
     private readonly pc: RTCPeerConnection,
     private readonly transceivers: Record<MediaKind, RTCRtpTransceiver>,
     /** Role and fingerprint for POST …/transports/:id/connect. */
-    readonly dtlsParameters: Required<DtlsParameters>,
+    readonly dtlsParameters: PeerDtlsParameters,
     /** rtpParameters for POST /producers, per kind. */
     readonly rtpParameters: Record<MediaKind, RtpParameters>,
+    private readonly options: SendPeerOptions,
   ) {
     transceivers.video.sender.onPictureLossIndication.subscribe(() => {
       this.pliCount += 1;
@@ -92,7 +98,7 @@ export class SendPeer {
     });
   }
 
-  static async create(transport: TransportDescription): Promise<SendPeer> {
+  static async create(transport: TransportDescription, options: SendPeerOptions = {}): Promise<SendPeer> {
     const pc = createPeerConnection();
     const audio = pc.addTransceiver('audio', { direction: 'sendonly' });
     const video = pc.addTransceiver('video', { direction: 'sendonly' });
@@ -107,7 +113,7 @@ export class SendPeer {
     };
     // The offer said actpass and the relay answered passive: this peer is the DTLS client.
     const { fingerprints } = dtlsParametersFromSdp(offer.sdp);
-    return new SendPeer(pc, { audio, video }, { role: 'client', fingerprints }, rtpParameters);
+    return new SendPeer(pc, { audio, video }, { role: 'client', fingerprints }, rtpParameters, options);
   }
 
   connected(timeoutMs = 10_000): Promise<void> {
@@ -127,7 +133,7 @@ export class SendPeer {
   sendVideo(): void {
     const keyframe = this.keyframeWanted;
     this.keyframeWanted = false;
-    const packet = vp8Packet(this.sent.video, this.seq.video, this.ts.video, this.pictureId, keyframe);
+    const packet = vp8Packet(this.sent.video, this.seq.video, this.ts.video, this.pictureId, keyframe, this.options.videoFillerBytes);
     this.sent.video += 1;
     this.seq.video = (this.seq.video + 1) & 0xffff;
     this.ts.video = (this.ts.video + 3000) >>> 0;
@@ -162,7 +168,7 @@ export class RecvPeer {
   private constructor(
     private readonly pc: RTCPeerConnection,
     /** Role and fingerprint for POST …/transports/:id/connect. */
-    readonly dtlsParameters: Required<DtlsParameters>,
+    readonly dtlsParameters: PeerDtlsParameters,
   ) {}
 
   static async create(transport: TransportDescription, consumers: ConsumerDescription[]): Promise<RecvPeer> {

@@ -21,7 +21,7 @@ export function opusPacket(index: number, sequenceNumber: number, timestamp: num
  * A keyframe has P=0 in the frame tag followed by the VP8 start code and dimensions; video consumers
  * forward nothing until they have seen one.
  */
-export function vp8Packet(index: number, sequenceNumber: number, timestamp: number, pictureId: number, keyframe: boolean): RtpPacket {
+export function vp8Packet(index: number, sequenceNumber: number, timestamp: number, pictureId: number, keyframe: boolean, fillerBytes = 200): RtpPacket {
   const descriptor = Buffer.from([0x90, 0x80, 0x80 | ((pictureId >> 8) & 0x7f), pictureId & 0xff]);
   // Frame tag: bit 0 = P (0 = keyframe), bit 4 = show_frame; first-partition size left at 0.
   const frame = keyframe
@@ -29,7 +29,7 @@ export function vp8Packet(index: number, sequenceNumber: number, timestamp: numb
     : Buffer.from([0x11, 0x00, 0x00]);
   const index_ = Buffer.alloc(INDEX_BYTES);
   index_.writeUInt32BE(index >>> 0, 0);
-  const payload = Buffer.concat([descriptor, frame, index_, Buffer.alloc(200, 0xa5)]);
+  const payload = Buffer.concat([descriptor, frame, index_, Buffer.alloc(fillerBytes, 0xa5)]);
   return new RtpPacket(new RtpHeader({ sequenceNumber, timestamp, marker: true }), payload);
 }
 

@@ -24,13 +24,14 @@
  * Only UDP candidates are written: the werift peer used in the tests does not do ICE over TCP.
  */
 
-// Structural copies of the relay's JSON shapes (mediasoup's own), loose enough to accept them as returned.
-export interface IceParameters {
+// Structural copies of the relay's JSON shapes (mediasoup's own), loose enough to accept them as returned;
+// type aliases rather than interfaces so that they fit the API's open (`looseObject`) request bodies.
+export type IceParameters = {
   usernameFragment: string;
   password: string;
   iceLite?: boolean;
-}
-export interface IceCandidate {
+};
+export type IceCandidate = {
   foundation: string;
   priority: number;
   ip: string;
@@ -38,48 +39,55 @@ export interface IceCandidate {
   port: number;
   type: string;
   tcpType?: string;
-}
-export interface DtlsFingerprint {
+};
+export type DtlsFingerprint = {
   algorithm: string;
   value: string;
-}
-export interface DtlsParameters {
+};
+export type DtlsParameters = {
   role?: 'auto' | 'client' | 'server';
   fingerprints: DtlsFingerprint[];
-}
-export interface TransportDescription {
+};
+export const FINGERPRINT_ALGORITHMS = ['sha-1', 'sha-224', 'sha-256', 'sha-384', 'sha-512'] as const;
+export type FingerprintAlgorithm = (typeof FINGERPRINT_ALGORITHMS)[number];
+/** A peer's DTLS parameters as `connect` takes them: a definite role and known hash functions. */
+export type PeerDtlsParameters = {
+  role: 'client' | 'server';
+  fingerprints: { algorithm: FingerprintAlgorithm; value: string }[];
+};
+export type TransportDescription = {
   iceParameters: IceParameters;
   iceCandidates: IceCandidate[];
   dtlsParameters: DtlsParameters;
-}
-export interface RtcpFeedback {
+};
+export type RtcpFeedback = {
   type: string;
   parameter?: string;
-}
-export interface RtpCodecParameters {
+};
+export type RtpCodecParameters = {
   mimeType: string;
   payloadType: number;
   clockRate: number;
   channels?: number;
   parameters?: Record<string, unknown>;
   rtcpFeedback?: RtcpFeedback[];
-}
-export interface RtpHeaderExtensionParameters {
+};
+export type RtpHeaderExtensionParameters = {
   uri: string;
   id: number;
-}
-export interface RtpEncodingParameters {
+};
+export type RtpEncodingParameters = {
   ssrc?: number;
   rtx?: { ssrc: number };
-}
-export interface RtpParameters {
+};
+export type RtpParameters = {
   mid?: string;
   codecs: RtpCodecParameters[];
   headerExtensions?: RtpHeaderExtensionParameters[];
   encodings?: RtpEncodingParameters[];
   rtcp?: { cname?: string; reducedSize?: boolean; mux?: boolean };
-}
-export interface RtpCapabilityCodec {
+};
+export type RtpCapabilityCodec = {
   kind?: string;
   mimeType: string;
   clockRate: number;
@@ -87,11 +95,11 @@ export interface RtpCapabilityCodec {
   preferredPayloadType?: number;
   parameters?: Record<string, unknown>;
   rtcpFeedback?: RtcpFeedback[];
-}
-export interface RtpCapabilities {
+};
+export type RtpCapabilities = {
   codecs?: RtpCapabilityCodec[];
   headerExtensions?: unknown[];
-}
+};
 
 export type MediaKind = 'audio' | 'video';
 
@@ -203,12 +211,15 @@ export function parseSdp(sdp: string): ParsedSdp {
 }
 
 /** The DTLS fingerprints and role a peer announced in its SDP, as `connect` takes them. */
-export function dtlsParametersFromSdp(sdp: string): Required<DtlsParameters> {
+export function dtlsParametersFromSdp(sdp: string): PeerDtlsParameters {
   const parsed = parseSdp(sdp);
   const first = parsed.media[0];
-  const fingerprints = parsed.fingerprints.length ? parsed.fingerprints : (first?.fingerprints ?? []);
+  const announced = parsed.fingerprints.length ? parsed.fingerprints : (first?.fingerprints ?? []);
   const setup = parsed.setup ?? first?.setup;
-  if (!fingerprints.length) throw new Error('SDP carries no a=fingerprint');
+  const fingerprints = announced.filter((f): f is PeerDtlsParameters['fingerprints'][number] =>
+    (FINGERPRINT_ALGORITHMS as readonly string[]).includes(f.algorithm),
+  );
+  if (!fingerprints.length) throw new Error('SDP carries no a=fingerprint with a known hash function');
   // The peer's setup decides its DTLS role: active (or actpass, when it offers to a passive relay) = client.
   const role = setup === 'passive' ? 'server' : 'client';
   return { role, fingerprints };
@@ -253,11 +264,11 @@ export function writeSendAnswer(offer: ParsedSdp, transport: TransportDescriptio
   return `${lines.join('\r\n')}\r\n`;
 }
 
-export interface ConsumerDescription {
+export type ConsumerDescription = {
   id: string;
   kind: MediaKind;
   rtpParameters: RtpParameters;
-}
+};
 
 /**
  * The relay's offer for a receive transport: one sendonly m-section per consumer, written from
