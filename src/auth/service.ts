@@ -1,5 +1,5 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
-import { and, eq, gt, lt, ne, or, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, lte, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
@@ -114,7 +114,10 @@ export class AuthService {
       throw new AuthError('no_such_account');
     }
     if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_password');
-    const tokens = await this.openSession(db, user.id, client, this.deps.now());
+    const now = this.deps.now();
+    // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
+    await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
+    const tokens = await this.openSession(db, user.id, client, now);
     return { user, tokens };
   }
 

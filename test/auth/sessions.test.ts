@@ -146,6 +146,20 @@ describe('refresh', () => {
     expectError(await refresh(user.tokens.refresh_token), 401, 1002);
   });
 
+  it('prunes the sessions of a user whose refresh token expired when that user logs in again', async () => {
+    const user = await register(t.app);
+    const live = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } });
+    const countSessions = async () => (await t.database.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, user.id))).length;
+    expect(await countSessions()).toBe(2);
+    // Half-way through, the second session rotates and so gets a fresh refresh lifetime; the first does not.
+    offsetMs = 1800_000;
+    expectOk(await refresh(live.body.data.refresh_token));
+    offsetMs = 3600_000 + 1000;
+    expectOk(await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } }));
+    // The registration session expired and is gone; the refreshed one and the new one remain.
+    expect(await countSessions()).toBe(2);
+  });
+
   it('still refreshes after the access token expired, within the refresh lifetime', async () => {
     const user = await register(t.app);
     offsetMs = 600_000 + 1000;
