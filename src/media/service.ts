@@ -4,7 +4,7 @@ import type { types as ms } from 'mediasoup';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { DEFAULT_MEDIA_CODECS } from './codecs.js';
-import { conflict, fromEngineError, notFound, RelayError } from './errors.js';
+import { conflict, fromEngineError, notFound, RelayError, type ResourceKind } from './errors.js';
 import {
   MediaRegistry,
   type ConsumerEntry,
@@ -141,6 +141,7 @@ export class MediaService {
         ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
         ...(input.appData ? { appData: input.appData } : {}),
       }),
+      [['router', routerId]],
     );
     return this.adopt(transport, () => {
       if (transport.closed || !this.registry.routers.has(routerId)) throw notFound('router', routerId);
@@ -154,7 +155,7 @@ export class MediaService {
     if (entry.connected) throw this.directionConflict(`transport already connected or connecting: ${id}`, entry);
     entry.connected = true;
     try {
-      await this.engine('connect transport', () => entry.transport.connect({ dtlsParameters }));
+      await this.engine('connect transport', () => entry.transport.connect({ dtlsParameters }), [['transport', id]]);
     } catch (error) {
       entry.connected = false;
       throw error;
@@ -174,6 +175,7 @@ export class MediaService {
         paused: input.paused ?? false,
         ...(input.appData ? { appData: input.appData } : {}),
       }),
+      [['transport', transportId]],
     );
     return this.adopt(producer, () => {
       if (producer.closed || !this.registry.transports.has(transportId)) throw notFound('transport', transportId);
@@ -200,7 +202,10 @@ export class MediaService {
         ...(producer.routerId !== entry.routerId ? { reason: 'producer belongs to another router' } : {}),
       });
     }
-    const consumer = await this.engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }));
+    const consumer = await this.engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }), [
+      ['transport', transportId],
+      ['producer', producerId],
+    ]);
     return this.adopt(consumer, () => {
       if (!this.registry.transports.has(transportId)) throw notFound('transport', transportId);
       if (consumer.closed || !this.registry.producers.has(producerId)) throw notFound('producer', producerId);
@@ -210,7 +215,7 @@ export class MediaService {
 
   async resumeConsumer(id: string): Promise<ms.Consumer> {
     const { consumer } = this.consumer(id);
-    await this.engine('resume consumer', () => consumer.resume());
+    await this.engine('resume consumer', () => consumer.resume(), [['consumer', id]]);
     if (!this.registry.consumers.has(id)) throw notFound('consumer', id);
     return consumer;
   }
@@ -258,14 +263,34 @@ export class MediaService {
     return conflict(message, { transportId: entry.transport.id, direction: entry.direction satisfies Direction });
   }
 
-  /** Runs one engine call and maps its failure; the engine's own message goes to the log only. */
-  private async engine<T>(operation: string, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one engine call and maps its failure; the engine's own message goes to the log only. When a
+   * resource the call needed went away meanwhile (closed, or its worker died), that NOT_FOUND is the answer.
+   */
+  private async engine<T>(operation: string, call: () => Promise<T>, needs: [ResourceKind, string][] = []): Promise<T> {
     try {
       return await call();
     } catch (error) {
+      const gone = needs.find(([kind, id]) => !this.registered(kind, id));
+      if (gone) throw notFound(...gone);
       const mapped = fromEngineError(error, operation);
       if (mapped.code === 'MEDIASOUP_ERROR') this.logger.error({ err: error, operation }, 'media engine call failed');
       throw mapped;
+    }
+  }
+
+  private registered(kind: ResourceKind, id: string): boolean {
+    switch (kind) {
+      case 'router':
+        return this.registry.routers.has(id);
+      case 'transport':
+        return this.registry.transports.has(id);
+      case 'producer':
+        return this.registry.producers.has(id);
+      case 'consumer':
+        return this.registry.consumers.has(id);
+      default:
+        return true;
     }
   }
 

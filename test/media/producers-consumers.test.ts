@@ -1,12 +1,18 @@
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters, opusParameters, relay, UNKNOWN_ID, vp8Parameters } from './support.js';
+import { dtlsParameters, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';
 
 // The engine's transports, reached through mediasoup's public observer, to close one from the engine side.
 const engineTransports = new Map<string, mediasoup.types.Transport>();
+const engineConsumers = new Map<string, mediasoup.types.Consumer>();
 mediasoup.observer.on('newworker', (worker) =>
-  worker.observer.on('newrouter', (router) => router.observer.on('newtransport', (transport) => engineTransports.set(transport.id, transport))),
+  worker.observer.on('newrouter', (router) =>
+    router.observer.on('newtransport', (transport) => {
+      engineTransports.set(transport.id, transport);
+      transport.observer.on('newconsumer', (consumer) => engineConsumers.set(consumer.id, consumer));
+    }),
+  ),
 );
 
 let t: TestApp;
@@ -181,6 +187,24 @@ describe('closing and cascades', () => {
     expect((await api.post(`/internal/v1/consumers/${consumer.id}/resume`)).status).toBe(404);
     // The producer is untouched.
     expect((await api.consumer(recv.id, producer.id, caps)).producerId).toBe(producer.id);
+  });
+
+  it('a consumer closed while its resume is in the engine answers NOT_FOUND, not an engine error', async () => {
+    const { send, recv, caps } = await room();
+    const producer = await api.producer(send.id, 'audio');
+    const consumer = await api.consumer(recv.id, producer.id, caps);
+    const engineConsumer = engineConsumers.get(consumer.id)!;
+    const realResume = engineConsumer.resume.bind(engineConsumer);
+    let entered = false;
+    vi.spyOn(engineConsumer, 'resume').mockImplementation(async () => {
+      entered = true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return realResume();
+    });
+    const pending = api.post(`/internal/v1/consumers/${consumer.id}/resume`);
+    await waitFor('the engine call', () => entered);
+    expect((await api.del(`/internal/v1/consumers/${consumer.id}`)).status).toBe(204);
+    expect((await pending).body).toEqual(notFound('consumer', consumer.id));
   });
 
   it('DELETE producer: its consumers answer 404 at once', async () => {
