@@ -1,0 +1,81 @@
+// auth-profile: GET /api/v1/auth/profile (token lookup + profile row) on the real server against a
+// bare Hono + postgres.js handler doing the same two indexed queries, both on the same real
+// PostgreSQL database.
+import { bench, httpClient, info, postgresReachable, runLoops, scratchPostgresDatabase, startServer, type HttpClient } from './lib.js';
+
+const USERS = 20;
+const SEQ = { concurrency: 1, maxCount: 5000, maxMs: 3000 };
+const CONC = { concurrency: 8, maxCount: 50_000, maxMs: 5000 };
+
+function profileTask(client: HttpClient, tokens: string[]) {
+  let next = 0;
+  return async () => {
+    const token = tokens[next++ % tokens.length]!;
+    const res = await client.request('GET', '/api/v1/auth/profile', undefined, { authorization: `Bearer ${token}` });
+    if (res.status !== 200 || res.body?.data?.username === undefined) throw new Error(`profile: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  };
+}
+
+async function measure(label: string, task: () => Promise<void>) {
+  await runLoops(task, { concurrency: 4, maxCount: 500, maxMs: 1500 });
+  const seq = await runLoops(task, SEQ);
+  const conc = await runLoops(task, CONC);
+  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} req/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} req/s`);
+  return { seq: seq.perSecond, conc: conc.perSecond };
+}
+
+export async function authProfile(): Promise<void> {
+  console.log('auth-profile: GET /api/v1/auth/profile, keep-alive HTTP on 127.0.0.1, PostgreSQL (pool of 10 on both)');
+  if (!(await postgresReachable())) throw new Error('PostgreSQL at BENCH_DATABASE_URL is not reachable');
+  const db = await scratchPostgresDatabase('bench_profile');
+  const ours = await startServer({
+    DATABASE_URL: db.url,
+    MEDIASOUP_WORKERS: '1',
+    RATE_LIMIT_AUTH_PER_MIN: '0',
+    RATE_LIMIT_REFRESH_PER_MIN: '0',
+    RATE_LIMIT_API_PER_MIN: '0',
+  }).catch(async (error: unknown) => {
+    await db.drop();
+    throw error;
+  });
+  const bare = await startServer({ DATABASE_URL: db.url }, { script: 'bench/bare-auth-server.ts' });
+  const oursClient = httpClient(ours.url);
+  const bareClient = httpClient(bare.url);
+  try {
+    const tokens: string[] = [];
+    for (let i = 0; i < USERS; i += 1) {
+      const res = await oursClient.request('POST', '/api/v1/auth/register', {
+        username: `bench_user_${i}`,
+        email: `bench${i}@example.com`,
+        password: 'correct horse battery',
+      });
+      if (res.status !== 200) throw new Error(`register: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      tokens.push(res.body.data.token);
+    }
+    const runs = { ours: [] as { seq: number; conc: number }[], bare: [] as { seq: number; conc: number }[] };
+    for (let round = 0; round < 2; round += 1) {
+      runs.bare.push(await measure('bare', profileTask(bareClient, tokens)));
+      runs.ours.push(await measure('ours', profileTask(oursClient, tokens)));
+    }
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const oursConc = avg(runs.ours.map((r) => r.conc));
+    const bareConc = avg(runs.bare.map((r) => r.conc));
+    const oursSeq = avg(runs.ours.map((r) => r.seq));
+    const bareSeq = avg(runs.bare.map((r) => r.seq));
+    bench('auth-profile-bare-seq', bareSeq, 'req/s');
+    bench('auth-profile-bare-c8', bareConc, 'req/s');
+    bench('auth-profile-ours-seq', oursSeq, 'req/s');
+    bench('auth-profile-ours-c8', oursConc, 'req/s');
+    bench('auth-profile-ratio-seq', oursSeq / bareSeq, 'ratio');
+    bench('auth-profile-ratio', oursConc / bareConc, 'ratio');
+  } finally {
+    oursClient.close();
+    bareClient.close();
+    await Promise.all([ours.stop(), bare.stop()]);
+    await db.drop();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await authProfile();
+}

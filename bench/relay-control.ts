@@ -1,0 +1,166 @@
+// relay-control: the full resource cycle (router, send + recv transports, connect both, produce,
+// consume, resume, close all) on the real server, on a bare Hono wrapper, and in-process on mediasoup.
+import * as mediasoup from 'mediasoup';
+import type { types as ms } from 'mediasoup';
+import {
+  BASELINE_RTC_PORTS,
+  bench,
+  BENCH_TOKEN,
+  fakeDtlsParameters,
+  httpClient,
+  info,
+  opusProducerRtpParameters,
+  rssMb,
+  runLoops,
+  startServer,
+  type HttpClient,
+} from './lib.js';
+
+const SEQ = { concurrency: 1, maxCount: 4000, maxMs: 4000 };
+const CONC = { concurrency: 8, maxCount: 20000, maxMs: 5000 };
+const RSS_WINDOW_MS = Number(process.env.BENCH_RSS_WINDOW_MS ?? 30_000);
+
+function expect(status: number, wanted: number, what: string, body: unknown): void {
+  if (status !== wanted) throw new Error(`${what}: HTTP ${status} (wanted ${wanted}): ${JSON.stringify(body)}`);
+}
+
+let ssrc = 1000;
+
+/** One cycle over HTTP: 11 requests, every status checked. */
+async function httpCycle(client: HttpClient): Promise<void> {
+  const r = await client.request('POST', '/internal/v1/routers', {});
+  expect(r.status, 201, 'router', r.body);
+  const routerId = r.body.id as string;
+  const [s, v] = await Promise.all([
+    client.request('POST', '/internal/v1/transports', { routerId, direction: 'send' }),
+    client.request('POST', '/internal/v1/transports', { routerId, direction: 'recv' }),
+  ]);
+  expect(s.status, 201, 'send transport', s.body);
+  expect(v.status, 201, 'recv transport', v.body);
+  const [cs, cv] = await Promise.all([
+    client.request('POST', `/internal/v1/transports/${s.body.id}/connect`, { dtlsParameters: fakeDtlsParameters }),
+    client.request('POST', `/internal/v1/transports/${v.body.id}/connect`, { dtlsParameters: fakeDtlsParameters }),
+  ]);
+  expect(cs.status, 200, 'connect send', cs.body);
+  expect(cv.status, 200, 'connect recv', cv.body);
+  const p = await client.request('POST', '/internal/v1/producers', {
+    transportId: s.body.id,
+    kind: 'audio',
+    rtpParameters: opusProducerRtpParameters(ssrc++),
+  });
+  expect(p.status, 201, 'produce', p.body);
+  const c = await client.request('POST', '/internal/v1/consumers', {
+    transportId: v.body.id,
+    producerId: p.body.id,
+    rtpCapabilities: r.body.rtpCapabilities,
+  });
+  expect(c.status, 201, 'consume', c.body);
+  const resumed = await client.request('POST', `/internal/v1/consumers/${c.body.id}/resume`);
+  expect(resumed.status, 200, 'resume', resumed.body);
+  const dc = await client.request('DELETE', `/internal/v1/consumers/${c.body.id}`);
+  expect(dc.status, 204, 'close consumer', dc.body);
+  const dp = await client.request('DELETE', `/internal/v1/producers/${p.body.id}`);
+  expect(dp.status, 204, 'close producer', dp.body);
+  const dr = await client.request('DELETE', `/internal/v1/routers/${routerId}`);
+  expect(dr.status, 204, 'close router', dr.body);
+}
+
+/** The same cycle called directly on mediasoup, no HTTP at all. */
+async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, mediaCodecs: ms.RtpCodecCapability[]): Promise<void> {
+  const router = await worker.createRouter({ mediaCodecs });
+  const [send, recv] = await Promise.all([
+    router.createWebRtcTransport({ webRtcServer }),
+    router.createWebRtcTransport({ webRtcServer }),
+  ]);
+  await Promise.all([send.connect({ dtlsParameters: fakeDtlsParameters }), recv.connect({ dtlsParameters: fakeDtlsParameters })]);
+  const producer = await send.produce({ kind: 'audio', rtpParameters: opusProducerRtpParameters(ssrc++) as ms.RtpParameters });
+  const consumer = await recv.consume({ producerId: producer.id, rtpCapabilities: router.rtpCapabilities, paused: true });
+  await consumer.resume();
+  consumer.close();
+  producer.close();
+  router.close();
+}
+
+async function measure(label: string, task: () => Promise<void>) {
+  await runLoops(task, { concurrency: 4, maxCount: 200, maxMs: 2000 }); // warm-up: JIT, sockets, worker
+  const seq = await runLoops(task, SEQ);
+  const conc = await runLoops(task, CONC);
+  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} cycles/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} cycles/s`);
+  return { seq: seq.perSecond, conc: conc.perSecond };
+}
+
+export async function relayControl(): Promise<void> {
+  console.log('relay-control: full resource cycle (11 requests), keep-alive HTTP on 127.0.0.1, one mediasoup worker each');
+
+  // In-process baseline, in this process.
+  const worker = await mediasoup.createWorker({ logLevel: 'warn' });
+  const webRtcServer = await worker.createWebRtcServer({
+    listenInfos: [
+      { protocol: 'udp', ip: '127.0.0.1', port: BASELINE_RTC_PORTS.inProcess },
+      { protocol: 'tcp', ip: '127.0.0.1', port: BASELINE_RTC_PORTS.inProcess },
+    ],
+  });
+  const codecs: ms.RtpCodecCapability[] = [
+    { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
+    { kind: 'video', mimeType: 'video/VP8', clockRate: 90000 },
+  ];
+  const inProcess = await measure('in-process', () => inProcessCycle(worker, webRtcServer, codecs));
+  worker.close();
+
+  const barePort = String(BASELINE_RTC_PORTS.bare);
+  const bare = await startServer({ RTC_MIN_PORT: barePort, RTC_MAX_PORT: barePort }, { script: 'bench/bare-relay-server.ts' });
+  const ours = await startServer({ MEDIASOUP_WORKERS: '1' });
+  const bareClient = httpClient(bare.url);
+  const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
+  try {
+    // Alternate the two HTTP servers twice so that drift of the machine hits both alike.
+    const runs = { bare: [] as { seq: number; conc: number }[], ours: [] as { seq: number; conc: number }[] };
+    for (let round = 0; round < 2; round += 1) {
+      runs.bare.push(await measure('bare Hono', () => httpCycle(bareClient)));
+      runs.ours.push(await measure('ours', () => httpCycle(oursClient)));
+    }
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const bareSeq = avg(runs.bare.map((r) => r.seq));
+    const bareConc = avg(runs.bare.map((r) => r.conc));
+    const oursSeq = avg(runs.ours.map((r) => r.seq));
+    const oursConc = avg(runs.ours.map((r) => r.conc));
+    bench('relay-control-inprocess-seq', inProcess.seq, 'cycles/s');
+    bench('relay-control-inprocess-c8', inProcess.conc, 'cycles/s');
+    bench('relay-control-bare-seq', bareSeq, 'cycles/s');
+    bench('relay-control-bare-c8', bareConc, 'cycles/s');
+    bench('relay-control-ours-seq', oursSeq, 'cycles/s');
+    bench('relay-control-ours-c8', oursConc, 'cycles/s');
+    bench('relay-control-vs-bare-ratio-seq', oursSeq / bareSeq, 'ratio');
+
+    // Memory: RSS of the service (node process + its worker) before and after a window of cycles.
+    const workerPid = await workerPidOf(oursClient);
+    const rss = () => rssMb(ours.pid) + rssMb(workerPid);
+    const before = rss();
+    const nodeBefore = rssMb(ours.pid);
+    const window = await runLoops(() => httpCycle(oursClient), { concurrency: 8, maxCount: 1_000_000, maxMs: RSS_WINDOW_MS });
+    const after = rss();
+    const nodeAfter = rssMb(ours.pid);
+    const counts = (await oursClient.request('GET', '/internal/info')).body?.counts;
+    info(
+      `RSS over ${(window.elapsedMs / 1000).toFixed(0)} s (${window.count} cycles): node ${nodeBefore.toFixed(1)} -> ${nodeAfter.toFixed(1)} MB, ` +
+        `node + worker ${before.toFixed(1)} -> ${after.toFixed(1)} MB; registry afterwards ${JSON.stringify(counts)}`,
+    );
+    bench('relay-rss-growth-mb', after - before, 'MB');
+    bench('relay-control-vs-bare-ratio', oursConc / bareConc, 'ratio');
+  } finally {
+    bareClient.close();
+    oursClient.close();
+    await Promise.all([bare.stop(), ours.stop()]);
+  }
+}
+
+async function workerPidOf(client: HttpClient): Promise<number> {
+  const res = await client.request('GET', '/internal/info');
+  const pid = res.body?.workers?.[0]?.pid;
+  if (typeof pid !== 'number') throw new Error(`no worker pid in /internal/info: ${JSON.stringify(res.body)}`);
+  return pid;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await relayControl();
+}

@@ -1,0 +1,52 @@
+// `npm run bench`: every benchmark in its own process, one after the other, within 10 minutes in all.
+import { spawn } from 'node:child_process';
+import { ROOT } from './lib.js';
+
+const BENCHMARKS = [
+  { name: 'relay-control', limitMs: 180_000 },
+  { name: 'media-fanout', limitMs: 120_000 },
+  { name: 'auth-profile', limitMs: 120_000 },
+  { name: 'auth-login-loop', limitMs: 60_000 },
+  { name: 'startup', limitMs: 120_000 },
+];
+const TOTAL_LIMIT_MS = 10 * 60_000;
+
+const started = Date.now();
+const lines: string[] = [];
+const failures: string[] = [];
+
+for (const { name, limitMs } of BENCHMARKS) {
+  const left = TOTAL_LIMIT_MS - (Date.now() - started);
+  if (left <= 5000) {
+    failures.push(`${name}: not run, the 10-minute budget is spent`);
+    continue;
+  }
+  console.log(`\n=== ${name}`);
+  const t0 = Date.now();
+  const code = await new Promise<number | string>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let pending = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      pending += chunk.toString('utf8');
+      const parts = pending.split('\n');
+      pending = parts.pop() ?? '';
+      lines.push(...parts.filter((l) => l.startsWith('BENCH ')));
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+    }, Math.min(limitMs, left));
+    child.on('exit', (exitCode, signal) => {
+      clearTimeout(timer);
+      resolve(exitCode ?? signal ?? 'unknown');
+    });
+  });
+  console.log(`=== ${name}: ${code === 0 ? 'done' : `FAILED (${code})`} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  if (code !== 0) failures.push(`${name}: exit ${code}`);
+}
+
+console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+for (const line of lines) console.log(line);
+for (const failure of failures) console.log(`FAILED ${failure}`);
+process.exitCode = failures.length ? 1 : 0;
