@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { relay } from './support.js';
+import { allowSlowTests, relay } from './support.js';
+
+allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,6 +2,9 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internalToken } from '../../src/http/internal-token.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { allowSlowTests } from './support.js';
+
+allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {

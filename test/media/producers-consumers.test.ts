@@ -1,7 +1,9 @@
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';
+import { allowSlowTests, dtlsParameters, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';
+
+allowSlowTests();
 
 // The engine's transports, reached through mediasoup's public observer, to close one from the engine side.
 const engineTransports = new Map<string, mediasoup.types.Transport>();

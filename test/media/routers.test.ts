@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { relay, UNKNOWN_ID } from './support.js';
+import { allowSlowTests, relay, UNKNOWN_ID } from './support.js';
+
+allowSlowTests();
 
 let t: TestApp;
 let api: ReturnType<typeof relay>;

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { MediaService } from '../../src/media/service.js';
 import { allocateRtcPorts } from '../support/app.js';
-import { waitFor } from './support.js';
+import { allowSlowTests, waitFor } from './support.js';
+
+allowSlowTests();
 
 const silent = pino({ level: 'silent' });
 

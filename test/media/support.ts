@@ -1,6 +1,15 @@
 // Helpers for the relay tests: authenticated requests and valid media parameters (no real RTP needed).
 import { randomBytes } from 'node:crypto';
+import { vi } from 'vitest';
 import type { TestApp } from '../support/app.js';
+
+/**
+ * Real workers on a 2-core machine under a parallel suite can take longer than vitest's 5 s default
+ * (the projects in vitest.config.ts do not inherit its root testTimeout/hookTimeout).
+ */
+export function allowSlowTests(): void {
+  vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
+}
 
 export interface Answer<T = any> {
   status: number;

@@ -1,7 +1,9 @@
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters, relay, UNKNOWN_ID, waitFor } from './support.js';
+import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID, waitFor } from './support.js';
+
+allowSlowTests();
 
 // Every transport the engine creates in this process, reached through mediasoup's public observer
 // (used to inject one failure into a real transport's connect()).

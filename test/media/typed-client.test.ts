@@ -2,7 +2,9 @@ import { hc } from 'hono/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InternalApp } from '../../src/media/routes.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters } from './support.js';
+import { allowSlowTests, dtlsParameters } from './support.js';
+
+allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {

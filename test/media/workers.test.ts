@@ -1,7 +1,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { dtlsParameters, relay, waitFor } from './support.js';
+import { allowSlowTests, dtlsParameters, relay, waitFor } from './support.js';
+
+allowSlowTests();
 
 interface LogLine {
   msg: string;
