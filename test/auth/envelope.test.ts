@@ -5,13 +5,13 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleApiError } from '../../src/http/api-errors.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { expectEnvelope, uniqueName } from './helpers.js';
+import { APP_TIMEOUT, expectEnvelope, uniqueName } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
-});
-afterAll(() => t.close());
+}, APP_TIMEOUT);
+afterAll(() => t.close(), APP_TIMEOUT);
 
 async function envelopeOf(res: Response) {
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -94,7 +94,7 @@ describe('the /api envelope', () => {
     } finally {
       await broken.close().catch(() => {});
     }
-  });
+  }, APP_TIMEOUT);
 });
 
 describe('handleApiError', () => {

@@ -92,4 +92,10 @@ export async function register(app: App, overrides: Record<string, unknown> = {}
   };
 }
 
+/**
+ * Building or closing an app (database, migrations, media workers) can take seconds on a busy
+ * machine; vitest projects do not inherit the root testTimeout/hookTimeout, so hooks say it.
+ */
+export const APP_TIMEOUT = 60_000;
+
 export const TIME_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;

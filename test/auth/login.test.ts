@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, expectOk, register, uniqueName, type Registered } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName, type Registered } from './helpers.js';
 
 let t: TestApp;
 let alice: Registered;
 beforeAll(async () => {
   t = await buildTestApp();
   alice = await register(t.app, { username: uniqueName('Alice'), nickname: 'Ally' });
-});
-afterAll(() => t.close());
+}, APP_TIMEOUT);
+afterAll(() => t.close(), APP_TIMEOUT);
 
 describe('POST /login', () => {
   it.each([

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, expectOk, register } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
-});
-afterAll(() => t.close());
+}, APP_TIMEOUT);
+afterAll(() => t.close(), APP_TIMEOUT);
 
 const login = (account: string, password: string) => call(t.app, 'POST', '/login', { body: { account, password } });
 

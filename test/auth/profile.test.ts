@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/time.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, expectOk, register, TIME_FORMAT, uniqueName } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, TIME_FORMAT, uniqueName } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
-});
-afterAll(() => t.close());
+}, APP_TIMEOUT);
+afterAll(() => t.close(), APP_TIMEOUT);
 
 const PROFILE_KEYS = ['avatar', 'created_at', 'email', 'gender', 'id', 'nickname', 'phone', 'roles', 'username'];
 
@@ -46,7 +46,7 @@ describe('time format', () => {
     } finally {
       await app.close();
     }
-  });
+  }, APP_TIMEOUT);
 
   it('formats with zero padding and a 24-hour clock', () => {
     expect(formatTime(new Date('2024-03-04T05:06:07Z'))).toBe('2024-03-04 13:06:07');

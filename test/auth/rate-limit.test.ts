@@ -4,7 +4,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientAddress, type TrustProxy } from '../../src/http/rate-limit.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, register, uniqueName } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, register, uniqueName } from './helpers.js';
 
 let nextIp = 1;
 /** A client address no other test in this file uses, so every test has its own counters. */
@@ -29,8 +29,8 @@ describe('rate limits behind a proxy that appends X-Forwarded-For', () => {
       RATE_LIMIT_REFRESH_PER_MIN: '2',
       RATE_LIMIT_API_PER_MIN: '3',
     });
-  });
-  afterAll(() => t.close());
+  }, APP_TIMEOUT);
+  afterAll(() => t.close(), APP_TIMEOUT);
 
   it('allows 2 logins a minute per client, then answers 429 with 1003, Retry-After and RateLimit', async () => {
     const headers = { 'x-forwarded-for': freshIp() };
@@ -96,8 +96,8 @@ describe('rate limits on Fly', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({ TRUST_PROXY: 'fly', RATE_LIMIT_AUTH_PER_MIN: '1', RATE_LIMIT_API_PER_MIN: '0' });
-  });
-  afterAll(() => t.close());
+  }, APP_TIMEOUT);
+  afterAll(() => t.close(), APP_TIMEOUT);
 
   it('keys on Fly-Client-IP and ignores X-Forwarded-For', async () => {
     const fly = freshIp();
@@ -118,8 +118,8 @@ describe('without a trusted proxy', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await buildTestApp({ RATE_LIMIT_AUTH_PER_MIN: '2' });
-  });
-  afterAll(() => t.close());
+  }, APP_TIMEOUT);
+  afterAll(() => t.close(), APP_TIMEOUT);
 
   it('ignores forwarding headers: without a socket (app.request) every request shares one key and nothing throws', async () => {
     await login(t.app, { 'x-forwarded-for': freshIp(), 'fly-client-ip': freshIp() });

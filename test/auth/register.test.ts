@@ -3,13 +3,13 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, expectOk, register, uniqueName } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();
-});
-afterAll(() => t.close());
+}, APP_TIMEOUT);
+afterAll(() => t.close(), APP_TIMEOUT);
 
 const validBody = () => {
   const username = uniqueName();

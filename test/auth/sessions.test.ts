@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rotatedRefreshTokens, sessions } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { call, expectError, expectOk, register, uniqueName, type TokenSet } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName, type TokenSet } from './helpers.js';
 
 // A clock the tests can move; the app reads it for every token expiry.
 let offsetMs = 0;
@@ -11,11 +11,11 @@ const now = () => new Date(Date.now() + offsetMs);
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp({ ACCESS_TOKEN_TTL: '600', REFRESH_TOKEN_TTL: '3600' }, { now });
-});
+}, APP_TIMEOUT);
 afterEach(() => {
   offsetMs = 0;
 });
-afterAll(() => t.close());
+afterAll(() => t.close(), APP_TIMEOUT);
 
 const refresh = (refresh_token: unknown) => call<TokenSet>(t.app, 'POST', '/refresh-token', { body: { refresh_token } });
 const profile = (token: string) => call(t.app, 'GET', '/profile', { token });

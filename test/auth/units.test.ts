@@ -7,7 +7,7 @@ import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/a
 import { users } from '../../src/db/schema.js';
 import { describeIssue } from '../../src/http/validator.js';
 import { openTestDatabase } from '../support/app.js';
-import { uniqueName } from './helpers.js';
+import { APP_TIMEOUT, uniqueName } from './helpers.js';
 
 describe('tokens', () => {
   it('issues <id>.<secret> with a 128-bit id and a 256-bit secret, and stores only a hex SHA-256', () => {
@@ -92,11 +92,11 @@ describe('uniqueViolation', () => {
   let db: Awaited<ReturnType<typeof openTestDatabase>>;
   beforeAll(async () => {
     db = await openTestDatabase();
-  });
+  }, APP_TIMEOUT);
   afterAll(async () => {
     await db.database.close();
     await db.drop();
-  });
+  }, APP_TIMEOUT);
 
   const insert = (username: string, email: string) =>
     db.database.db.insert(users).values({ username, email, passwordHash: 'x', nickname: username });
