@@ -2,11 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 // The suite runs on embedded PGlite; when TEST_DATABASE_URL is set, the database-backed tests run
 // again on that PostgreSQL server (each test app creates and drops its own database there).
+// `extends: true`: inline projects do not inherit the root options (timeouts, pool) otherwise.
 const projects = [
-  { test: { name: 'pglite', include: ['test/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
+  { extends: true, test: { name: 'pglite', include: ['test/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
 ];
 if (process.env.TEST_DATABASE_URL) {
   projects.push({
+    extends: true,
     test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts'], env: { TEST_DB: 'postgres' } },
   });
 }
@@ -14,6 +16,7 @@ if (process.env.TEST_DATABASE_URL) {
 export default defineConfig({
   test: {
     projects,
+    // Real argon2, real PostgreSQL and real mediasoup workers on a 2-core machine under a parallel suite.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -1,0 +1,386 @@
+// OpenAPI 3.1 documents of both areas. Request bodies come from the very zod schemas that validate
+// the requests (z.toJSONSchema); response shapes are described here with zod as well.
+import { z } from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
+import { changePasswordBody, loginBody, refreshBody, registerBody, updateProfileBody } from '../auth/schemas.js';
+import { ApiCode } from '../http/envelope.js';
+import {
+  connectTransportBody,
+  createConsumerBody,
+  createProducerBody,
+  createRouterBody,
+  createTransportBody,
+} from '../media/schemas.js';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+
+interface Operation {
+  method: Method;
+  path: string;
+  summary: string;
+  description?: string;
+  body?: z.ZodType;
+  /** Success status and shape; `null` for an empty body (204). */
+  success: { status: number; schema: z.ZodType | null; description: string };
+  /** Error codes this operation can answer with, as [code, HTTP status, meaning]. */
+  errors: Array<[string | number, number, string]>;
+  security?: 'bearer' | 'internalToken';
+  contentType?: string;
+}
+
+const timeString = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/).describe('yyyy-MM-dd HH:mm:ss, Asia/Shanghai');
+
+const tokenSet = z.object({
+  token: z.string().describe('Access token; send as `Authorization: Bearer <token>`'),
+  refresh_token: z.string().describe('Refresh token; single use, rotated by /refresh-token'),
+  expires_in: z.int().describe('Access token lifetime in seconds'),
+});
+const sessionUser = z.object({
+  id: z.int(),
+  username: z.string(),
+  email: z.string(),
+  nickname: z.string(),
+  avatar: z.string(),
+  roles: z.array(z.string()),
+});
+const profile = sessionUser.extend({ gender: z.union([z.literal(0), z.literal(1), z.literal(2)]), phone: z.string(), created_at: timeString });
+
+const envelope = (data: z.ZodType) => z.object({ code: z.literal(0), message: z.literal('ok'), data });
+const apiError = z.object({ code: z.int().describe('non-zero error code'), message: z.string(), data: z.null() });
+
+const COMMON_API_ERRORS: Array<[number, number, string]> = [
+  [ApiCode.INTERNAL, 500, 'internal error'],
+  [ApiCode.RATE_LIMITED, 429, 'too many requests; Retry-After is set'],
+];
+const INVALID: [number, number, string] = [ApiCode.INVALID_REQUEST, 400, 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)'];
+const UNAUTHENTICATED: [number, number, string] = [ApiCode.UNAUTHENTICATED, 401, 'access token missing, malformed, expired or revoked'];
+
+const accountOperations: Operation[] = [
+  {
+    method: 'post',
+    path: '/api/v1/auth/register',
+    summary: 'Register a user and open a session',
+    body: registerBody,
+    success: { status: 200, schema: envelope(tokenSet.extend({ user: sessionUser })), description: 'tokens and the new user' },
+    errors: [INVALID, [ApiCode.USERNAME_TAKEN, 409, 'username already taken'], [ApiCode.EMAIL_TAKEN, 409, 'e-mail already registered']],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/auth/login',
+    summary: 'Log in with a username or an e-mail address',
+    body: loginBody,
+    success: { status: 200, schema: envelope(tokenSet.extend({ user: sessionUser })), description: 'tokens and the user' },
+    errors: [INVALID, [ApiCode.WRONG_PASSWORD, 401, 'wrong password'], [ApiCode.NO_SUCH_ACCOUNT, 401, 'no account with that username or e-mail']],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/auth/logout',
+    summary: 'Log out: deletes the session of the access token',
+    security: 'bearer',
+    success: { status: 200, schema: envelope(z.null()), description: 'session deleted' },
+    errors: [UNAUTHENTICATED],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/auth/refresh-token',
+    summary: 'Exchange a refresh token for a new token set (rotation; reuse revokes the session)',
+    body: refreshBody,
+    success: { status: 200, schema: envelope(tokenSet), description: 'a new token set' },
+    errors: [INVALID, [ApiCode.UNAUTHENTICATED, 401, 'refresh token missing, malformed, expired, revoked or reused']],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/auth/profile',
+    summary: "Read the caller's profile",
+    security: 'bearer',
+    success: { status: 200, schema: envelope(profile), description: 'the profile' },
+    errors: [UNAUTHENTICATED],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/auth/profile',
+    summary: "Update the caller's profile (only the fields sent)",
+    security: 'bearer',
+    body: updateProfileBody,
+    success: { status: 200, schema: envelope(profile), description: 'the whole updated profile' },
+    errors: [INVALID, UNAUTHENTICATED],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/auth/password',
+    summary: "Change the caller's password; other sessions are revoked",
+    security: 'bearer',
+    body: changePasswordBody,
+    success: { status: 200, schema: envelope(z.null()), description: 'password changed' },
+    errors: [INVALID, UNAUTHENTICATED, [ApiCode.WRONG_PASSWORD, 403, 'old_password is wrong']],
+  },
+];
+
+const healthOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    summary: 'Liveness: 200 while the process runs',
+    success: { status: 200, schema: z.object({ status: z.literal('ok') }), description: 'alive' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness: the database answers and at least one media worker is alive (503 otherwise)',
+    success: {
+      status: 200,
+      schema: z.object({ status: z.enum(['ready', 'not_ready']), checks: z.object({ database: z.string(), media: z.string() }) }),
+      description: 'ready (the same shape with status not_ready comes with 503)',
+    },
+    errors: [],
+  },
+];
+
+const relayError = z.object({
+  code: z.enum(['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+const anyObject = z.record(z.string(), z.unknown());
+const RELAY_COMMON: Array<[string, number, string]> = [
+  ['UNAUTHORIZED', 401, 'X-Internal-Token missing or wrong'],
+  ['MEDIASOUP_ERROR', 500, 'the media engine failed'],
+  ['INTERNAL_ERROR', 500, 'any other failure'],
+];
+const VALIDATION: [string, number, string] = ['VALIDATION_ERROR', 400, 'body fails its schema, malformed JSON, or the engine rejects its content; details.issues'];
+const notFound = (what: string): [string, number, string] => ['NOT_FOUND', 404, `${what} not found; details {resource, id}`];
+
+const relayOperations: Operation[] = [
+  {
+    method: 'post',
+    path: '/internal/v1/routers',
+    summary: 'Create a router on the live worker with the fewest routers',
+    body: createRouterBody,
+    success: { status: 201, schema: z.object({ id: z.string(), rtpCapabilities: anyObject }), description: 'the router' },
+    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
+  },
+  {
+    method: 'delete',
+    path: '/internal/v1/routers/{id}',
+    summary: 'Close a router (its transports, producers and consumers close with it)',
+    success: { status: 204, schema: null, description: 'closed' },
+    errors: [notFound('router')],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/transports',
+    summary: "Create a WebRTC transport on a router (through its worker's WebRtcServer)",
+    body: createTransportBody,
+    success: {
+      status: 201,
+      schema: z.object({
+        id: z.string(),
+        routerId: z.string(),
+        direction: z.enum(['send', 'recv']),
+        iceParameters: anyObject,
+        iceCandidates: z.array(anyObject),
+        dtlsParameters: anyObject,
+        sctpParameters: anyObject.optional(),
+      }),
+      description: 'the transport',
+    },
+    errors: [VALIDATION, notFound('router')],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/transports/{id}/connect',
+    summary: "Connect a transport with the client's DTLS parameters (once)",
+    body: connectTransportBody,
+    success: { status: 200, schema: z.object({ id: z.string(), connected: z.literal(true) }), description: 'connected' },
+    errors: [VALIDATION, notFound('transport'), ['CONFLICT', 409, 'already connected or being connected']],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/producers',
+    summary: 'Create a producer on a send transport',
+    body: createProducerBody,
+    success: {
+      status: 201,
+      schema: z.object({ id: z.string(), transportId: z.string(), kind: z.enum(['audio', 'video']), type: z.string(), paused: z.boolean() }),
+      description: 'the producer',
+    },
+    errors: [VALIDATION, notFound('transport'), ['CONFLICT', 409, 'the transport is a recv transport; details {transportId, direction}']],
+  },
+  {
+    method: 'delete',
+    path: '/internal/v1/producers/{id}',
+    summary: 'Close a producer (its consumers close with it)',
+    success: { status: 204, schema: null, description: 'closed' },
+    errors: [notFound('producer')],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/consumers',
+    summary: 'Create a consumer on a recv transport; always created paused',
+    body: createConsumerBody,
+    success: {
+      status: 201,
+      schema: z.object({
+        id: z.string(),
+        transportId: z.string(),
+        producerId: z.string(),
+        kind: z.enum(['audio', 'video']),
+        type: z.string(),
+        rtpParameters: anyObject,
+        paused: z.literal(true),
+        producerPaused: z.boolean(),
+      }),
+      description: 'the consumer (paused)',
+    },
+    errors: [
+      VALIDATION,
+      notFound('transport or producer'),
+      ['CONFLICT', 409, 'the transport is a send transport; details {transportId, direction}'],
+      ['CAN_NOT_CONSUME', 400, 'the capabilities cannot consume this producer'],
+    ],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/consumers/{id}/resume',
+    summary: 'Resume a consumer',
+    success: { status: 200, schema: z.object({ id: z.string(), paused: z.literal(false), producerPaused: z.boolean() }), description: 'resumed' },
+    errors: [notFound('consumer')],
+  },
+  {
+    method: 'delete',
+    path: '/internal/v1/consumers/{id}',
+    summary: 'Close a consumer',
+    success: { status: 204, schema: null, description: 'closed' },
+    errors: [notFound('consumer')],
+  },
+  {
+    method: 'get',
+    path: '/internal/info',
+    summary: 'Workers, resource counts and limits',
+    success: {
+      status: 200,
+      schema: z.object({
+        version: z.string(),
+        started_at: timeString,
+        uptime_s: z.int(),
+        workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
+        counts: z.object({ routers: z.int(), transports: z.int(), producers: z.int(), consumers: z.int() }),
+        limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
+      }),
+      description: 'service information',
+    },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/internal/metrics',
+    summary: 'Prometheus metrics (text exposition format)',
+    contentType: 'text/plain',
+    success: { status: 200, schema: z.string(), description: 'metrics' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/internal/v1/openapi.json',
+    summary: 'This document',
+    success: { status: 200, schema: anyObject, description: 'OpenAPI 3.1 document' },
+    errors: [],
+  },
+];
+
+const publicDocOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/api/v1/openapi.json',
+    summary: 'This document',
+    success: { status: 200, schema: anyObject, description: 'OpenAPI 3.1 document' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/docs',
+    summary: 'Interactive documentation of the account API (HTML)',
+    contentType: 'text/html',
+    success: { status: 200, schema: z.string(), description: 'HTML page' },
+    errors: [],
+  },
+];
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+function buildDocument(
+  info: { title: string; description: string },
+  operations: Operation[],
+  errorSchema: z.ZodType,
+  securitySchemes: Record<string, unknown>,
+  commonErrors: Array<[string | number, number, string]>,
+) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of operations) {
+    const responses: Record<string, unknown> = {
+      [op.success.status]: op.success.schema
+        ? { description: op.success.description, content: { [op.contentType ?? 'application/json']: { schema: jsonSchema(op.success.schema, 'output') } } }
+        : { description: op.success.description },
+    };
+    const errors = op.security || op.path.startsWith('/internal') ? [...op.errors, ...commonErrors] : [...op.errors, ...commonErrors.filter(([, s]) => s !== 401)];
+    const byStatus = new Map<number, Array<[string | number, string]>>();
+    for (const [code, status, meaning] of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), [code, meaning]]);
+    for (const [status, list] of byStatus) {
+      responses[status] = {
+        description: list.map(([code, meaning]) => `${code}: ${meaning}`).join('; '),
+        content: { 'application/json': { schema: jsonSchema(errorSchema, 'output'), examples: Object.fromEntries(list.map(([code, meaning]) => [String(code), { value: { code, message: meaning, ...(typeof code === 'number' ? { data: null } : {}) } }])) } },
+      };
+    }
+    const parameters = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    paths[op.path] ??= {};
+    paths[op.path]![op.method] = {
+      summary: op.summary,
+      operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, ch: string | undefined) => (ch ? ch.toUpperCase() : ''))}`,
+      ...(parameters.length ? { parameters } : {}),
+      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+      ...(op.security === 'bearer' ? { security: [{ bearer: [] }] } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: packageJson.version, description: info.description },
+    paths,
+    components: { securitySchemes },
+    ...(Object.keys(securitySchemes).includes('internalToken') ? { security: [{ internalToken: [] }] } : {}),
+  };
+}
+
+/** The public document: account API and health endpoints. */
+export function accountApiDocument() {
+  return buildDocument(
+    {
+      title: 'Chat backend: account API',
+      description:
+        'Every response is the envelope {code, message, data}; code 0 and message "ok" on success. Unknown routes answer 1004 (404, or 405 for a wrong method). Time values are yyyy-MM-dd HH:mm:ss in Asia/Shanghai.',
+    },
+    [...accountOperations, ...healthOperations, ...publicDocOperations],
+    apiError,
+    { bearer: { type: 'http', scheme: 'bearer', description: 'the access token from register, login or refresh-token' } },
+    COMMON_API_ERRORS,
+  );
+}
+
+/** The internal document: the media relay, info and metrics. Every path needs X-Internal-Token. */
+export function relayApiDocument() {
+  return buildDocument(
+    {
+      title: 'Chat backend: internal media relay API',
+      description:
+        'For the signaling backend only. Every /internal/ path needs the X-Internal-Token header. Errors are {code, message, details?}.',
+    },
+    relayOperations,
+    relayError,
+    { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
+    RELAY_COMMON,
+  );
+}
