@@ -1,7 +1,7 @@
 // auth-profile: GET /api/v1/auth/profile (token lookup + profile row) on the real server against a
 // bare Hono + postgres.js handler doing the same two indexed queries, both on the same real
 // PostgreSQL database.
-import { bench, httpClient, info, postgresReachable, runLoops, scratchPostgresDatabase, startServer, type HttpClient } from './lib.js';
+import { bench, cpuMs, httpClient, info, postgresReachable, runLoops, scratchPostgresDatabase, startServer, type HttpClient } from './lib.js';
 
 const USERS = 20;
 const SEQ = { concurrency: 1, maxCount: 5000, maxMs: 3000 };
@@ -16,11 +16,13 @@ function profileTask(client: HttpClient, tokens: string[]) {
   };
 }
 
-async function measure(label: string, task: () => Promise<void>) {
+async function measure(label: string, task: () => Promise<void>, pid: number) {
   await runLoops(task, { concurrency: 4, maxCount: 500, maxMs: 1500 });
   const seq = await runLoops(task, SEQ);
+  const cpu0 = cpuMs(pid);
   const conc = await runLoops(task, CONC);
-  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} req/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} req/s`);
+  const cpuUs = ((cpuMs(pid) - cpu0) * 1000) / conc.count;
+  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} req/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} req/s (server process ${cpuUs.toFixed(0)} µs CPU/request)`);
   return { seq: seq.perSecond, conc: conc.perSecond };
 }
 
@@ -54,8 +56,8 @@ export async function authProfile(): Promise<void> {
     }
     const runs = { ours: [] as { seq: number; conc: number }[], bare: [] as { seq: number; conc: number }[] };
     for (let round = 0; round < 2; round += 1) {
-      runs.bare.push(await measure('bare', profileTask(bareClient, tokens)));
-      runs.ours.push(await measure('ours', profileTask(oursClient, tokens)));
+      runs.bare.push(await measure('bare', profileTask(bareClient, tokens), bare.pid));
+      runs.ours.push(await measure('ours', profileTask(oursClient, tokens), ours.pid));
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const oursConc = avg(runs.ours.map((r) => r.conc));

@@ -6,6 +6,7 @@ import {
   BASELINE_RTC_PORTS,
   bench,
   BENCH_TOKEN,
+  cpuMs,
   fakeDtlsParameters,
   httpClient,
   info,
@@ -81,11 +82,14 @@ async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, 
   router.close();
 }
 
-async function measure(label: string, task: () => Promise<void>) {
+/** Cycles/s sequential and 8 concurrent; with a server pid, also that process's CPU per cycle. */
+async function measure(label: string, task: () => Promise<void>, pid?: number) {
   await runLoops(task, { concurrency: 4, maxCount: 200, maxMs: 2000 }); // warm-up: JIT, sockets, worker
   const seq = await runLoops(task, SEQ);
+  const cpu0 = pid ? cpuMs(pid) : 0;
   const conc = await runLoops(task, CONC);
-  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} cycles/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} cycles/s`);
+  const cpu = pid ? ` (server process ${((cpuMs(pid) - cpu0) / conc.count).toFixed(2)} ms CPU/cycle)` : '';
+  info(`${label.padEnd(10)} sequential ${seq.perSecond.toFixed(0).padStart(5)} cycles/s   8 concurrent ${conc.perSecond.toFixed(0).padStart(5)} cycles/s${cpu}`);
   return { seq: seq.perSecond, conc: conc.perSecond };
 }
 
@@ -116,8 +120,8 @@ export async function relayControl(): Promise<void> {
     // Alternate the two HTTP servers twice so that drift of the machine hits both alike.
     const runs = { bare: [] as { seq: number; conc: number }[], ours: [] as { seq: number; conc: number }[] };
     for (let round = 0; round < 2; round += 1) {
-      runs.bare.push(await measure('bare Hono', () => httpCycle(bareClient)));
-      runs.ours.push(await measure('ours', () => httpCycle(oursClient)));
+      runs.bare.push(await measure('bare Hono', () => httpCycle(bareClient), bare.pid));
+      runs.ours.push(await measure('ours', () => httpCycle(oursClient), ours.pid));
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const bareSeq = avg(runs.bare.map((r) => r.seq));
