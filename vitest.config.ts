@@ -1,9 +1,9 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
 // The suite runs on embedded PGlite; when TEST_DATABASE_URL is set, the database-backed tests run
 // again on that PostgreSQL server (each test app creates and drops its own database there).
 // `extends: true`: inline projects do not inherit the root options (timeouts, pool) otherwise.
-const projects = [
+const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'pglite', include: ['test/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
 ];
 if (process.env.TEST_DATABASE_URL) {

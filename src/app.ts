@@ -2,15 +2,19 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
 import { createAuthApp } from './auth/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
+import { internalToken } from './http/internal-token.js';
 import type { Logger } from './logger.js';
 import { handleRelayError, notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/routes.js';
 import type { MediaService } from './media/service.js';
+import { Metrics } from './observability/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -21,7 +25,16 @@ export interface AppDeps {
   now?: () => Date;
   /** The internal token in force (config's, or the one generated at start-up). */
   internalToken: string;
+  /** Shared by the listeners of one process; created for the app when absent. */
+  metrics?: Metrics;
 }
+
+/**
+ * Which faces one listener serves: `all` (the default), or, with a separate internal listener,
+ * `public` (account API and docs; /internal/* answers 404 without looking at any token) and
+ * `internal` (the relay, info and metrics). /healthz and /readyz answer on every surface.
+ */
+export type Surface = 'all' | 'public' | 'internal';
 
 export type AppEnv = { Variables: RequestIdVariables };
 
@@ -32,11 +45,16 @@ const API_BODY_LIMIT = 64 * 1024;
  * const app = createApp({ config, database, media, logger, internalToken })
  * const res = await app.request('/healthz')
  */
-export function createApp(deps: AppDeps) {
+export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {}) {
+  const surface = options.surface ?? 'all';
+  const servesPublic = surface !== 'internal';
+  const servesInternal = surface !== 'public';
+  const deps: AppDeps & { metrics: Metrics } = { ...appDeps, metrics: appDeps.metrics ?? new Metrics(appDeps.media) };
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  app.use(deps.metrics.httpMiddleware());
   app.use(async function requestLog(c, next) {
     const started = performance.now();
     await next();
@@ -65,20 +83,35 @@ export function createApp(deps: AppDeps) {
     return c.json({ status: ready ? 'ready' : 'not_ready', checks: { database, media } }, ready ? 200 : 503);
   });
 
-  app.use(
-    '/api/*',
-    bodyLimit({
-      maxSize: API_BODY_LIMIT,
-      onError: (c) => envelopeError(c, new ApiError(ApiCode.INVALID_REQUEST, 'request body exceeds 64 KiB', 413)),
-    }),
-  );
-  app.route('/api/v1/auth', createAuthApp(deps));
+  if (servesPublic) {
+    app.use('/api/*', secureHeaders());
+    app.use('/docs', secureHeaders());
+    app.use(
+      '/api/*',
+      bodyLimit({
+        maxSize: API_BODY_LIMIT,
+        onError: (c) => envelopeError(c, new ApiError(ApiCode.INVALID_REQUEST, 'request body exceeds 64 KiB', 413)),
+      }),
+    );
+    app.route('/api/v1/auth', createAuthApp(deps));
+    app.route('/', createDocsApp());
+  }
 
-  // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
-  app.route('/internal', createInternalApp(deps));
+  if (servesInternal) {
+    // Operations endpoints beside the relay, each behind the same token guard.
+    const guard = internalToken({ token: deps.internalToken });
+    app.get('/internal/metrics', guard, async (c) => {
+      const text = await deps.metrics.registry.metrics();
+      return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
+    });
+    app.route('/internal', createInternalDocsApp(guard));
+    // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
+    app.route('/internal', createInternalApp(deps));
+  }
 
   app.notFound((c) => {
     const { path, method } = c.req;
+    // Where the relay is served, its token guard has already answered 401 for a bad token.
     if (isUnder(path, '/internal')) return handleRelayError(relayNotFound('route', `${method} ${path}`), c, logger);
     if (isUnder(path, '/api')) {
       const allowed = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && matches(r.path, path)).map((r) => r.method))];

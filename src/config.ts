@@ -15,6 +15,8 @@ const envSchema = z
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: int(3000, 0, 65535),
     HOST: z.string().min(1).default('0.0.0.0'),
+    INTERNAL_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    INTERNAL_HOST: z.string().min(1).default('127.0.0.1'),
     DATABASE_URL: optionalString,
     DATA_DIR: z.string().min(1).default('./.data'),
     ACCESS_TOKEN_TTL: int(7200, 1),
@@ -46,6 +48,9 @@ const envSchema = z
         message: `${env.MEDIASOUP_WORKERS} workers need ${env.MEDIASOUP_WORKERS} ports but RTC_MIN_PORT-RTC_MAX_PORT (${env.RTC_MIN_PORT}-${env.RTC_MAX_PORT}) holds ${env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1}`,
       });
     }
+    if (env.INTERNAL_PORT !== undefined && env.INTERNAL_PORT !== 0 && env.INTERNAL_PORT === env.PORT) {
+      ctx.addIssue({ code: 'custom', path: ['INTERNAL_PORT'], message: 'must differ from PORT' });
+    }
     if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
     }
@@ -73,6 +78,8 @@ export interface Config {
   nodeEnv: Env['NODE_ENV'];
   port: number;
   host: string;
+  /** When set, /internal/* is served only on this second listener (e.g. Fly's private 6PN address). */
+  internalListener: { host: string; port: number } | undefined;
   database: { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string | undefined };
   auth: { accessTokenTtl: number; refreshTokenTtl: number };
   rateLimit: { authPerMin: number; refreshPerMin: number; apiPerMin: number; trustProxy: Env['TRUST_PROXY'] };
@@ -118,6 +125,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
+    internalListener: env.INTERNAL_PORT === undefined ? undefined : { host: env.INTERNAL_HOST, port: env.INTERNAL_PORT },
     database:
       url === undefined
         ? { kind: 'pglite', dataDir: env.DATA_DIR }

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -18,10 +18,15 @@ export const redactPaths = [
   'refresh_token',
 ];
 
-export function createLogger(options: { level: string; pretty?: boolean }): Logger {
-  return pino({
+/**
+ * @example createLogger({ level: 'info' }) // JSON lines on stdout
+ * @example createLogger({ level: 'debug', pretty: true }) // `npm run dev`
+ */
+export function createLogger(options: { level: string; pretty?: boolean; destination?: DestinationStream }): Logger {
+  const settings = {
     level: options.level,
     redact: { paths: redactPaths, censor: '[redacted]' },
     ...(options.pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
-  });
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }

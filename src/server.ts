@@ -1,5 +1,6 @@
-// Process wiring: config -> database -> media -> app -> listen; graceful shutdown on SIGTERM/SIGINT.
+// Process wiring: config -> database -> media -> app(s) -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -7,6 +8,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createLogger } from './logger.js';
 import { MediaService } from './media/service.js';
+import { Metrics } from './observability/metrics.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 
@@ -40,10 +42,33 @@ try {
   process.exit(1);
 }
 
-const app = createApp({ config, database, media, logger, internalToken });
-const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-  logger.info({ host: info.address, port: info.port }, 'listening');
-});
+const deps = { config, database, media, logger, internalToken, metrics: new Metrics(media) };
+const servers: Server[] = [];
+
+function listen(name: string, app: ReturnType<typeof createApp>, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
+      logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
+      resolve();
+    }) as Server;
+    server.once('error', reject);
+    servers.push(server);
+  });
+}
+
+try {
+  if (config.internalListener) {
+    // The relay API only on the private listener; the public one answers 404 for /internal/*.
+    await listen('public', createApp(deps, { surface: 'public' }), config.host, config.port);
+    await listen('internal', createApp(deps, { surface: 'internal' }), config.internalListener.host, config.internalListener.port);
+  } else {
+    await listen('main', createApp(deps), config.host, config.port);
+  }
+} catch (error) {
+  logger.fatal({ err: error }, 'could not listen');
+  await Promise.allSettled([media.close(), database.close()]);
+  process.exit(1);
+}
 
 let shuttingDown = false;
 async function shutdown(signal: NodeJS.Signals) {
@@ -57,13 +82,13 @@ async function shutdown(signal: NodeJS.Signals) {
   deadline.unref();
 
   // Stop accepting; in-flight requests finish; idle keep-alive sockets go now, busy ones after 3 s.
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  if ('closeIdleConnections' in server) server.closeIdleConnections();
+  const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+  for (const server of servers) server.closeIdleConnections();
   const force = setTimeout(() => {
-    if ('closeAllConnections' in server) server.closeAllConnections();
+    for (const server of servers) server.closeAllConnections();
   }, SHUTDOWN_DEADLINE_MS - 1000);
   force.unref();
-  await closed;
+  await Promise.all(closed);
   clearTimeout(force);
 
   await Promise.allSettled([media.close(), database.close()]);

@@ -49,4 +49,11 @@ describe('loadConfig', () => {
     const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32) });
     expect(ok.nodeEnv).toBe('production');
   });
+
+  it('enables the private internal listener only with INTERNAL_PORT', () => {
+    expect(loadConfig({}).internalListener).toBeUndefined();
+    expect(loadConfig({ INTERNAL_PORT: '3001' }).internalListener).toEqual({ host: '127.0.0.1', port: 3001 });
+    expect(loadConfig({ INTERNAL_PORT: '3001', INTERNAL_HOST: 'fly-local-6pn' }).internalListener).toEqual({ host: 'fly-local-6pn', port: 3001 });
+    expect(errorOf({ PORT: '3000', INTERNAL_PORT: '3000' }).message).toContain('INTERNAL_PORT');
+  });
 });

@@ -25,6 +25,7 @@ export function createAuthApp(deps: AppDeps) {
     refreshTokenTtl: config.auth.refreshTokenTtl,
     now: deps.now ?? (() => new Date()),
     logger: deps.logger,
+    onRefreshReuse: () => deps.metrics?.recordAuth('refresh', 'reused'),
   });
   const { trustProxy } = config.rateLimit;
   // One limiter (one counter per client) per budget: login and register share theirs.

@@ -50,6 +50,8 @@ export interface AuthServiceDeps {
   refreshTokenTtl: number;
   now: () => Date;
   logger: Logger;
+  /** Told when a rotated refresh token comes back and its session is revoked (for metrics). */
+  onRefreshReuse?: () => void;
 }
 
 type Executor = Pick<Db, 'insert'>;
@@ -305,7 +307,10 @@ export class AuthService {
       .delete(sessions)
       .where(eq(sessions.id, rotated.sessionId))
       .returning({ id: sessions.id, userId: sessions.userId });
-    if (revoked) logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
+    if (revoked) {
+      logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
+      this.deps.onRefreshReuse?.();
+    }
   }
 
   private accessExpiry(now: Date): Date {

@@ -91,6 +91,16 @@ export class MediaRegistry {
     sweep(this.routers);
   }
 
+  /** What one worker holds, for the per-worker metrics. */
+  countsOn(worker: ms.Worker): RegistryCounts {
+    const on = (map: Map<string, { worker: ms.Worker }>) => {
+      let count = 0;
+      for (const entry of map.values()) if (entry.worker === worker) count += 1;
+      return count;
+    };
+    return { routers: on(this.routers), transports: on(this.transports), producers: on(this.producers), consumers: on(this.consumers) };
+  }
+
   routersOn(worker: ms.Worker): number {
     let count = 0;
     for (const entry of this.routers.values()) if (entry.worker === worker) count += 1;

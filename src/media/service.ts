@@ -40,6 +40,15 @@ export interface MediaInfo {
   limits: { maxRouters: number; rtcMinPort: number; rtcMaxPort: number };
 }
 
+export interface WorkerStats {
+  slot: number;
+  pid: number;
+  counts: RegistryCounts;
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  maxRssKiB: number;
+}
+
 export interface MediaServiceOptions {
   /** How long a worker must stay up before its backoff starts over (default 60 s). */
   stableAfterMs?: number;
@@ -95,6 +104,30 @@ export class MediaService {
       counts: this.registry.counts(),
       limits: { maxRouters: this.config.maxRouters, rtcMinPort: this.config.rtcMinPort, rtcMaxPort: this.config.rtcMaxPort },
     };
+  }
+
+  /**
+   * Per live worker: its resources and the OS resource usage mediasoup reports (ru_utime/ru_stime in
+   * ms, ru_maxrss in KiB). A worker that dies while asked is left out.
+   */
+  async workerStats(): Promise<WorkerStats[]> {
+    const stats = await Promise.all(
+      this.pool.slots.map(async (slot): Promise<WorkerStats | undefined> => {
+        const { worker } = slot;
+        if (!worker) return undefined;
+        const usage = await worker.getResourceUsage().catch(() => undefined);
+        if (!usage) return undefined;
+        return {
+          slot: slot.index,
+          pid: worker.pid,
+          counts: this.registry.countsOn(worker),
+          cpuUserMs: usage.ru_utime,
+          cpuSystemMs: usage.ru_stime,
+          maxRssKiB: usage.ru_maxrss,
+        };
+      }),
+    );
+    return stats.filter((s): s is WorkerStats => s !== undefined);
   }
 
   async createRouter(input: CreateRouterBody): Promise<ms.Router> {

@@ -1,0 +1,104 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(() => t.close());
+
+type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>> };
+
+async function documents(): Promise<{ publicDoc: Doc; internalDoc: Doc }> {
+  const pub = await t.app.request('/api/v1/openapi.json');
+  expect(pub.status).toBe(200);
+  const internal = await t.app.request('/internal/v1/openapi.json', { headers: { 'X-Internal-Token': t.internalToken } });
+  expect(internal.status).toBe(200);
+  return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
+}
+
+describe('OpenAPI documents', () => {
+  it('are valid OpenAPI 3.1', async () => {
+    const { publicDoc, internalDoc } = await documents();
+    for (const doc of [publicDoc, internalDoc]) {
+      expect(doc.openapi).toBe('3.1.0');
+      const result = await new Validator().validate(doc as never);
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.valid).toBe(true);
+    }
+  });
+
+  it('keep the internal document behind the token', async () => {
+    expect((await t.app.request('/internal/v1/openapi.json')).status).toBe(401);
+  });
+
+  it('list every route the app serves, with its method', async () => {
+    const { publicDoc, internalDoc } = await documents();
+    const documented = new Set<string>();
+    for (const doc of [publicDoc, internalDoc]) {
+      for (const [path, ops] of Object.entries(doc.paths)) for (const method of Object.keys(ops)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const served = t.app.routes
+      .filter((r) => r.method !== 'ALL' && !r.path.includes('/docs/assets/'))
+      .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(served.length).toBeGreaterThan(15);
+    for (const route of served) expect(documented, route).toContain(route);
+  });
+
+  it('describe bodies from the validating schemas and every error code', async () => {
+    const { publicDoc, internalDoc } = await documents();
+    const register = publicDoc.paths['/api/v1/auth/register']!.post!;
+    expect(JSON.stringify(register.requestBody)).toContain('^[A-Za-z0-9_]{3,50}$');
+    const codes = JSON.stringify(publicDoc);
+    for (const code of [1000, 1001, 1002, 1003, 2001, 2002, 2003, 2004]) expect(codes).toContain(`"code":${code}`);
+    const relay = JSON.stringify(internalDoc);
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
+      expect(relay).toContain(`"code":"${code}"`);
+    }
+    const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
+    expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
+  });
+
+  it('serve the interactive docs page with its assets locally', async () => {
+    const page = await t.app.request('/docs');
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('/api/v1/openapi.json');
+    const scripts = [...html.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) {
+      expect(src.startsWith('/')).toBe(true); // no CDN
+      const asset = await t.app.request(src);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    }
+  });
+});
+
+describe('surfaces (separate internal listener)', () => {
+  it('public: the account API and docs; /internal/* is 404 even with the token', async () => {
+    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
+    expect((await app.request('/healthz')).status).toBe(200);
+    expect((await app.request('/readyz')).status).toBe(200);
+    expect((await app.request('/api/v1/openapi.json')).status).toBe(200);
+    for (const path of ['/internal/info', '/internal/metrics', '/internal/v1/openapi.json']) {
+      const res = await app.request(path, { headers: { 'X-Internal-Token': t.internalToken } });
+      expect(res.status, path).toBe(404);
+    }
+    const create = await app.request('/internal/v1/routers', { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'content-type': 'application/json' }, body: '{}' });
+    expect(create.status).toBe(404);
+    expect(t.media.info().counts.routers).toBe(0);
+  });
+
+  it('internal: the relay with its token; no account API', async () => {
+    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
+    expect((await app.request('/healthz')).status).toBe(200);
+    expect((await app.request('/readyz')).status).toBe(200);
+    expect((await app.request('/internal/info')).status).toBe(401);
+    expect((await app.request('/internal/info', { headers: { 'X-Internal-Token': t.internalToken } })).status).toBe(200);
+    expect((await app.request('/api/v1/auth/profile')).status).toBe(404);
+    expect((await app.request('/docs')).status).toBe(404);
+  });
+});
