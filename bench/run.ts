@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark in its own process, one after the other, within 10 minutes in all.
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import { ROOT } from './lib.js';
 
 const BENCHMARKS = [
@@ -12,6 +13,8 @@ const BENCHMARKS = [
 const TOTAL_LIMIT_MS = 10 * 60_000;
 
 const started = Date.now();
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+console.log(`machine: ${os.availableParallelism()} x ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}; load average ${load()}`);
 const lines: string[] = [];
 const failures: string[] = [];
 
@@ -46,7 +49,7 @@ for (const { name, limitMs } of BENCHMARKS) {
   if (code !== 0) failures.push(`${name}: exit ${code}`);
 }
 
-console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${load()})`);
 for (const line of lines) console.log(line);
 for (const failure of failures) console.log(`FAILED ${failure}`);
 process.exitCode = failures.length ? 1 : 0;
