@@ -97,6 +97,7 @@ describe('real media end to end', () => {
     expect(sender.sent.audio - sentAtClose.audio).toBeGreaterThan(25);
     expect([receiver.count(audio.id), receiver.count(video.id)]).toEqual(countsAtClose);
     sender.stop();
+    expect(sender.sendErrors).toEqual([]);
 
     await relay.closeRouter(router.id);
   });

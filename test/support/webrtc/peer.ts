@@ -77,6 +77,8 @@ export class SendPeer {
   readonly sent = { audio: 0, video: 0 };
   /** PLIs received from the relay (each answered with a keyframe). */
   pliCount = 0;
+  /** Failures of werift's sendRtp (none expected while the peer is open). */
+  readonly sendErrors: unknown[] = [];
   private keyframeWanted = true;
   private readonly seq = { audio: randomUint16(), video: randomUint16() };
   private readonly ts = { audio: randomUint32(), video: randomUint32() };
@@ -126,7 +128,7 @@ export class SendPeer {
     this.sent.audio += 1;
     this.seq.audio = (this.seq.audio + 1) & 0xffff;
     this.ts.audio = (this.ts.audio + 960) >>> 0;
-    void this.transceivers.audio.sender.sendRtp(packet);
+    this.transceivers.audio.sender.sendRtp(packet).catch((error: unknown) => this.sendErrors.push(error));
   }
 
   /** Writes the next one-packet VP8 frame: a keyframe first and after every PLI. */
@@ -138,7 +140,7 @@ export class SendPeer {
     this.seq.video = (this.seq.video + 1) & 0xffff;
     this.ts.video = (this.ts.video + 3000) >>> 0;
     this.pictureId = (this.pictureId + 1) & 0x7fff;
-    void this.transceivers.video.sender.sendRtp(packet);
+    this.transceivers.video.sender.sendRtp(packet).catch((error: unknown) => this.sendErrors.push(error));
   }
 
   /** Sends audio every 20 ms and video at 30 frames/s until stop(). */
@@ -163,12 +165,12 @@ export class SendPeer {
  * per consumer id.
  */
 export class RecvPeer {
-  readonly received = new Map<string, ReadPacket[]>();
-
   private constructor(
     private readonly pc: RTCPeerConnection,
     /** Role and fingerprint for POST …/transports/:id/connect. */
     readonly dtlsParameters: PeerDtlsParameters,
+    /** Every RTP packet received, per consumer id, in arrival order. */
+    readonly received: Map<string, ReadPacket[]>,
   ) {}
 
   static async create(transport: TransportDescription, consumers: ConsumerDescription[]): Promise<RecvPeer> {
@@ -187,9 +189,7 @@ export class RecvPeer {
     await pc.setRemoteDescription({ type: 'offer', sdp: writeRecvOffer(transport, consumers) });
     const answer = await pc.createAnswer();
     await pc.setLocalDescription(answer);
-    const peer = new RecvPeer(pc, dtlsParametersFromSdp(answer.sdp));
-    for (const [id, list] of received) peer.received.set(id, list);
-    return peer;
+    return new RecvPeer(pc, dtlsParametersFromSdp(answer.sdp), received);
   }
 
   connected(timeoutMs = 10_000): Promise<void> {
