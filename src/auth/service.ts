@@ -1,5 +1,6 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
-import { and, eq, gt, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, gt, inArray, is, lt, lte, ne, or, SQL, sql } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
@@ -54,7 +55,11 @@ export interface AuthServiceDeps {
   onRefreshReuse?: () => void;
 }
 
-type Executor = Pick<Db, 'insert'>;
+/**
+ * rotated_at of a refresh token whose rotation has committed but whose instant is not written yet:
+ * until then every presentation of it counts as a lost race, never as reuse.
+ */
+const ROTATION_PENDING = new Date('9999-12-31T00:00:00Z');
 
 /** last_used_at is written at most this often per session, so reads stay cheap. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -63,7 +68,24 @@ const USERNAME_INDEX = 'users_username_lower_key';
 const EMAIL_INDEX = 'users_email_key';
 
 export class AuthService {
-  constructor(private readonly deps: AuthServiceDeps) {}
+  /** The lookup behind every authenticated request, built once (not per request) and prepared. */
+  private readonly sessionByAccessId;
+
+  constructor(private readonly deps: AuthServiceDeps) {
+    this.sessionByAccessId = deps.db
+      .select({
+        sessionId: sessions.id,
+        accessHash: sessions.accessHash,
+        accessExpiresAt: sessions.accessExpiresAt,
+        lastUsedAt: sessions.lastUsedAt,
+        user: users,
+      })
+      .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
+      .where(eq(sessions.accessId, sql.placeholder('accessId')))
+      .limit(1)
+      .prepare('session_by_access_id');
+  }
 
   /** Creates the user and opens its first session. The unique indexes decide races. */
   async register(input: RegisterInput, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
@@ -79,22 +101,21 @@ export class AuthService {
 
     const passwordHash = await hashPassword(input.password);
     const now = this.deps.now();
+    const { tokens, values } = this.newSession(sql`new_user.id`, client, now);
+    // One statement, so atomic without a client-side transaction (see `Db` on why there are none):
+    // the user and its first session exist together or not at all.
+    const newUser = db.$with('new_user').as(
+      db
+        .insert(users)
+        .values({ username: input.username, email, passwordHash, nickname: input.nickname || input.username, createdAt: now, updatedAt: now })
+        .returning(),
+    );
+    const firstSession = db
+      .$with('first_session', { id: sql<number>`id` })
+      .as(insertSelect(sessions, values, sql`from new_user returning id`));
     try {
-      return await db.transaction(async (tx) => {
-        const [user] = await tx
-          .insert(users)
-          .values({
-            username: input.username,
-            email,
-            passwordHash,
-            nickname: input.nickname || input.username,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .returning();
-        const tokens = await this.openSession(tx, user!.id, client, now);
-        return { user: user!, tokens };
-      });
+      const [user] = await db.with(newUser, firstSession).select().from(newUser);
+      return { user: user!, tokens };
     } catch (error) {
       const constraint = uniqueViolation(error);
       if (constraint === USERNAME_INDEX) throw new AuthError('username_taken');
@@ -119,7 +140,15 @@ export class AuthService {
     const now = this.deps.now();
     // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
     await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
-    const tokens = await this.openSession(db, user.id, client, now);
+    // The session opens only if the password verified is still the user's: a password change that
+    // committed during the verification wins, and this login fails as if the password were wrong.
+    // FOR SHARE makes a change that is writing wait for this insert, or this insert for the change.
+    const { tokens, values } = this.newSession(sql`users.id`, client, now);
+    const openedSession = db
+      .$with('opened_session', { id: sql<number>`id` })
+      .as(insertSelect(sessions, values, sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} for share returning id`));
+    const opened = await db.with(openedSession).select().from(openedSession);
+    if (opened.length === 0) throw new AuthError('wrong_password');
     return { user, tokens };
   }
 
@@ -154,9 +183,10 @@ export class AuthService {
 
     const access = issueToken();
     const refresh = issueToken();
-    const rotated = await db.transaction(async (tx) => {
-      // One atomic compare-and-swap on the current refresh id: a concurrent rotation makes this match nothing.
-      const [row] = await tx
+    // One atomic compare-and-swap on the current refresh id (a concurrent rotation makes it match
+    // nothing), recording the rotated-away token in the same statement.
+    const swapped = db.$with('swapped').as(
+      db
         .update(sessions)
         .set({
           accessId: access.id,
@@ -168,17 +198,27 @@ export class AuthService {
           lastUsedAt: now,
         })
         .where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id), gt(sessions.refreshExpiresAt, now)))
-        .returning({ id: sessions.id });
-      if (!row) return false;
-      // Taken after the swap: any presentation that began before this instant was concurrent with it.
-      const rotatedAt = this.deps.now();
-      await tx
-        .insert(rotatedRefreshTokens)
-        .values({ refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: session.id, rotatedAt });
-      return true;
-    });
+        .returning({ id: sessions.id }),
+    );
+    const recorded = db.$with('recorded', { refreshId: sql<string>`refresh_id` }).as(
+      insertSelect(
+        rotatedRefreshTokens,
+        { refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: sql`swapped.id`, rotatedAt: ROTATION_PENDING },
+        sql`from swapped returning refresh_id`,
+      ),
+    );
+    const rotated = await db.with(swapped, recorded).select().from(recorded);
     // Lost a race against a concurrent refresh with the same token: not reuse, so no revocation.
-    if (!rotated) throw new AuthError('invalid_refresh_token');
+    if (rotated.length === 0) throw new AuthError('invalid_refresh_token');
+    // Taken after the swap committed: any presentation that began before this instant was concurrent with it.
+    await db
+      .update(rotatedRefreshTokens)
+      .set({ rotatedAt: this.deps.now() })
+      .where(eq(rotatedRefreshTokens.refreshId, parsed.id))
+      .catch((error: unknown) => {
+        // The rotation stands and the new pair is valid; this old token only keeps counting as a lost race.
+        this.deps.logger.warn({ err: error, sessionId: session.id }, 'could not record the rotation instant of a refresh token');
+      });
     return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
   }
 
@@ -187,18 +227,7 @@ export class AuthService {
     const { db } = this.deps;
     const parsed = parseToken(accessToken);
     if (!parsed) throw new AuthError('invalid_access_token');
-    const [row] = await db
-      .select({
-        sessionId: sessions.id,
-        accessHash: sessions.accessHash,
-        accessExpiresAt: sessions.accessExpiresAt,
-        lastUsedAt: sessions.lastUsedAt,
-        user: users,
-      })
-      .from(sessions)
-      .innerJoin(users, eq(users.id, sessions.userId))
-      .where(eq(sessions.accessId, parsed.id))
-      .limit(1);
+    const [row] = await this.sessionByAccessId.execute({ accessId: parsed.id });
     if (!row || !secretMatches(parsed.secret, row.accessHash)) throw new AuthError('invalid_access_token');
     const now = this.deps.now();
     if (row.accessExpiresAt.getTime() <= now.getTime()) throw new AuthError('invalid_access_token');
@@ -253,23 +282,48 @@ export class AuthService {
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
     const passwordHash = await hashPassword(newPassword);
     const now = this.deps.now();
-    const changed = await db.transaction(async (tx) => {
-      const [row] = await tx
+    // One statement: the new hash (only if the verified one is still current) and the end of every
+    // other session. The number of the last session opened when the change took the user's row
+    // bounds the clean-up below.
+    const changed = db.$with('changed').as(
+      db
         .update(users)
         .set({ passwordHash, updatedAt: now })
         .where(and(eq(users.id, userId), eq(users.passwordHash, current.passwordHash)))
-        .returning({ id: users.id });
-      if (!row) return false;
-      await tx.delete(sessions).where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId)));
-      return true;
-    });
-    if (!changed) throw new AuthError('wrong_old_password');
+        .returning({ id: users.id }),
+    );
+    const ended = db.$with('ended').as(
+      db
+        .delete(sessions)
+        .where(and(inArray(sessions.userId, db.select({ id: changed.id }).from(changed)), ne(sessions.id, auth.sessionId)))
+        .returning({ id: sessions.id }),
+    );
+    const [row] = await db
+      .with(changed, ended)
+      .select({
+        // Evaluated per row of `changed`, so after the update holds the row lock (not at statement start).
+        lastSessionId: sql<string | number | null>`case when ${changed.id} is not null then pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass) end`,
+      })
+      .from(changed);
+    if (!row) throw new AuthError('wrong_old_password');
+    // A login that verified the old password and inserted its session while this change waited for
+    // the row lock committed after the statement above took its snapshot, so its session escaped the
+    // delete. Its id is at most lastSessionId; sessions opened with the new password come after.
+    if (row.lastSessionId !== null) {
+      await db
+        .delete(sessions)
+        .where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId), lte(sessions.id, Number(row.lastSessionId))))
+        .catch((error: unknown) => {
+          this.deps.logger.error({ err: error, userId }, 'password changed, but sessions opened during the change could not be ended');
+        });
+    }
   }
 
-  private async openSession(executor: Executor, userId: number, client: SessionClient, now: Date): Promise<TokenSet> {
+  /** A new session's tokens and its row for `insertSelect`; `userId` is an expression of the select. */
+  private newSession(userId: SQL, client: SessionClient, now: Date): { tokens: TokenSet; values: Record<string, unknown> } {
     const access = issueToken();
     const refresh = issueToken();
-    await executor.insert(sessions).values({
+    const values = {
       userId,
       accessId: access.id,
       accessHash: access.digest,
@@ -281,8 +335,8 @@ export class AuthService {
       lastUsedAt: now,
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
-    });
-    return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
+    } satisfies Record<keyof typeof sessions.$inferInsert & string, unknown> & { userId: SQL };
+    return { tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl }, values };
   }
 
   /**
@@ -332,4 +386,22 @@ export function uniqueViolation(error: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * `insert into <table> (<columns>) select <values> <tail>`, listing every column but the identity
+ * (drizzle's own insert…select lists that too). Each value is cast to its column's type, since a
+ * parameter in a select list has none.
+ */
+function insertSelect<T extends PgTable>(table: T, values: Record<string, unknown>, tail: SQL): SQL {
+  const columns = Object.entries(getTableColumns(table)).filter(([, column]) => column.generatedIdentity === undefined);
+  const names = columns.map(([, column]) => sql.identifier(column.name));
+  const row = columns.map(([key, column]) => {
+    if (!(key in values)) throw new Error(`insertSelect: no value for ${key}`);
+    const value = values[key];
+    if (is(value, SQL)) return value;
+    if (value === null) return sql`null::${sql.raw(column.getSQLType())}`;
+    return sql`${sql.param(value, column)}::${sql.raw(column.getSQLType())}`;
+  });
+  return sql`insert into ${table} (${sql.join(names, sql`, `)}) select ${sql.join(row, sql`, `)} ${tail}`;
 }

@@ -1,6 +1,6 @@
 // The internal media relay API (Area B): one Hono per resource, chained so `hc<InternalApp>` gets the types.
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { bodyLimit } from '../http/body-limit.js';
 import type { types as ms } from 'mediasoup';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { AppDeps, AppEnv } from '../app.js';

@@ -157,7 +157,13 @@ export class MediaService {
   }
 
   closeRouter(id: string): void {
-    this.router(id).router.close();
+    const { router } = this.router(id);
+    // mediasoup 3.11's WebRtcServer forgets a transport only on transport.close(), not when its
+    // router closes it: close the router's transports first, or the server's map grows for ever.
+    for (const entry of [...this.registry.transports.values()]) {
+      if (entry.routerId === id) entry.transport.close();
+    }
+    router.close();
   }
 
   async createTransport(input: CreateTransportBody): Promise<TransportEntry> {

@@ -87,6 +87,18 @@ describe('DELETE /internal/v1/routers/:id', () => {
     expect(again.body).toEqual({ code: 'NOT_FOUND', message: `router not found: ${id}`, details: { resource: 'router', id } });
   });
 
+  it("leaves nothing in the worker's WebRtcServer (mediasoup 3.11 forgets a transport only on its own close)", async () => {
+    // Reaching into the pool: the WebRtcServer's own map is the only witness of this leak.
+    const server = (t.media as unknown as { pool: { slots: Array<{ webRtcServer: { webRtcTransportsForTesting: Map<string, unknown> } }> } }).pool.slots[0]!
+      .webRtcServer;
+    const before = server.webRtcTransportsForTesting.size;
+    const { id } = await api.router();
+    for (const direction of ['send', 'recv', 'send']) expect((await api.post('/internal/v1/transports', { routerId: id, direction })).status).toBe(201);
+    expect(server.webRtcTransportsForTesting.size).toBe(before + 3);
+    expect((await api.del(`/internal/v1/routers/${id}`)).status).toBe(204);
+    expect(server.webRtcTransportsForTesting.size).toBe(before);
+  });
+
   it('answers 404 for an unknown or non-UUID id', async () => {
     expect((await api.del(`/internal/v1/routers/${UNKNOWN_ID}`)).body.code).toBe('NOT_FOUND');
     const odd = await api.del('/internal/v1/routers/not-a-uuid');
