@@ -133,6 +133,7 @@ export class MediaService {
   async createRouter(input: CreateRouterBody): Promise<ms.Router> {
     const pending = [...this.pendingRouters.values()].reduce((a, b) => a + b, 0);
     if (this.registry.routers.size + pending >= this.config.maxRouters) {
+      this.logger.warn({ maxRouters: this.config.maxRouters, open: this.registry.routers.size, pending }, 'router limit reached; router refused');
       throw new RelayError('ROUTER_LIMIT_EXCEEDED', `router limit reached: ${this.config.maxRouters}`, { maxRouters: this.config.maxRouters });
     }
     const slot = this.placeRouter();
