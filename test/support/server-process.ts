@@ -1,0 +1,157 @@
+// The real server (`node --import tsx src/server.ts`) as a child process on 127.0.0.1, for the tests
+// that need a real process: signals, sockets, an outage of its database. Always stopped, even on failure.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const SERVER_TOKEN = 'reliability-internal-token-0123456789abcdef';
+
+/** A TCP port free on 127.0.0.1 right now (the kernel picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Child servers use RTC ports 53000-53899: each vitest worker its own 100-port slice, each server of
+ * that worker 10 ports of it (53900-53999 stay for bench/soak).
+ */
+let nextServerSlot = 0;
+export function childRtcPorts(count: number): { min: number; max: number } {
+  if (count > 10) throw new Error('a child server gets at most 10 RTC ports');
+  const pool = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 9;
+  const min = 53000 + pool * 100 + (nextServerSlot++ % 10) * 10;
+  return { min, max: min + count - 1 };
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  pid: number;
+  child: ChildProcess;
+  /** Everything the process printed, most recent 64 KiB. */
+  output(): string;
+  /** Its pino JSON lines parsed (other lines skipped). */
+  logLines(): LogLine[];
+  /** Resolves with the exit code and signal once the process is gone. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once it is gone. Safe to call twice. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+// A vitest worker that dies mid-test must not leave servers behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts the server and waits for `readyPath` (default /readyz) to answer 200.
+ * @example const server = await startServer({ DATABASE_URL: 'memory://' }); try { … } finally { await server.stop() }
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { readyPath?: string; timeoutMs?: number; workers?: number } = {},
+): Promise<ServerProcess> {
+  const port = await freePort();
+  const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
+  const rtc = childRtcPorts(workers);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'development',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'memory://',
+      INTERNAL_TOKEN: SERVER_TOKEN,
+      MEDIASOUP_WORKERS: String(workers),
+      RTC_MIN_PORT: String(rtc.min),
+      RTC_MAX_PORT: String(rtc.max),
+      MEDIASOUP_LISTEN_IP: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_AUTH_PER_MIN: '0',
+      RATE_LIMIT_REFRESH_PER_MIN: '0',
+      RATE_LIMIT_API_PER_MIN: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  const append = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-65536);
+  };
+  child.stdout!.on('data', append);
+  child.stderr!.on('data', append);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal, at: performance.now() });
+    });
+  });
+
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (graceMs = 6000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let ready = false;
+  while (!ready && Date.now() < deadline && child.exitCode === null) {
+    try {
+      const res = await fetch(`${url}${options.readyPath ?? '/readyz'}`, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      ready = res.status === 200;
+    } catch {
+      // not listening yet
+    }
+    if (!ready) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (!ready) {
+    child.kill('SIGKILL');
+    await exited;
+    throw new Error(`server did not become ready:\n${output}`);
+  }
+
+  return {
+    url,
+    port,
+    pid: child.pid!,
+    child,
+    output: () => output,
+    logLines: () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as LogLine];
+          } catch {
+            return [];
+          }
+        }),
+    exited,
+    stop,
+  };
+}
