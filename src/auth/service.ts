@@ -111,7 +111,7 @@ export class AuthService {
         .returning(),
     );
     const firstSession = db
-      .$with('first_session', { id: sql<number>`id` })
+      .$with('first_session', { id: sql<number>`id`.as('id') })
       .as(insertSelect(sessions, values, sql`from new_user returning id`));
     try {
       const [user] = await db.with(newUser, firstSession).select().from(newUser);
@@ -145,7 +145,7 @@ export class AuthService {
     // FOR SHARE makes a change that is writing wait for this insert, or this insert for the change.
     const { tokens, values } = this.newSession(sql`users.id`, client, now);
     const openedSession = db
-      .$with('opened_session', { id: sql<number>`id` })
+      .$with('opened_session', { id: sql<number>`id`.as('id') })
       .as(insertSelect(sessions, values, sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} for share returning id`));
     const opened = await db.with(openedSession).select().from(openedSession);
     if (opened.length === 0) throw new AuthError('wrong_password');
@@ -200,7 +200,7 @@ export class AuthService {
         .where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id), gt(sessions.refreshExpiresAt, now)))
         .returning({ id: sessions.id }),
     );
-    const recorded = db.$with('recorded', { refreshId: sql<string>`refresh_id` }).as(
+    const recorded = db.$with('recorded', { refreshId: sql<string>`refresh_id`.as('refresh_id') }).as(
       insertSelect(
         rotatedRefreshTokens,
         { refreshId: parsed.id, refreshHash: session.refreshHash, sessionId: sql`swapped.id`, rotatedAt: ROTATION_PENDING },

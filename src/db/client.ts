@@ -29,6 +29,13 @@ export async function openDatabase(options: Config['database']): Promise<Databas
       // Bounded waits: during an outage requests fail fast instead of hanging.
       connect_timeout: 5,
       idle_timeout: 30,
+      // A lost connection is retried after `backoff` seconds; postgres.js grows it to 20 s by default,
+      // which held queries that long after an outage and delayed recovery as much. Capped at 0.5 s.
+      backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
+      // The array-type lookup postgres.js runs on every new connection is never awaited by it: when
+      // the connection drops during that lookup (an outage), its rejection crashed the process. The
+      // only array column (roles text[]) is parsed by drizzle from the text form.
+      fetch_types: false,
       connection: { statement_timeout: 10_000, application_name: 'chat-backend' },
       onnotice: () => {},
     });
