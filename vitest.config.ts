@@ -9,7 +9,7 @@ const projects: TestProjectInlineConfiguration[] = [
 if (process.env.TEST_DATABASE_URL) {
   projects.push({
     extends: true,
-    test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts'], env: { TEST_DB: 'postgres' } },
+    test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts', 'test/reliability/**/*.db.test.ts'], env: { TEST_DB: 'postgres' } },
   });
 }
 
