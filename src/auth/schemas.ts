@@ -8,6 +8,17 @@ export function characterCount(value: string): number {
   return count;
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000 (the query fails: a 500 for a client's typo), and an unpaired
+ * surrogate reaches the database as U+FFFD (stored other than sent). Fields that are stored or
+ * looked up refuse both.
+ */
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+export const TEXT_RULE = 'must not contain a NUL character or an unpaired surrogate';
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000') && !UNPAIRED_SURROGATE.test(value);
+}
+
 const between = (value: string, min: number, max: number) => {
   const n = characterCount(value);
   return n >= min && n <= max;
@@ -36,10 +47,14 @@ const email = z
   .max(254, RULES.email)
   .transform((value) => value.toLowerCase());
 const password = z.string(rule(RULES.password)).refine((value) => between(value, 6, 50), RULES.password);
-const nickname = z.string(rule(RULES.nickname)).refine((value) => between(value, 1, 50), RULES.nickname);
+const nickname = z
+  .string(rule(RULES.nickname))
+  .refine((value) => between(value, 1, 50), RULES.nickname)
+  .refine(isStorableText, TEXT_RULE);
 const avatar = z
   .string(rule(RULES.avatar))
-  .refine((value) => value === '' || (characterCount(value) <= 512 && isHttpUrl(value)), RULES.avatar);
+  .refine((value) => value === '' || (characterCount(value) <= 512 && isHttpUrl(value)), RULES.avatar)
+  .refine(isStorableText, TEXT_RULE);
 const gender = z.literal([0, 1, 2], rule(RULES.gender));
 const phone = z.string(rule(RULES.phone)).regex(/^(?:[0-9 +()-]{5,20})?$/, RULES.phone);
 const nonEmpty = (message: string) => z.string(rule(message)).min(1, message);
@@ -58,11 +73,12 @@ export const registerBody = z.object({
   nickname: z
     .string(rule(RULES.nickname))
     .refine((value) => characterCount(value) <= 50, RULES.nickname)
+    .refine(isStorableText, TEXT_RULE)
     .optional(),
 });
 
 export const loginBody = z.object({
-  account: nonEmpty(RULES.account).max(254, RULES.account),
+  account: nonEmpty(RULES.account).max(254, RULES.account).refine(isStorableText, RULES.account),
   // Any non-empty string: a password that breaks the registration rules is simply wrong (2003).
   password: nonEmpty(RULES.required),
 });
