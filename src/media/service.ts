@@ -52,7 +52,17 @@ export interface WorkerStats {
 export interface MediaServiceOptions {
   /** How long a worker must stay up before its backoff starts over (default 60 s). */
   stableAfterMs?: number;
+  /** How long an engine call may take before it fails with MEDIASOUP_ERROR (default ENGINE_TIMEOUT_MS). */
+  engineTimeoutMs?: number;
 }
+
+/**
+ * mediasoup 3.11 has no timeout of its own: a request the worker never answers (it drops one whose
+ * JSON it cannot parse; a stopped worker answers nothing) would hold its HTTP request for ever.
+ */
+export const ENGINE_TIMEOUT_MS = 10_000;
+
+class EngineTimeout extends Error {}
 
 export class MediaService {
   private readonly registry = new MediaRegistry();
@@ -64,6 +74,7 @@ export class MediaService {
   private constructor(
     private readonly config: MediaConfig,
     private readonly logger: Logger,
+    private readonly engineTimeoutMs: number,
   ) {}
 
   /**
@@ -72,7 +83,7 @@ export class MediaService {
    * @example const media = await MediaService.create(config.media, logger)
    */
   static async create(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
-    const service = new MediaService(config, logger);
+    const service = new MediaService(config, logger, options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS);
     service.pool = await WorkerPool.start(config, logger, {
       onWorkerDied: (worker) => service.registry.dropWorker(worker),
       ...(options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs }),
@@ -216,7 +227,11 @@ export class MediaService {
         ...(input.appData ? { appData: input.appData } : {}),
       }),
       [['transport', transportId]],
-    );
+    ).catch((error: unknown) => {
+      // An ssrc/MID clash with another producer: name the transport as every CONFLICT does.
+      if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, direction: entry.direction, ...error.details });
+      throw error;
+    });
     return this.adopt(producer, () => {
       if (producer.closed || !this.registry.transports.has(transportId)) throw notFound('transport', transportId);
       return this.registry.addProducer({ producer, worker: entry.worker, routerId: entry.routerId, transportId }).producer;
@@ -308,14 +323,28 @@ export class MediaService {
    * resource the call needed went away meanwhile (closed, or its worker died), that NOT_FOUND is the answer.
    */
   private async engine<T>(operation: string, call: () => Promise<T>, needs: [ResourceKind, string][] = []): Promise<T> {
+    const pending = (async () => call())();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new EngineTimeout()), this.engineTimeoutMs);
+    });
     try {
-      return await call();
+      return await Promise.race([pending, deadline]);
     } catch (error) {
       const gone = needs.find(([kind, id]) => !this.registered(kind, id));
+      if (error instanceof EngineTimeout) {
+        // Whatever the engine makes of this call later is not wanted any more.
+        pending.then(closeLate, () => {});
+        this.logger.error({ operation, timeoutMs: this.engineTimeoutMs }, 'media engine did not answer in time');
+        if (gone) throw notFound(...gone);
+        throw new RelayError('MEDIASOUP_ERROR', `media engine did not answer in time: ${operation}`);
+      }
       if (gone) throw notFound(...gone);
       const mapped = fromEngineError(error, operation);
       if (mapped.code === 'MEDIASOUP_ERROR') this.logger.error({ err: error, operation }, 'media engine call failed');
       throw mapped;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -343,4 +372,10 @@ export class MediaService {
       throw error;
     }
   }
+}
+
+/** Closes a resource the engine created after its request had already failed for lateness. */
+function closeLate(late: unknown): void {
+  const resource = late as { close?: () => void; closed?: boolean } | undefined;
+  if (resource && typeof resource.close === 'function' && resource.closed !== true) resource.close();
 }

@@ -15,7 +15,33 @@ export function jsonBody<T extends ZodType>(schema: T) {
   return zValidator('json', schema, async (result, c) => {
     await requireJson(c);
     if (!result.success) throw validationError(result.error.issues.map(toIssue));
+    const broken = unpairedSurrogateAt(result.data);
+    if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
   });
+}
+
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The dotted path of the first string or key holding an unpaired surrogate, if any. JSON may escape
+ * one (`"\ud800"`), but the worker's parser cannot take it: mediasoup 3.11 then never answers the
+ * request, which would hang for ever. Iterative, since a body may nest 100 000 levels deep.
+ */
+export function unpairedSurrogateAt(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (UNPAIRED_SURROGATE.test(node)) return path;
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) {
+        const childPath = path === '' ? key : `${path}.${key}`;
+        if (UNPAIRED_SURROGATE.test(key)) return childPath;
+        stack.push([child, childPath]);
+      }
+    }
+  }
+  return undefined;
 }
 
 async function requireJson(c: Context): Promise<void> {

@@ -1,0 +1,368 @@
+// Property-based fuzzing of every /internal endpoint (fast-check) on real mediasoup workers: hostile
+// bodies (valid ones with one part broken most often, since those reach the engine), content types,
+// tokens and path ids. Every answer is the relay's error object or the documented success, never a
+// 5xx; no worker dies (pids unchanged) and nothing leaks (registry and engine back to empty).
+import fc from 'fast-check';
+import * as mediasoup from 'mediasoup';
+import type { types as ms } from 'mediasoup';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import {
+  answerOf,
+  anyJson,
+  contentType,
+  expectRelayAnswer,
+  FuzzStats,
+  fuzzParameters,
+  headerValueOf,
+  mutated,
+  notAnId,
+  rawBody,
+  requestInit,
+  type Answer,
+  type RawBody,
+} from './support/fuzz.js';
+import { dtls } from './support/traffic.js';
+
+const RELAY_LIMIT = 256 * 1024;
+const stats = new FuzzStats('/internal');
+
+/** Every engine object created while the file runs, to check at the end that none is left open. */
+const engine = { workers: [] as ms.Worker[], routers: [] as ms.Router[], transports: [] as ms.Transport[], producers: [] as ms.Producer[], consumers: [] as ms.Consumer[] };
+function watchEngine(worker: ms.Worker) {
+  engine.workers.push(worker);
+  worker.observer.on('newrouter', (router: ms.Router) => {
+    engine.routers.push(router);
+    router.observer.on('newtransport', (transport: ms.Transport) => {
+      engine.transports.push(transport);
+      transport.observer.on('newproducer', (p: ms.Producer) => void engine.producers.push(p));
+      transport.observer.on('newconsumer', (c: ms.Consumer) => void engine.consumers.push(c));
+    });
+  });
+}
+mediasoup.observer.on('newworker', watchEngine);
+
+let t: TestApp;
+let pidsBefore: (number | null)[];
+let countsBefore: Record<string, number>;
+/** Long-lived resources the fuzzed requests point at. */
+const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0 };
+/** Resources created by fuzzed requests that succeeded; closed after each run. */
+const created: { kind: 'routers' | 'transports' | 'producers' | 'consumers'; id: string }[] = [];
+
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+  const res = await t.app.request(path, {
+    method,
+    headers: { 'x-internal-token': t.internalToken, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return answerOf(res);
+}
+
+async function must(method: string, path: string, body: unknown, status: number): Promise<any> {
+  const a = await call(method, path, body);
+  if (a.status !== status) throw new Error(`${method} ${path}: ${a.status} ${a.text}`);
+  return a.body;
+}
+
+async function info() {
+  return (await call('GET', '/internal/info')).body as { workers: { pid: number | null; alive: boolean; deaths: number }[]; counts: Record<string, number> };
+}
+
+let ssrc = 5_000_000;
+const opusParameters = () => ({
+  mid: undefined as string | undefined,
+  codecs: [{ mimeType: 'audio/opus', payloadType: 111, clockRate: 48000, channels: 2, parameters: { minptime: 10, useinbandfec: 1 }, rtcpFeedback: [{ type: 'transport-cc' }] }],
+  headerExtensions: [
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 1 },
+    { uri: 'urn:ietf:params:rtp-hdrext:ssrc-audio-level', id: 10 },
+  ],
+  encodings: [{ ssrc: ssrc++, dtx: false }],
+  rtcp: { cname: 'fuzz', reducedSize: true },
+});
+const vp8Parameters = () => {
+  const primary = (ssrc += 2);
+  return {
+    codecs: [
+      {
+        mimeType: 'video/VP8',
+        payloadType: 96,
+        clockRate: 90000,
+        parameters: {},
+        rtcpFeedback: [{ type: 'nack' }, { type: 'nack', parameter: 'pli' }, { type: 'ccm', parameter: 'fir' }, { type: 'goog-remb' }],
+      },
+      { mimeType: 'video/rtx', payloadType: 97, clockRate: 90000, parameters: { apt: 96 }, rtcpFeedback: [] },
+    ],
+    headerExtensions: [
+      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time', id: 4 },
+      { uri: 'urn:3gpp:video-orientation', id: 13 },
+    ],
+    encodings: [{ ssrc: primary, rtx: { ssrc: primary + 1 }, maxBitrate: 500_000, scalabilityMode: 'L1T3' }],
+    rtcp: { cname: 'fuzz-video', reducedSize: true },
+  };
+};
+const simulcastParameters = () => ({
+  mid: `m${ssrc++}`,
+  codecs: vp8Parameters().codecs,
+  headerExtensions: [
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 1 },
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id', id: 2 },
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 3 },
+  ],
+  encodings: [
+    { rid: 'r0', scaleResolutionDownBy: 4, maxBitrate: 100_000 },
+    { rid: 'r1', scaleResolutionDownBy: 2, maxBitrate: 300_000 },
+    { rid: 'r2', maxBitrate: 900_000 },
+  ],
+  rtcp: { cname: 'fuzz-sim' },
+});
+const routerCodecs = () => [
+  { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
+  { kind: 'video', mimeType: 'video/VP8', clockRate: 90000, parameters: { 'x-google-start-bitrate': 1000 } },
+  { kind: 'video', mimeType: 'video/H264', clockRate: 90000, parameters: { 'packetization-mode': 1, 'profile-level-id': '42e01f', 'level-asymmetry-allowed': 1 } },
+];
+
+beforeAll(async () => {
+  t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200' });
+  const before = await info();
+  pidsBefore = before.workers.map((w) => w.pid);
+  countsBefore = before.counts;
+  const router = await must('POST', '/internal/v1/routers', {}, 201);
+  base.routerId = router.id;
+  base.rtpCapabilities = router.rtpCapabilities;
+  base.send = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'send' }, 201)).id;
+  base.recv = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'recv' }, 201)).id;
+  const rtpParameters = opusParameters();
+  base.producerSsrc = rtpParameters.encodings[0]!.ssrc;
+  base.producerId = (await must('POST', '/internal/v1/producers', { transportId: base.send, kind: 'audio', rtpParameters }, 201)).id;
+}, 60_000);
+
+afterAll(async () => {
+  console.log(stats.summary());
+  await t?.close();
+}, 60_000);
+
+const token = fc.oneof(
+  { arbitrary: fc.constant<'valid' | string | undefined>('valid'), weight: 12 },
+  { arbitrary: fc.constantFrom<string | undefined>(undefined, '', 'x', 'test-internal-token-0123456789abcdeX', 'test-internal-token-0123456789abcdef '), weight: 2 },
+  { arbitrary: headerValueOf(300), weight: 1 },
+  { arbitrary: headerValueOf(8000), weight: 1 },
+);
+
+interface FuzzRequest {
+  token: string | undefined;
+  contentType: string | undefined;
+  query: string;
+  body: RawBody;
+}
+
+function requests(body: fc.Arbitrary<unknown>): fc.Arbitrary<FuzzRequest> {
+  return fc.record({
+    token,
+    contentType,
+    query: fc.oneof(fc.constant(''), fc.constant('?x=1'), fc.string({ unit: 'binary', maxLength: 20 }).map((q) => `?${encodeURIComponent(q)}`)),
+    body: rawBody(body, RELAY_LIMIT),
+  });
+}
+
+async function send(method: string, path: string, r: FuzzRequest): Promise<Answer> {
+  const headers = { 'x-internal-token': r.token === 'valid' ? t.internalToken : r.token, 'content-type': r.contentType };
+  const started = performance.now();
+  const answer = await answerOf(await t.app.request(`${path}${r.query}`, requestInit(method, headers, r.body.text)));
+  const ms = performance.now() - started;
+  if (ms > 500) console.log(`SLOW ${Math.round(ms)} ms: ${what(method, path, r).slice(0, 600)} → ${answer.status} ${answer.text.slice(0, 200)}`);
+  stats.record(answer.status);
+  return answer;
+}
+
+const what = (method: string, path: string, r: FuzzRequest) =>
+  `${method} ${path}${r.query.slice(0, 40)} [token ${r.token === 'valid' ? 'valid' : JSON.stringify(r.token?.slice(0, 40))}, ${r.body.note}, ${r.contentType}] ${typeof r.body.text === 'string' ? r.body.text.slice(0, 400) : ''}`;
+
+/** Closes what the fuzzed requests created, so each run starts from the base resources only. */
+async function cleanUp(): Promise<void> {
+  for (const { kind, id } of created.splice(0).reverse()) {
+    if (kind === 'transports') continue; // closed with their router below, or kept by the base router
+    const a = await call('DELETE', `/internal/v1/${kind}/${id}`);
+    expect([204, 404]).toContain(a.status);
+  }
+}
+
+/** A transport of the base router made for one run (connect and delete need their own). */
+async function freshTransport(direction: 'send' | 'recv' = 'send'): Promise<string> {
+  const id = (await must('POST', '/internal/v1/transports', { routerId: base.routerId, direction }, 201)).id as string;
+  created.push({ kind: 'transports', id });
+  return id;
+}
+
+/** An id: one that exists (from `existing`), an unknown UUID, or not an id at all. */
+function idOf(existing: () => Promise<string>): fc.Arbitrary<() => Promise<string>> {
+  return fc.oneof(
+    { arbitrary: fc.constant(existing), weight: 3 },
+    { arbitrary: notAnId.map((id) => async () => id), weight: 2 },
+  );
+}
+
+describe('fuzz /internal', () => {
+  it('POST /v1/routers', async () => {
+    const body = fc.oneof(anyJson, mutated(() => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', n: 1 } })), mutated(() => ({})));
+    await fc.assert(
+      fc.asyncProperty(requests(body), async (r) => {
+        const a = await send('POST', '/internal/v1/routers', r);
+        expectRelayAnswer(a, 201, ['VALIDATION_ERROR'], what('POST', '/routers', r));
+        if (a.status === 201) {
+          expect((a.body as { id: string }).id).toMatch(/^[0-9a-f-]{36}$/);
+          created.push({ kind: 'routers', id: (a.body as { id: string }).id });
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /v1/transports', async () => {
+    const valid = () => ({ routerId: base.routerId, direction: 'send', enableSctp: true, appData: { peer: 'p1' } });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), mutated(() => ({ ...valid(), direction: 'recv' })))), async (r) => {
+        const a = await send('POST', '/internal/v1/transports', r);
+        expectRelayAnswer(a, 201, ['VALIDATION_ERROR', 'NOT_FOUND'], what('POST', '/transports', r));
+        if (a.status === 201) {
+          const transport = a.body as { id: string; iceCandidates: unknown[]; dtlsParameters: unknown };
+          expect(transport.iceCandidates.length).toBeGreaterThan(0);
+          created.push({ kind: 'transports', id: transport.id });
+        }
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /v1/transports/:id/connect', async () => {
+    const body = fc.oneof(anyJson, mutated(() => ({ dtlsParameters: dtls() })), mutated(() => ({ dtlsParameters: { role: 'server', fingerprints: [dtls().fingerprints[0], { algorithm: 'sha-1', value: dtls().fingerprints[0]!.value.slice(0, 59) }] } })));
+    await fc.assert(
+      fc.asyncProperty(idOf(() => freshTransport(Math.random() < 0.5 ? 'send' : 'recv')), requests(body), async (id, r) => {
+        const path = `/internal/v1/transports/${await id()}/connect`;
+        const a = await send('POST', path, r);
+        expectRelayAnswer(a, 200, ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], what('POST', path, r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /v1/producers', async () => {
+    const valid = (kind: 'audio' | 'video', rtpParameters: unknown) => () => ({ transportId: base.send, kind, rtpParameters, paused: false, appData: { source: 'mic' } });
+    const body = fc.oneof(
+      anyJson,
+      mutated(() => valid('audio', opusParameters())()),
+      mutated(() => valid('video', vp8Parameters())()),
+      mutated(() => valid('video', simulcastParameters())()),
+      // One part broken of a body that collides with the producer already on that transport.
+      mutated(() => valid('audio', { ...opusParameters(), encodings: [{ ssrc: base.producerSsrc }] })()),
+      fc.constant(null).map(() => valid('audio', { ...opusParameters(), encodings: [{ ssrc: base.producerSsrc }] })()),
+      fc.constant(null).map(() => ({ ...valid('audio', opusParameters())(), transportId: base.recv })),
+    );
+    await fc.assert(
+      fc.asyncProperty(requests(body), async (r) => {
+        const a = await send('POST', '/internal/v1/producers', r);
+        expectRelayAnswer(a, 201, ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], what('POST', '/producers', r));
+        if (a.status === 201) created.push({ kind: 'producers', id: (a.body as { id: string }).id });
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /v1/consumers', async () => {
+    const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) });
+    const body = fc.oneof(anyJson, mutated(valid), fc.constant(null).map(() => ({ ...valid(), transportId: base.send })));
+    await fc.assert(
+      fc.asyncProperty(requests(body), async (r) => {
+        const a = await send('POST', '/internal/v1/consumers', r);
+        expectRelayAnswer(a, 201, ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'CAN_NOT_CONSUME'], what('POST', '/consumers', r));
+        if (a.status === 201) {
+          expect((a.body as { paused: boolean }).paused).toBe(true);
+          created.push({ kind: 'consumers', id: (a.body as { id: string }).id });
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /v1/consumers/:id/resume, DELETE of consumers, producers and routers', async () => {
+    const consumer = async () => {
+      const body = await must('POST', '/internal/v1/consumers', { transportId: base.recv, producerId: base.producerId, rtpCapabilities: base.rtpCapabilities }, 201);
+      created.push({ kind: 'consumers', id: body.id });
+      return body.id as string;
+    };
+    const producer = async () => {
+      const body = await must('POST', '/internal/v1/producers', { transportId: base.send, kind: 'audio', rtpParameters: opusParameters() }, 201);
+      created.push({ kind: 'producers', id: body.id });
+      return body.id as string;
+    };
+    const router = async () => {
+      const body = await must('POST', '/internal/v1/routers', {}, 201);
+      created.push({ kind: 'routers', id: body.id });
+      return body.id as string;
+    };
+    const target = fc.oneof(
+      idOf(consumer).map((id) => ({ method: 'POST', kind: 'consumers', suffix: '/resume', id, success: 200 })),
+      idOf(consumer).map((id) => ({ method: 'DELETE', kind: 'consumers', suffix: '', id, success: 204 })),
+      idOf(producer).map((id) => ({ method: 'DELETE', kind: 'producers', suffix: '', id, success: 204 })),
+      idOf(router).map((id) => ({ method: 'DELETE', kind: 'routers', suffix: '', id, success: 204 })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target, requests(anyJson), async (x, r) => {
+        const path = `/internal/v1/${x.kind}/${await x.id()}${x.suffix}`;
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, ['NOT_FOUND', 'VALIDATION_ERROR'], what(x.method, path, r));
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(consumer|producer|router|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /info, unknown routes and wrong methods under /internal', async () => {
+    const path = fc.oneof(
+      fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/metrics'),
+      fc.tuple(fc.constantFrom('routers', 'transports', 'producers', 'consumers'), notAnId, fc.constantFrom('', '/connect', '/resume', '/x')).map(([k, id, s]) => `/internal/v1/${k}/${id}${s}`),
+      fc.array(notAnId, { maxLength: 4 }).map((segments) => `/internal/${segments.join('/')}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'), path, requests(anyJson), async (method, p, r) => {
+        const a = await send(method, p, r);
+        const resolved = new URL(p, 'http://localhost').pathname;
+        if (resolved === '/internal' || resolved.startsWith('/internal/')) {
+          expect(a.status, what(method, p, r)).toBeLessThan(500);
+          if (a.status >= 400) expectRelayAnswer(a, 0, ['NOT_FOUND', 'VALIDATION_ERROR', 'CONFLICT', 'CAN_NOT_CONSUME'], what(method, p, r));
+          if (a.status === 201 && resolved === '/internal/v1/routers') created.push({ kind: 'routers', id: (a.body as { id: string }).id });
+        } else {
+          expect(a.status, what(method, p, r)).toBe(404);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('left every worker alive and nothing behind, in the registry or in the engine', async () => {
+    expect(stats.serverErrors).toBe(0);
+    expect((await call('DELETE', `/internal/v1/routers/${base.routerId}`)).status).toBe(204);
+    const after = await info();
+    expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
+    expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
+    expect(after.counts).toEqual(countsBefore);
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+    // The engine agrees: everything it created during the file is closed.
+    expect(engine.routers.length).toBeGreaterThan(10);
+    const open = {
+      routers: engine.routers.filter((x) => !x.closed).length,
+      transports: engine.transports.filter((x) => !x.closed).length,
+      producers: engine.producers.filter((x) => !x.closed).length,
+      consumers: engine.consumers.filter((x) => !x.closed).length,
+    };
+    expect(open).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+    console.log(`engine objects created during the fuzz: ${engine.routers.length} routers, ${engine.transports.length} transports, ${engine.producers.length} producers, ${engine.consumers.length} consumers`);
+  });
+});
