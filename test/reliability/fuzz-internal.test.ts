@@ -3,8 +3,6 @@
 // tokens and path ids. Every answer is the relay's error object or the documented success, never a
 // 5xx; no worker dies (pids unchanged) and nothing leaks (registry and engine back to empty).
 import fc from 'fast-check';
-import * as mediasoup from 'mediasoup';
-import type { types as ms } from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import {
@@ -22,25 +20,14 @@ import {
   type Answer,
   type RawBody,
 } from './support/fuzz.js';
+import { EngineWatch } from './support/engine.js';
 import { dtls } from './support/traffic.js';
 
 const RELAY_LIMIT = 256 * 1024;
 const stats = new FuzzStats('/internal');
 
 /** Every engine object created while the file runs, to check at the end that none is left open. */
-const engine = { workers: [] as ms.Worker[], routers: [] as ms.Router[], transports: [] as ms.Transport[], producers: [] as ms.Producer[], consumers: [] as ms.Consumer[] };
-function watchEngine(worker: ms.Worker) {
-  engine.workers.push(worker);
-  worker.observer.on('newrouter', (router: ms.Router) => {
-    engine.routers.push(router);
-    router.observer.on('newtransport', (transport: ms.Transport) => {
-      engine.transports.push(transport);
-      transport.observer.on('newproducer', (p: ms.Producer) => void engine.producers.push(p));
-      transport.observer.on('newconsumer', (c: ms.Consumer) => void engine.consumers.push(c));
-    });
-  });
-}
-mediasoup.observer.on('newworker', watchEngine);
+const engine = EngineWatch.start();
 
 let t: TestApp;
 let pidsBefore: (number | null)[];
@@ -356,13 +343,7 @@ describe('fuzz /internal', () => {
     expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
-    const open = {
-      routers: engine.routers.filter((x) => !x.closed).length,
-      transports: engine.transports.filter((x) => !x.closed).length,
-      producers: engine.producers.filter((x) => !x.closed).length,
-      consumers: engine.consumers.filter((x) => !x.closed).length,
-    };
-    expect(open).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
-    console.log(`engine objects created during the fuzz: ${engine.routers.length} routers, ${engine.transports.length} transports, ${engine.producers.length} producers, ${engine.consumers.length} consumers`);
+    expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+    console.log(`engine objects created during the fuzz: ${JSON.stringify(engine.created())}`);
   });
 });

@@ -1,0 +1,48 @@
+// What mediasoup itself holds, seen through its observer API, to compare with the relay's registry:
+// nothing half-created may stay registered, nothing registered may be closed in the engine.
+import * as mediasoup from 'mediasoup';
+import type { types as ms } from 'mediasoup';
+
+export interface EngineCounts {
+  routers: number;
+  transports: number;
+  producers: number;
+  consumers: number;
+}
+
+export class EngineWatch {
+  readonly workers: ms.Worker[] = [];
+  readonly routers: ms.Router[] = [];
+  readonly transports: ms.Transport[] = [];
+  readonly producers: ms.Producer[] = [];
+  readonly consumers: ms.Consumer[] = [];
+
+  /** Call before the app (and its workers) is built. */
+  static start(): EngineWatch {
+    const watch = new EngineWatch();
+    mediasoup.observer.on('newworker', (worker: ms.Worker) => watch.adopt(worker));
+    return watch;
+  }
+
+  private adopt(worker: ms.Worker): void {
+    this.workers.push(worker);
+    worker.observer.on('newrouter', (router: ms.Router) => {
+      this.routers.push(router);
+      router.observer.on('newtransport', (transport: ms.Transport) => {
+        this.transports.push(transport);
+        transport.observer.on('newproducer', (producer: ms.Producer) => void this.producers.push(producer));
+        transport.observer.on('newconsumer', (consumer: ms.Consumer) => void this.consumers.push(consumer));
+      });
+    });
+  }
+
+  /** Objects the engine still has open. */
+  open(): EngineCounts {
+    const live = (xs: { closed: boolean }[]) => xs.filter((x) => !x.closed).length;
+    return { routers: live(this.routers), transports: live(this.transports), producers: live(this.producers), consumers: live(this.consumers) };
+  }
+
+  created(): EngineCounts {
+    return { routers: this.routers.length, transports: this.transports.length, producers: this.producers.length, consumers: this.consumers.length };
+  }
+}
