@@ -9,6 +9,12 @@ import postgres from 'postgres';
 import type { Config } from '../config.js';
 import * as schema from './schema.js';
 
+/**
+ * The drizzle database. Do not use `db.transaction()` here: with postgres.js 3.4.9 a transaction
+ * whose connection the server ends (a restart, an outage) makes the driver write its own ROLLBACK to
+ * a closed socket from a timer, an uncaught TypeError that kills the process (porsager/postgres#1208).
+ * Writes that must be atomic are single statements (data-modifying CTEs); see src/auth/service.ts.
+ */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 export interface Database {

@@ -14,7 +14,7 @@ const OUTAGE_MS = 2500;
 
 /** Runs until PostgreSQL goes away (psql then exits with an error), holding a lock on sessions. */
 function holdSessionsLock(db: OwnPostgres): Promise<void> {
-  const psql = spawn('psql', ['-h', '127.0.0.1', '-p', String(db.port), '-U', 'postgres', '-d', 'postgres', '-c', 'begin; lock table sessions in share row exclusive mode; select pg_sleep(30);'], {
+  const psql = spawn('/usr/lib/postgresql/15/bin/psql', ['-h', '127.0.0.1', '-p', String(db.port), '-U', 'postgres', '-d', 'postgres', '-c', 'begin; lock table sessions in share row exclusive mode; select pg_sleep(30);'], {
     stdio: 'ignore',
   });
   const timer = setTimeout(() => psql.kill('SIGKILL'), 40_000);

@@ -17,7 +17,6 @@ import {
   fuzzParameters,
   headerValueOf,
   mutated,
-  nastyString,
   notAnId,
   rawBody,
   requestInit,
@@ -271,6 +270,3 @@ describe('fuzz /api/v1/auth', () => {
     expect(stats.serverErrors).toBe(0);
   });
 });
-
-// Keep a reference so an unused-import lint never drops the arbitrary most likely to find encoding bugs.
-void nastyString;
