@@ -1,5 +1,6 @@
-// Property-based fuzzing of every /api endpoint (fast-check): hostile bodies, content types, headers,
-// tokens and paths. Every answer is the envelope with a code the endpoint can give, never a 5xx.
+// Property-based fuzzing of every /api endpoint (fast-check), on PGlite and on PostgreSQL: hostile
+// bodies, content types, headers, tokens and paths. Every answer is the envelope with a code the
+// endpoint can give, never a 5xx.
 // The rate limiter runs on every request (TRUST_PROXY=xff, huge limits) with fuzzed X-Forwarded-For.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
