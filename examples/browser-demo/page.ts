@@ -1,0 +1,265 @@
+// The demo page: log in with the account API, then send the camera and microphone to the relay with
+// mediasoup-client and receive them back. Bundled by esbuild (start.ts); runs in the browser.
+import { Device, type types } from 'mediasoup-client';
+
+/** What the page exposes for the end-to-end test and for curious people in the console. */
+interface DemoState {
+  phase: 'logged-out' | 'ready' | 'joining' | 'live' | 'left' | 'error';
+  error?: string;
+  user?: { id: number; username: string };
+  handlerName?: string;
+  /** Cumulative counters from consumer.getStats() (inbound-rtp), refreshed twice a second. */
+  stats: { audio?: InboundCounters; video?: InboundCounters };
+  /** Milliseconds from the resume calls to the first received video frame on screen. */
+  firstFrameMs?: number;
+}
+interface InboundCounters {
+  at: number;
+  packetsReceived: number;
+  bytesReceived: number;
+  packetsLost: number;
+  framesDecoded?: number;
+  frameWidth?: number;
+  frameHeight?: number;
+  codec?: string;
+}
+
+declare global {
+  interface Window {
+    demo: DemoState;
+  }
+}
+
+const state: DemoState = { phase: 'logged-out', stats: {} };
+window.demo = state;
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
+const statusEl = $('status');
+const joinButton = $<HTMLButtonElement>('join');
+const leaveButton = $<HTMLButtonElement>('leave');
+
+function setStatus(text: string, phase?: DemoState['phase']) {
+  if (phase) state.phase = phase;
+  statusEl.textContent = text;
+  statusEl.classList.toggle('error', state.phase === 'error');
+}
+
+function fail(error: unknown) {
+  const message = error instanceof Error ? error.message : String(error);
+  state.error = message;
+  setStatus(`Error: ${message}`, 'error');
+  console.error(error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Account API (proxied by the demo server under /api): register or log in, keep the access token.
+
+let accessToken: string | undefined;
+
+async function account(path: 'register' | 'login', body: Record<string, string>) {
+  const res = await fetch(`/api/v1/auth/${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const envelope = (await res.json()) as { code: number; message: string; data: { token: string; user: { id: number; username: string } } | null };
+  if (envelope.code !== 0 || !envelope.data) throw new Error(`${path}: ${envelope.message} (code ${envelope.code})`);
+  accessToken = envelope.data.token;
+  state.user = { id: envelope.data.user.id, username: envelope.data.user.username };
+}
+
+$<HTMLFormElement>('account').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = new FormData(event.target as HTMLFormElement);
+  const action = (event.submitter as HTMLButtonElement | null)?.value === 'login' ? 'login' : 'register';
+  const username = String(form.get('username') ?? '');
+  const password = String(form.get('password') ?? '');
+  const request =
+    action === 'register'
+      ? account('register', { username, password, email: String(form.get('email') || `${username}@example.com`) })
+      : account('login', { account: username, password });
+  request.then(() => {
+    setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
+    joinButton.disabled = false;
+  }, fail);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Signaling: the demo server's JSON endpoints. It checks the access token against the account API
+// and calls the relay with its internal token, which this page never sees.
+
+async function signal<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`/signaling${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${accessToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    keepalive: method === 'DELETE',
+  });
+  if (res.status === 204) return undefined as T;
+  const json = (await res.json()) as T & { error?: string };
+  if (!res.ok) throw new Error(`${method} ${path}: ${json.error ?? res.status}`);
+  return json;
+}
+
+type TransportParams = Pick<types.TransportOptions, 'id' | 'iceParameters' | 'iceCandidates' | 'dtlsParameters'>;
+type ConsumerParams = Pick<types.ConsumerOptions, 'id' | 'producerId' | 'kind' | 'rtpParameters'>;
+
+interface Call {
+  sessionId: string;
+  stream: MediaStream;
+  sendTransport: types.Transport;
+  recvTransport: types.Transport;
+  consumers: types.Consumer[];
+  statsTimer?: number;
+}
+let call: Call | undefined;
+
+/** Wires a mediasoup-client transport's `connect` event to the relay's connect, through signaling. */
+function onConnect(transport: types.Transport, sessionId: string) {
+  transport.on('connect', ({ dtlsParameters }, callback, errback) => {
+    signal('POST', `/sessions/${sessionId}/transports/${transport.id}/connect`, { dtlsParameters }).then(() => callback(), errback);
+  });
+}
+
+function connected(transport: types.Transport, timeoutMs = 10_000): Promise<void> {
+  if (transport.connectionState === 'connected') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${transport.direction} transport not connected after ${timeoutMs} ms`)), timeoutMs);
+    transport.on('connectionstatechange', (s) => {
+      if (s === 'connected') {
+        clearTimeout(timer);
+        resolve();
+      } else if (s === 'failed' || s === 'closed') {
+        clearTimeout(timer);
+        reject(new Error(`${transport.direction} transport ${s}`));
+      }
+    });
+  });
+}
+
+async function join() {
+  joinButton.disabled = true;
+  setStatus('Joining…', 'joining');
+
+  // 1. A session (a router of its own) and the router's RTP capabilities.
+  const { sessionId, routerRtpCapabilities } = await signal<{ sessionId: string; routerRtpCapabilities: types.RtpCapabilities }>('POST', '/sessions');
+
+  // 2. The device learns what the router can do and what this browser can do.
+  const device = new Device();
+  await device.load({ routerRtpCapabilities });
+  state.handlerName = device.handlerName;
+
+  // 3. Camera and microphone.
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
+  $<HTMLVideoElement>('local').srcObject = stream;
+
+  // 4. Send transport: `connect` fires on the first produce(), `produce` once per track.
+  const sendTransport = device.createSendTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'send' }));
+  onConnect(sendTransport, sessionId);
+  sendTransport.on('produce', ({ kind, rtpParameters }, callback, errback) => {
+    signal<{ id: string }>('POST', `/sessions/${sessionId}/producers`, { transportId: sendTransport.id, kind, rtpParameters }).then(callback, errback);
+  });
+  const producers: types.Producer[] = [];
+  for (const track of stream.getTracks()) producers.push(await sendTransport.produce({ track }));
+  $('producers').textContent = producers.map((p) => `${p.kind} ${p.rtpParameters.codecs[0]?.mimeType}`).join(', ');
+
+  // 5. Receive transport and consumers. The relay creates consumers paused; `connect` fires on
+  //    the first consume().
+  const recvTransport = device.createRecvTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' }));
+  onConnect(recvTransport, sessionId);
+  call = { sessionId, stream, sendTransport, recvTransport, consumers: [] };
+  for (const producer of producers) {
+    const params = await signal<ConsumerParams>('POST', `/sessions/${sessionId}/consumers`, {
+      transportId: recvTransport.id,
+      producerId: producer.id,
+      rtpCapabilities: device.rtpCapabilities,
+    });
+    call.consumers.push(await recvTransport.consume(params));
+  }
+  const video = call.consumers.find((c) => c.kind === 'video');
+  const audio = call.consumers.find((c) => c.kind === 'audio');
+  const remote = $<HTMLVideoElement>('remote');
+  if (video) remote.srcObject = new MediaStream([video.track]);
+  if (audio) $<HTMLAudioElement>('remote-audio').srcObject = new MediaStream([audio.track]);
+
+  // 6. Resume once the receive transport is connected (ICE and DTLS done), so the first video
+  //    packets, a keyframe asked for on resume, are not lost to a handshake still running.
+  await connected(recvTransport);
+  const resumedAt = performance.now();
+  await Promise.all(call.consumers.map((c) => signal('POST', `/sessions/${sessionId}/consumers/${c.id}/resume`)));
+  remote.requestVideoFrameCallback(() => {
+    state.firstFrameMs = Math.round(performance.now() - resumedAt);
+    $('timing').textContent = `first received frame ${state.firstFrameMs} ms after resume · handler ${state.handlerName}`;
+  });
+
+  leaveButton.disabled = false;
+  setStatus(`Live as ${state.user?.username}: your media goes through the relay and back.`, 'live');
+  call.statsTimer = window.setInterval(() => void refreshStats(), 500);
+}
+
+async function leave() {
+  const current = call;
+  call = undefined;
+  if (!current) return;
+  leaveButton.disabled = true;
+  window.clearInterval(current.statsTimer);
+  current.sendTransport.close();
+  current.recvTransport.close();
+  for (const track of current.stream.getTracks()) track.stop();
+  await signal('DELETE', `/sessions/${current.sessionId}`).catch(() => {});
+  setStatus('Left. Join again to restart.', 'left');
+  joinButton.disabled = false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live counters from consumer.getStats(): only this consumer's RTCRtpReceiver, unlike
+// transport.getStats(), which also lists mediasoup-client's probator stream.
+
+const previous: Partial<Record<'audio' | 'video', InboundCounters>> = {};
+
+async function refreshStats() {
+  for (const consumer of call?.consumers ?? []) {
+    const report = await consumer.getStats();
+    let inbound: Record<string, unknown> | undefined;
+    const codecs = new Map<string, string>();
+    report.forEach((s: Record<string, unknown>) => {
+      if (s.type === 'inbound-rtp') inbound = s;
+      if (s.type === 'codec') codecs.set(String(s.id), String(s.mimeType));
+    });
+    if (!inbound) continue;
+    const kind = consumer.kind;
+    const num = (v: unknown) => (typeof v === 'number' ? v : 0);
+    const now: InboundCounters = {
+      at: performance.now(),
+      packetsReceived: num(inbound.packetsReceived),
+      bytesReceived: num(inbound.bytesReceived),
+      packetsLost: num(inbound.packetsLost),
+      codec: codecs.get(String(inbound.codecId)),
+      ...(kind === 'video'
+        ? { framesDecoded: num(inbound.framesDecoded), frameWidth: num(inbound.frameWidth), frameHeight: num(inbound.frameHeight) }
+        : {}),
+    };
+    const before = previous[kind];
+    const seconds = before ? (now.at - before.at) / 1000 : 0;
+    const rate = (a: number, b: number | undefined) => (seconds > 0 && b !== undefined ? ((a - b) / seconds).toFixed(0) : '–');
+    $(`${kind}-packets`).textContent = now.packetsReceived.toLocaleString('en');
+    $(`${kind}-bytes`).textContent = now.bytesReceived.toLocaleString('en');
+    $(`${kind}-lost`).textContent = String(now.packetsLost);
+    $(`${kind}-pps`).textContent = rate(now.packetsReceived, before?.packetsReceived);
+    $(`${kind}-codec`).textContent = now.codec ?? '–';
+    if (kind === 'video') {
+      $('video-frames').textContent = String(now.framesDecoded);
+      $('video-fps').textContent = `${rate(now.framesDecoded ?? 0, before?.framesDecoded)} · ${now.frameWidth}×${now.frameHeight}`;
+    }
+    previous[kind] = now;
+    state.stats[kind] = now;
+  }
+}
+
+joinButton.addEventListener('click', () => void join().catch(fail));
+leaveButton.addEventListener('click', () => void leave().catch(fail));
+$<HTMLInputElement>('hear').addEventListener('change', (event) => {
+  $<HTMLAudioElement>('remote-audio').muted = !(event.target as HTMLInputElement).checked;
+});
+// Closing the tab leaves the session too (a keepalive DELETE outlives the page).
+window.addEventListener('pagehide', () => void leave());

@@ -1,0 +1,207 @@
+// The demo's signaling server: the backend a product would write. It holds the relay's internal
+// token (the browser never sees it), lets only holders of a valid account token in, and turns the
+// page's few JSON calls into relay calls through the typed relay client.
+import { randomUUID } from 'node:crypto';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { Hono, type Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { proxy } from 'hono/proxy';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import { createRelayClient, RelayClientError, type RelayClient } from '../../src/client/relay-client.js';
+
+export interface SignalingOptions {
+  /** Origin of the chat-backend service, e.g. `http://127.0.0.1:3100`: account API and relay. */
+  serviceUrl: string;
+  /** The service's INTERNAL_TOKEN. Stays on this server. */
+  internalToken: string;
+  /** The page: index.html and the esbuild bundle of page.ts, served from memory. */
+  assets: { html: string; script: string };
+  /** Sessions one user may hold at once; joining beyond it closes the user's oldest. */
+  maxSessionsPerUser?: number;
+}
+
+/** One join of one page: a router of its own, and what the page created on it. */
+interface Session {
+  id: string;
+  userId: number;
+  routerId: string;
+  transports: Map<string, 'send' | 'recv'>;
+  producers: Set<string>;
+  consumers: Set<string>;
+}
+
+type User = { id: number; username: string };
+type Env = { Variables: { user: User } };
+
+// The relay checks rtpParameters, rtpCapabilities and dtlsParameters itself (and answers
+// VALIDATION_ERROR); here only what this server needs to decide ownership is checked.
+const transportBody = z.object({ direction: z.enum(['send', 'recv']) });
+const connectBody = z.object({ dtlsParameters: z.looseObject({}) });
+const produceBody = z.object({ transportId: z.string(), kind: z.enum(['audio', 'video']), rtpParameters: z.looseObject({}) });
+const consumeBody = z.object({ transportId: z.string(), producerId: z.string(), rtpCapabilities: z.looseObject({}) });
+
+type DtlsParameters = Parameters<RelayClient['connectTransport']>[1];
+type RtpParameters = Parameters<RelayClient['createProducer']>[0]['rtpParameters'];
+type RtpCapabilities = Parameters<RelayClient['createConsumer']>[0]['rtpCapabilities'];
+
+async function parse<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  const body = await c.req.json().catch(() => undefined);
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new HTTPException(400, { message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
+  }
+  return parsed.data;
+}
+
+function forbidden(what: string): never {
+  throw new HTTPException(404, { message: `${what} not found in this session` });
+}
+
+/**
+ * The signaling app: `/signaling/*` (JSON, `Authorization: Bearer <access token>`), `/api/*`
+ * proxied to the service so the page has a single origin, and the page itself.
+ * @example serve({ fetch: createSignalingApp({ serviceUrl, internalToken, assets }).app.fetch, port: 8080 })
+ */
+export function createSignalingApp(options: SignalingOptions) {
+  const serviceUrl = options.serviceUrl.replace(/\/+$/, '');
+  const maxSessionsPerUser = options.maxSessionsPerUser ?? 4;
+  const relay = createRelayClient({ baseUrl: serviceUrl, token: options.internalToken });
+  const sessions = new Map<string, Session>();
+
+  /** The browser's address, for the service's per-client rate limits (it runs with TRUST_PROXY=xff). */
+  function forwardedFor(c: Context): Record<string, string> {
+    try {
+      const address = getConnInfo(c).remote.address;
+      return address ? { 'X-Forwarded-For': address } : {};
+    } catch {
+      return {};
+    }
+  }
+
+  async function closeSession(session: Session) {
+    sessions.delete(session.id);
+    // Closing the router closes its transports, producers and consumers on the relay.
+    await relay.closeRouter(session.routerId).catch((error: unknown) => {
+      if (!(error instanceof RelayClientError && error.code === 'NOT_FOUND')) throw error;
+    });
+  }
+
+  function sessionOf(c: Context<Env>): Session {
+    const session = sessions.get(c.req.param('sessionId') ?? '');
+    if (!session || session.userId !== c.get('user').id) forbidden('session');
+    return session;
+  }
+
+  function transportOf(session: Session, id: string, direction: 'send' | 'recv'): string {
+    if (session.transports.get(id) !== direction) forbidden(`${direction} transport`);
+    return id;
+  }
+
+  const signaling = new Hono<Env>()
+    // Who may join: whoever holds an access token the account API accepts right now.
+    .use(async function accountToken(c, next) {
+      const authorization = c.req.header('authorization');
+      if (!authorization) throw new HTTPException(401, { message: 'log in first' });
+      const res = await fetch(`${serviceUrl}/api/v1/auth/profile`, { headers: { Authorization: authorization, ...forwardedFor(c) } });
+      const body = (await res.json().catch(() => undefined)) as { code?: number; data?: User } | undefined;
+      if (res.status === 401) throw new HTTPException(401, { message: 'access token not accepted; log in again' });
+      if (!res.ok || body?.code !== 0 || !body.data) throw new HTTPException(502, { message: `account API answered HTTP ${res.status}` });
+      c.set('user', { id: body.data.id, username: body.data.username });
+      await next();
+    })
+    // Join: a router for this page; its rtpCapabilities are what Device.load() needs.
+    .post('/sessions', async (c) => {
+      const user = c.get('user');
+      const mine = [...sessions.values()].filter((s) => s.userId === user.id);
+      for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
+      const router = await relay.createRouter({ appData: { userId: user.id } });
+      const session: Session = { id: randomUUID(), userId: user.id, routerId: router.id, transports: new Map(), producers: new Set(), consumers: new Set() };
+      sessions.set(session.id, session);
+      return c.json({ sessionId: session.id, user, routerRtpCapabilities: router.rtpCapabilities }, 201);
+    })
+    .post('/sessions/:sessionId/transports', async (c) => {
+      const session = sessionOf(c);
+      const { direction } = await parse(c, transportBody);
+      const t = await relay.createTransport({ routerId: session.routerId, direction });
+      session.transports.set(t.id, direction);
+      return c.json({ id: t.id, iceParameters: t.iceParameters, iceCandidates: t.iceCandidates, dtlsParameters: t.dtlsParameters }, 201);
+    })
+    .post('/sessions/:sessionId/transports/:transportId/connect', async (c) => {
+      const session = sessionOf(c);
+      const id = c.req.param('transportId');
+      if (!session.transports.has(id)) forbidden('transport');
+      const { dtlsParameters } = await parse(c, connectBody);
+      await relay.connectTransport(id, dtlsParameters as DtlsParameters);
+      return c.json({ connected: true });
+    })
+    .post('/sessions/:sessionId/producers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, produceBody);
+      const transportId = transportOf(session, body.transportId, 'send');
+      const producer = await relay.createProducer({ transportId, kind: body.kind, rtpParameters: body.rtpParameters as RtpParameters });
+      session.producers.add(producer.id);
+      return c.json({ id: producer.id }, 201);
+    })
+    .post('/sessions/:sessionId/consumers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, consumeBody);
+      const transportId = transportOf(session, body.transportId, 'recv');
+      if (!session.producers.has(body.producerId)) forbidden('producer');
+      const consumer = await relay.createConsumer({
+        transportId,
+        producerId: body.producerId,
+        rtpCapabilities: body.rtpCapabilities as RtpCapabilities,
+      });
+      session.consumers.add(consumer.id);
+      // What mediasoup-client's transport.consume() takes. The relay created it paused.
+      return c.json({ id: consumer.id, producerId: consumer.producerId, kind: consumer.kind, rtpParameters: consumer.rtpParameters }, 201);
+    })
+    .post('/sessions/:sessionId/consumers/:consumerId/resume', async (c) => {
+      const session = sessionOf(c);
+      const id = c.req.param('consumerId');
+      if (!session.consumers.has(id)) forbidden('consumer');
+      const { paused } = await relay.resumeConsumer(id);
+      return c.json({ paused });
+    })
+    .delete('/sessions/:sessionId', async (c) => {
+      await closeSession(sessionOf(c));
+      return c.body(null, 204);
+    });
+
+  const app = new Hono()
+    .get('/', (c) => c.html(options.assets.html))
+    .get('/page.js', (c) => c.body(options.assets.script, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }))
+    // The account API, proxied unchanged so the page talks to one origin (no CORS).
+    .all('/api/*', (c) => {
+      const url = new URL(c.req.url);
+      return proxy(`${serviceUrl}${url.pathname}${url.search}`, {
+        ...c.req,
+        headers: { ...c.req.header(), host: undefined, ...forwardedFor(c) },
+      });
+    })
+    .route('/signaling', signaling);
+
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) return c.json({ error: error.message }, error.status);
+    if (error instanceof RelayClientError) {
+      // The relay's 4xx are the page's mistakes (bad parameters, wrong state); its 5xx are ours.
+      const status = (error.status >= 400 && error.status < 500 ? error.status : 502) as ContentfulStatusCode;
+      return c.json({ error: error.message, code: error.code }, status);
+    }
+    console.error('signaling error', error);
+    return c.json({ error: 'internal error' }, 500);
+  });
+
+  return {
+    app,
+    /** Closes every session's router on the relay (on shutdown). */
+    async closeAll() {
+      await Promise.allSettled([...sessions.values()].map(closeSession));
+    },
+    get sessionCount() {
+      return sessions.size;
+    },
+  };
+}

@@ -1,0 +1,168 @@
+// Starts the whole demo: the chat-backend service as a child process (`node --import tsx
+// src/server.ts`), the page bundled with esbuild, and the signaling server in this process.
+// Used by `npm run demo` (main.ts) and by the real-browser test.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { serve, type ServerType } from '@hono/node-server';
+import { build } from 'esbuild';
+import { createSignalingApp } from './server.js';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 5_000;
+const LOG_TAIL_CHARS = 16_000;
+
+export interface DemoOptions {
+  /** Port of the signaling server and page; 0 picks a free one. */
+  demoPort: number;
+  /** Port of the chat-backend service; 0 picks a free one. */
+  servicePort: number;
+  /** The one UDP/TCP port of the service's single mediasoup worker. */
+  rtcPort: number;
+  /** `memory://` (default) keeps the accounts in memory for this run only. */
+  databaseUrl?: string;
+  /** The service's LOG_LEVEL (default `warn`). */
+  serviceLogLevel?: string;
+  /** `inherit` writes the service's output to this terminal; `capture` keeps its tail for `serviceLog()`. */
+  serviceOutput?: 'inherit' | 'capture';
+}
+
+export interface RunningDemo {
+  /** The page, e.g. `http://127.0.0.1:8080/`. */
+  url: string;
+  serviceUrl: string;
+  /** The tail of the service's output (with `serviceOutput: 'capture'`). */
+  serviceLog(): string;
+  /** Stops the signaling server and the service; resolves once the service has exited. */
+  close(): Promise<void>;
+}
+
+/** A port that was free a moment ago on 127.0.0.1 (the service needs a number before it starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, HOST, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Bundles page.ts for the browser, in memory: the bundle is never written to the tree. */
+export async function buildPage(): Promise<{ html: string; script: string }> {
+  const [html, bundle] = await Promise.all([
+    readFile(`${HERE}index.html`, 'utf8'),
+    build({
+      entryPoints: [`${HERE}page.ts`],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      sourcemap: 'inline',
+      write: false,
+      logLevel: 'silent',
+    }),
+  ]);
+  const script = bundle.outputFiles[0]?.text;
+  if (!script) throw new Error('esbuild produced no bundle for page.ts');
+  return { html, script };
+}
+
+function startService(options: DemoOptions & { servicePort: number; internalToken: string }) {
+  const child = spawn(
+    process.execPath,
+    // exit-with-parent.ts: the service stops when this process dies without cleaning up.
+    ['--import', 'tsx', '--import', `${HERE}exit-with-parent.ts`, 'src/server.ts'],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        HOST,
+        PORT: String(options.servicePort),
+        DATABASE_URL: options.databaseUrl ?? 'memory://',
+        INTERNAL_TOKEN: options.internalToken,
+        MEDIASOUP_WORKERS: '1',
+        MEDIASOUP_LISTEN_IP: HOST,
+        RTC_MIN_PORT: String(options.rtcPort),
+        RTC_MAX_PORT: String(options.rtcPort),
+        // The signaling server proxies the account API and appends the browser's address.
+        TRUST_PROXY: 'xff',
+        LOG_LEVEL: options.serviceLogLevel ?? 'warn',
+      },
+      stdio: ['pipe', options.serviceOutput === 'capture' ? 'pipe' : 'inherit', options.serviceOutput === 'capture' ? 'pipe' : 'inherit'],
+    },
+  );
+  let log = '';
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString('utf8')).slice(-LOG_TAIL_CHARS);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code ?? 0)));
+  return { child, exited, log: () => log };
+}
+
+async function waitReady(serviceUrl: string, exited: Promise<number | string>, log: () => string): Promise<void> {
+  let exit: number | string | undefined;
+  void exited.then((e) => (exit = e));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exit !== undefined) throw new Error(`the service exited (${exit}) before it was ready\n${log()}`);
+    const ready = await fetch(`${serviceUrl}/readyz`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the service was not ready within ${READY_TIMEOUT_MS} ms\n${log()}`);
+}
+
+async function stopService(child: ChildProcess, exited: Promise<number | string>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * @example
+ * const demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: 40100 })
+ * console.log(demo.url); await demo.close()
+ */
+export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  const internalToken = randomBytes(32).toString('base64url');
+  const servicePort = options.servicePort || (await freePort());
+  const serviceUrl = `http://${HOST}:${servicePort}`;
+  const service = startService({ ...options, servicePort, internalToken });
+
+  let server: ServerType | undefined;
+  let signaling: ReturnType<typeof createSignalingApp> | undefined;
+  const close = async () => {
+    if (server) {
+      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      await closed;
+    }
+    await signaling?.closeAll();
+    await stopService(service.child, service.exited);
+  };
+
+  try {
+    const [assets] = await Promise.all([buildPage(), waitReady(serviceUrl, service.exited, service.log)]);
+    signaling = createSignalingApp({ serviceUrl, internalToken, assets });
+    const port = await new Promise<number>((resolve, reject) => {
+      server = serve({ fetch: signaling!.app.fetch, port: options.demoPort, hostname: HOST }, (info) => resolve(info.port));
+      server.once('error', reject);
+    });
+    return { url: `http://${HOST}:${port}/`, serviceUrl, serviceLog: service.log, close };
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+}
