@@ -5,9 +5,10 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
+import { BASELINE_RTC_PORTS } from '../test/support/ports.js';
 
 const port = Number(process.env.PORT ?? 3999);
-const rtcPort = Number(process.env.RTC_MIN_PORT ?? 47190);
+const rtcPort = Number(process.env.RTC_MIN_PORT ?? BASELINE_RTC_PORTS.bare);
 const ip = '127.0.0.1';
 
 const worker = await mediasoup.createWorker({ logLevel: 'warn' });

@@ -9,25 +9,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
+import { benchRtcPorts } from '../test/support/ports.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const BENCH_TOKEN = 'bench-internal-token-0123456789abcdefghij';
 export const POSTGRES_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/**
- * The machine exposes RTC ports 47000-47199 to the benchmarks; each server gets its own slice of
- * 47000-47179, and 47180-47199 stay for the baselines (bare servers, in-process workers).
- */
-const RTC_BASE = 47000;
-const RTC_SLICE = 20;
-const RTC_SLICES = 9;
-export const BASELINE_RTC_PORTS = { bare: 47199, inProcess: 47198 };
-let nextSlice = 0;
-function rtcSlice(): { min: number; max: number } {
-  const min = RTC_BASE + (nextSlice % RTC_SLICES) * RTC_SLICE;
-  nextSlice += 1;
-  return { min, max: min + RTC_SLICE - 1 };
-}
+/** Each benchmark server gets its own slice of RTC ports; the plan is in test/support/ports.ts. */
+export { BASELINE_RTC_PORTS } from '../test/support/ports.js';
 
 export function bench(name: string, value: number, unit: string): void {
   const shown = Number.isInteger(value) ? String(value) : value.toFixed(value >= 100 ? 0 : value >= 10 ? 1 : 3);
@@ -69,7 +58,7 @@ export async function startServer(
   options: { script?: string; readyPath?: string; timeoutMs?: number; nodeArgs?: string[] } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const rtc = rtcSlice();
+  const rtc = benchRtcPorts();
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'src/server.ts'], {
     cwd: ROOT,

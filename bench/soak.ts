@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bench, BENCH_TOKEN, fakeDtlsParameters, httpClient, info, opusProducerRtpParameters, percentile, rssMb, startServer, type HttpClient } from './lib.js';
 import postgres from 'postgres';
+import { SOAK_RTC_PORTS } from '../test/support/ports.js';
 
 const SECONDS = Math.max(5, Number(process.env.SOAK_SECONDS ?? 60));
 const ACCOUNT_LOOPS = 4;
@@ -16,8 +17,6 @@ const MEDIA_LOOPS = 4;
 /** RSS growth allowed between the end of the warm-up and the end of the run. */
 const SERVER_RSS_BOUND_MB = 150;
 const WORKER_RSS_BOUND_MB = 60;
-/** RTC ports kept for the soak (the tests' child servers use 53000-53899). */
-const RTC = { min: 53900, max: 53919 };
 
 type Area = 'account' | 'media';
 interface Tally {
@@ -171,8 +170,8 @@ async function main(): Promise<number> {
   const server = await startServer({
     DATABASE_URL: database,
     MEDIASOUP_WORKERS: '2',
-    RTC_MIN_PORT: String(RTC.min),
-    RTC_MAX_PORT: String(RTC.max),
+    RTC_MIN_PORT: String(SOAK_RTC_PORTS.min),
+    RTC_MAX_PORT: String(SOAK_RTC_PORTS.max),
     RATE_LIMIT_AUTH_PER_MIN: '0',
     RATE_LIMIT_REFRESH_PER_MIN: '0',
     RATE_LIMIT_API_PER_MIN: '0',

@@ -8,20 +8,12 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { MediaService } from '../../src/media/service.js';
+import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 
-/** Test files run in parallel: each worker of vitest gets its own slice of RTC ports. */
-const PORTS_PER_POOL = 40;
-let nextPortInSlice = 0;
-export function allocateRtcPorts(count = 1): { min: number; max: number } {
-  const base = Number(process.env.TEST_RTC_BASE ?? 42000);
-  const pool = Number(process.env.VITEST_POOL_ID ?? 1);
-  if (nextPortInSlice + count > PORTS_PER_POOL) nextPortInSlice = 0;
-  const min = base + pool * PORTS_PER_POOL + nextPortInSlice;
-  nextPortInSlice += count;
-  return { min, max: min + count - 1 };
-}
+/** Test files run in parallel: each worker of vitest gets its own slice of RTC ports (see ports.ts). */
+export { inProcessRtcPorts as allocateRtcPorts } from './ports.js';
 
 export function usesPostgres(): boolean {
   return process.env.TEST_DB === 'postgres';
@@ -72,7 +64,7 @@ export interface TestApp {
  */
 export async function buildTestApp(env: Record<string, string> = {}, options: { logger?: Logger; now?: () => Date } = {}): Promise<TestApp> {
   const workers = Number(env.MEDIASOUP_WORKERS ?? 1);
-  const ports = allocateRtcPorts(workers);
+  const ports = inProcessRtcPorts(workers);
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',

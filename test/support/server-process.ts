@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childServerRtcPorts } from './ports.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVER_TOKEN = 'reliability-internal-token-0123456789abcdef';
@@ -19,18 +20,6 @@ export function freePort(): Promise<number> {
       srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
-}
-
-/**
- * Child servers use RTC ports 53000-53899: each vitest worker its own 100-port slice, each server of
- * that worker 10 ports of it (53900-53999 stay for bench/soak).
- */
-let nextServerSlot = 0;
-export function childRtcPorts(count: number): { min: number; max: number } {
-  if (count > 10) throw new Error('a child server gets at most 10 RTC ports');
-  const pool = (Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 9;
-  const min = 53000 + pool * 100 + (nextServerSlot++ % 10) * 10;
-  return { min, max: min + count - 1 };
 }
 
 export interface LogLine {
@@ -70,7 +59,7 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const port = await freePort();
   const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
-  const rtc = childRtcPorts(workers);
+  const rtc = childServerRtcPorts(workers);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
     env: {

@@ -1,0 +1,53 @@
+// The RTC port plan of the tests and benchmarks: which WebRtcServer ports each kind of server gets.
+//
+// All of it lies below Linux's ephemeral range (32768-60999 by default). A port inside that range
+// can be held at any moment by an outgoing connection of the suite (it opens hundreds, to PostgreSQL
+// and to the child servers), and a WebRtcServer asked to listen there fails with EADDRINUSE: the
+// flaky "address already in use" of the start-up and restart tests. Services of the machine itself
+// listen at 1883, 3306, 4222, 5432, 5672, 6379 and 25672, so the plan stays within 20000-22199.
+
+/** Apps built inside a vitest worker (test/support/app.ts): one 40-port slice per worker. */
+const IN_PROCESS = { base: 20_000, perPool: 40, pools: 25 };
+/** Real servers started as child processes by the tests: 21000-21899, 100 ports per worker. */
+const CHILD_SERVERS = { base: 21_000, perPool: 100, pools: 9, perServer: 10 };
+/** Kept for `npm run soak`, which may run beside the tests. */
+export const SOAK_RTC_PORTS = { min: 21_900, max: 21_919 } as const;
+/** The benchmarks: 22000-22179 in slices of 20, then one port for each baseline. */
+const BENCH = { base: 22_000, slice: 20, slices: 9 };
+export const BASELINE_RTC_PORTS = { bare: 22_199, inProcess: 22_198 } as const;
+
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+/** The vitest worker this file runs in (1-based; 1 outside vitest). */
+function poolIndex(pools: number): number {
+  return (Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1)) - 1) % pools;
+}
+
+let nextInProcess = 0;
+/** `count` consecutive ports of this vitest worker's slice, wrapping round within it. */
+export function inProcessRtcPorts(count = 1): PortRange {
+  if (count > IN_PROCESS.perPool) throw new Error(`a test app gets at most ${IN_PROCESS.perPool} RTC ports`);
+  if (nextInProcess + count > IN_PROCESS.perPool) nextInProcess = 0;
+  const min = IN_PROCESS.base + poolIndex(IN_PROCESS.pools) * IN_PROCESS.perPool + nextInProcess;
+  nextInProcess += count;
+  return { min, max: min + count - 1 };
+}
+
+let nextChildServer = 0;
+/** Ports for one child server of this vitest worker: ten of its slice, in turn. */
+export function childServerRtcPorts(count: number): PortRange {
+  if (count > CHILD_SERVERS.perServer) throw new Error(`a child server gets at most ${CHILD_SERVERS.perServer} RTC ports`);
+  const slot = nextChildServer++ % (CHILD_SERVERS.perPool / CHILD_SERVERS.perServer);
+  const min = CHILD_SERVERS.base + poolIndex(CHILD_SERVERS.pools) * CHILD_SERVERS.perPool + slot * CHILD_SERVERS.perServer;
+  return { min, max: min + count - 1 };
+}
+
+let nextBench = 0;
+/** A 20-port slice for one benchmark server, in turn. */
+export function benchRtcPorts(): PortRange {
+  const min = BENCH.base + (nextBench++ % BENCH.slices) * BENCH.slice;
+  return { min, max: min + BENCH.slice - 1 };
+}
