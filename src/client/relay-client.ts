@@ -96,6 +96,7 @@ export function createRelayClient(options: RelayClientOptions) {
     createTransport: (body: Parameters<typeof transports.$post>[0]['json']) => json(transports.$post({ json: body })),
     connectTransport: (id: string, dtlsParameters: Parameters<(typeof transports)[':id']['connect']['$post']>[0]['json']['dtlsParameters']) =>
       json(transports[':id'].connect.$post({ param: { id }, json: { dtlsParameters } })),
+    closeTransport: (id: string) => empty(transports[':id'].$delete({ param: { id } })),
     createProducer: (body: Parameters<typeof producers.$post>[0]['json']) => json(producers.$post({ json: body })),
     closeProducer: (id: string) => empty(producers[':id'].$delete({ param: { id } })),
     createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),

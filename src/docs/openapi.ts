@@ -196,6 +196,13 @@ const relayOperations: Operation[] = [
     errors: [VALIDATION, notFound('transport'), ['CONFLICT', 409, 'already connected or being connected']],
   },
   {
+    method: 'delete',
+    path: '/internal/v1/transports/{id}',
+    summary: 'Close a transport (its producers, their consumers and its own consumers close with it)',
+    success: { status: 204, schema: null, description: 'closed' },
+    errors: [notFound('transport')],
+  },
+  {
     method: 'post',
     path: '/internal/v1/producers',
     summary: 'Create a producer on a send transport',

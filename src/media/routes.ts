@@ -72,6 +72,10 @@ export function createInternalApp(deps: AppDeps) {
     .post('/:id/connect', jsonBody(connectTransportBody), async (c) => {
       const entry = await media.connectTransport(c.req.param('id'), c.req.valid('json').dtlsParameters);
       return c.json({ id: entry.transport.id, connected: true as const }, 200);
+    })
+    .delete('/:id', (c) => {
+      media.closeTransport(c.req.param('id'));
+      return c.body(null, 204);
     });
 
   const producers = new Hono<AppEnv>()

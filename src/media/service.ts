@@ -215,6 +215,15 @@ export class MediaService {
     return entry;
   }
 
+  /**
+   * Closes a transport (a peer leaving a room that lives on): its producers, their consumers on
+   * every transport, and its own consumers close with it. Closed through the transport itself, so
+   * the worker's WebRtcServer forgets it too.
+   */
+  closeTransport(id: string): void {
+    this.transport(id).transport.close();
+  }
+
   async createProducer(input: CreateProducerBody): Promise<ms.Producer> {
     const { transportId } = input;
     const entry = this.transport(transportId);

@@ -30,6 +30,10 @@ describe('relay client', () => {
     const info = await relay.info();
     expect(info.counts).toMatchObject({ routers: 1, transports: 1 });
 
+    await expect(relay.closeTransport(transport.id)).resolves.toBeUndefined();
+    expect((await relay.info()).counts).toMatchObject({ routers: 1, transports: 0 });
+    await expect(relay.closeTransport(transport.id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND', details: { resource: 'transport', id: transport.id } });
+
     await expect(relay.closeRouter(router.id)).resolves.toBeUndefined();
   });
 

@@ -247,6 +247,38 @@ describe('closing and cascades', () => {
     });
   });
 
+  it('DELETE transport: its producers, their consumers on other transports and its own consumers answer 404; the room lives on', async () => {
+    const { router, send, recv, caps } = await room();
+    const otherSend = await api.transport(router.id, 'send');
+    const otherRecv = await api.transport(router.id, 'recv');
+    const leaving = await api.producer(send.id, 'audio');
+    const staying = await api.producer(otherSend.id, 'video');
+    const ofLeavingHere = await api.consumer(recv.id, leaving.id, caps);
+    const ofStayingHere = await api.consumer(recv.id, staying.id, caps);
+    const ofLeavingThere = await api.consumer(otherRecv.id, leaving.id, caps);
+    const before = (await api.get('/internal/info')).body.counts;
+
+    expect((await api.del(`/internal/v1/transports/${send.id}`)).status).toBe(204);
+    expect((await api.del(`/internal/v1/producers/${leaving.id}`)).body).toEqual(notFound('producer', leaving.id));
+    for (const consumer of [ofLeavingHere, ofLeavingThere]) {
+      expect((await api.post(`/internal/v1/consumers/${consumer.id}/resume`)).body).toEqual(notFound('consumer', consumer.id));
+    }
+    expect((await api.post(`/internal/v1/consumers/${ofStayingHere.id}/resume`)).status).toBe(200);
+    expect((await api.del(`/internal/v1/transports/${send.id}`)).body).toEqual(notFound('transport', send.id));
+    expect((await api.get('/internal/info')).body.counts).toEqual({
+      routers: before.routers,
+      transports: before.transports - 1,
+      producers: before.producers - 1,
+      consumers: before.consumers - 2,
+    });
+
+    // Closing a recv transport takes only its consumers; their producer keeps serving others.
+    expect((await api.del(`/internal/v1/transports/${recv.id}`)).status).toBe(204);
+    expect((await api.del(`/internal/v1/consumers/${ofStayingHere.id}`)).body).toEqual(notFound('consumer', ofStayingHere.id));
+    expect((await api.consumer(otherRecv.id, staying.id, caps)).producerId).toBe(staying.id);
+    expect((await api.transport(router.id, 'send')).routerId).toBe(router.id);
+  });
+
   it('a transport closed by the engine takes its producers and their consumers out of the registry', async () => {
     const { send, recv, caps } = await room();
     const producer = await api.producer(send.id, 'audio');

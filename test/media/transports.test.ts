@@ -106,6 +106,38 @@ describe('POST /internal/v1/transports', () => {
   });
 });
 
+describe('DELETE /internal/v1/transports/:id', () => {
+  it('closes the transport: 204, then 404, and its router keeps serving', async () => {
+    const transport = await api.transport(routerId, 'send');
+    expect((await api.del(`/internal/v1/transports/${transport.id}`)).status).toBe(204);
+    expect(engineTransports.get(transport.id)!.closed).toBe(true);
+    const again = await api.del(`/internal/v1/transports/${transport.id}`);
+    expect(again.status).toBe(404);
+    expect(again.body).toEqual({ code: 'NOT_FOUND', message: `transport not found: ${transport.id}`, details: { resource: 'transport', id: transport.id } });
+    expect((await api.post(`/internal/v1/transports/${transport.id}/connect`, { dtlsParameters: dtlsParameters() })).status).toBe(404);
+    expect((await api.transport(routerId, 'send')).routerId).toBe(routerId);
+  });
+
+  it("leaves nothing in the worker's WebRtcServer", async () => {
+    // Reaching into the pool: the WebRtcServer's own map is the only witness of a transport it kept.
+    const server = (t.media as unknown as { pool: { slots: Array<{ webRtcServer: { webRtcTransportsForTesting: Map<string, unknown> } }> } }).pool.slots[0]!
+      .webRtcServer;
+    const before = server.webRtcTransportsForTesting.size;
+    const transport = await api.transport(routerId, 'recv');
+    expect(server.webRtcTransportsForTesting.size).toBe(before + 1);
+    expect((await api.del(`/internal/v1/transports/${transport.id}`)).status).toBe(204);
+    expect(server.webRtcTransportsForTesting.size).toBe(before);
+  });
+
+  it('answers NOT_FOUND for an unknown or malformed id', async () => {
+    for (const id of [UNKNOWN_ID, 'not-a-uuid']) {
+      const res = await api.del(`/internal/v1/transports/${id}`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ code: 'NOT_FOUND', message: `transport not found: ${id}`, details: { resource: 'transport', id } });
+    }
+  });
+});
+
 describe('POST /internal/v1/transports/:id/connect', () => {
   it('connects once; a second connect answers CONFLICT', async () => {
     const transport = await api.transport(routerId, 'send');

@@ -168,7 +168,6 @@ const what = (method: string, path: string, r: FuzzRequest) =>
 /** Closes what the fuzzed requests created, so each run starts from the base resources only. */
 async function cleanUp(): Promise<void> {
   for (const { kind, id } of created.splice(0).reverse()) {
-    if (kind === 'transports') continue; // closed with their router below, or kept by the base router
     const a = await call('DELETE', `/internal/v1/${kind}/${id}`);
     expect([204, 404]).toContain(a.status);
   }
@@ -274,7 +273,7 @@ describe('fuzz /internal', () => {
     );
   });
 
-  it('POST /v1/consumers/:id/resume, DELETE of consumers, producers and routers', async () => {
+  it('POST /v1/consumers/:id/resume, DELETE of consumers, producers, transports and routers', async () => {
     const consumer = async () => {
       const body = await must('POST', '/internal/v1/consumers', { transportId: base.recv, producerId: base.producerId, rtpCapabilities: base.rtpCapabilities }, 201);
       created.push({ kind: 'consumers', id: body.id });
@@ -294,6 +293,10 @@ describe('fuzz /internal', () => {
       idOf(consumer).map((id) => ({ method: 'POST', kind: 'consumers', suffix: '/resume', id, success: 200 })),
       idOf(consumer).map((id) => ({ method: 'DELETE', kind: 'consumers', suffix: '', id, success: 204 })),
       idOf(producer).map((id) => ({ method: 'DELETE', kind: 'producers', suffix: '', id, success: 204 })),
+      fc
+        .constantFrom<'send' | 'recv'>('send', 'recv')
+        .chain((direction) => idOf(() => freshTransport(direction)))
+        .map((id) => ({ method: 'DELETE', kind: 'transports', suffix: '', id, success: 204 })),
       idOf(router).map((id) => ({ method: 'DELETE', kind: 'routers', suffix: '', id, success: 204 })),
     );
     await fc.assert(
@@ -302,7 +305,7 @@ describe('fuzz /internal', () => {
         const a = await send(x.method, path, r);
         expectRelayAnswer(a, x.success, ['NOT_FOUND', 'VALIDATION_ERROR'], what(x.method, path, r));
         if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
-          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(consumer|producer|router|route)$/);
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(consumer|producer|transport|router|route)$/);
         }
         await cleanUp();
       }),
