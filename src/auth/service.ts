@@ -211,9 +211,21 @@ export class AuthService {
     // Lost a race against a concurrent refresh with the same token: not reuse, so no revocation.
     if (rotated.length === 0) throw new AuthError('invalid_refresh_token');
     // Taken after the swap committed: any presentation that began before this instant was concurrent with it.
+    const rotatedAt = this.deps.now();
+    const expiredBefore = new Date(rotatedAt.getTime() - this.deps.refreshTokenTtl * 1000);
+    // The same statement forgets this session's rotated tokens that have expired by now anyway (each
+    // was issued before its rotation, so it expired by rotated_at + the refresh lifetime): reuse
+    // detection gains nothing from them, and a session refreshed for months keeps a bounded history.
+    const expired = db.$with('expired').as(
+      db
+        .delete(rotatedRefreshTokens)
+        .where(and(eq(rotatedRefreshTokens.sessionId, session.id), lt(rotatedRefreshTokens.rotatedAt, expiredBefore)))
+        .returning({ refreshId: rotatedRefreshTokens.refreshId }),
+    );
     await db
+      .with(expired)
       .update(rotatedRefreshTokens)
-      .set({ rotatedAt: this.deps.now() })
+      .set({ rotatedAt })
       .where(eq(rotatedRefreshTokens.refreshId, parsed.id))
       .catch((error: unknown) => {
         // The rotation stands and the new pair is valid; this old token only keeps counting as a lost race.

@@ -137,6 +137,32 @@ describe('refresh', () => {
     expectError(await profile(winner.body.data.token), 401, 1002);
   });
 
+  it('forgets rotated tokens that have expired anyway, so a session refreshed for months stays bounded', async () => {
+    const user = await register(t.app);
+    const idOf = (token: string) => token.split('.')[0]!;
+    const [session] = await t.database.db.select({ id: sessions.id }).from(sessions).where(eq(sessions.userId, user.id));
+    const rotatedIds = async () =>
+      (await t.database.db.select({ id: rotatedRefreshTokens.refreshId }).from(rotatedRefreshTokens).where(eq(rotatedRefreshTokens.sessionId, session!.id)))
+        .map((r) => r.id)
+        .sort();
+
+    const first = await refresh(user.tokens.refresh_token);
+    offsetMs = 1800_000;
+    const second = await refresh(first.body.data.refresh_token);
+    expect(await rotatedIds()).toEqual([idOf(user.tokens.refresh_token), idOf(first.body.data.refresh_token)].sort());
+    // REFRESH_TOKEN_TTL is 3600 s: the registration token, rotated at 0 s, expired by 3600 s at the latest.
+    offsetMs = 4000_000;
+    const third = await refresh(second.body.data.refresh_token);
+    expectOk(third);
+    expect(await rotatedIds()).toEqual([idOf(first.body.data.refresh_token), idOf(second.body.data.refresh_token)].sort());
+
+    // The forgotten token is simply dead; it revokes nothing. One still remembered is reuse.
+    expectError(await refresh(user.tokens.refresh_token), 401, 1002);
+    expectOk(await profile(third.body.data.token));
+    expectError(await refresh(first.body.data.refresh_token), 401, 1002);
+    expectError(await profile(third.body.data.token), 401, 1002);
+  });
+
   it('answers 1002 for an expired refresh token', async () => {
     const user = await register(t.app);
     offsetMs = 3600_000 + 1000;
