@@ -44,10 +44,32 @@ try {
 
 const deps = { config, database, media, logger, internalToken, metrics: new Metrics(media) };
 const servers: Server[] = [];
+let shuttingDown = false;
+
+/**
+ * Once shutdown has begun, every answer asks its client to close the connection: a keep-alive
+ * client that keeps sending then leaves after its current request instead of holding the server
+ * open until the forced close.
+ */
+function closingWhenShuttingDown(app: ReturnType<typeof createApp>) {
+  return async function fetch(request: Request, env: unknown): Promise<Response> {
+    const response = await app.fetch(request, env);
+    if (!shuttingDown) return response;
+    try {
+      response.headers.set('Connection', 'close');
+      return response;
+    } catch {
+      // Immutable headers (a Response made by fetch()): answer with a copy.
+      const headers = new Headers(response.headers);
+      headers.set('Connection', 'close');
+      return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+    }
+  };
+}
 
 function listen(name: string, app: ReturnType<typeof createApp>, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
+    const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host }, (info) => {
       logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
       resolve();
     }) as Server;
@@ -70,7 +92,6 @@ try {
   process.exit(1);
 }
 
-let shuttingDown = false;
 async function shutdown(signal: NodeJS.Signals) {
   if (shuttingDown) return;
   shuttingDown = true;
@@ -81,10 +102,12 @@ async function shutdown(signal: NodeJS.Signals) {
   }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
 
-  // Stop accepting; in-flight requests finish; idle keep-alive sockets go now, busy ones after 3 s.
+  // Stop accepting; in-flight requests finish (answered with Connection: close); idle keep-alive
+  // sockets go now, and any still busy after 3 s are cut.
   const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
   for (const server of servers) server.closeIdleConnections();
   const force = setTimeout(() => {
+    logger.warn('shutdown: connections still busy after 3 s are closed');
     for (const server of servers) server.closeAllConnections();
   }, SHUTDOWN_DEADLINE_MS - 1000);
   force.unref();

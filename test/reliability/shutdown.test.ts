@@ -160,6 +160,50 @@ describe('SIGTERM during load', () => {
     );
   });
 
+  it('answers with Connection: close once shutdown began, so a keep-alive client that keeps sending leaves at once', { timeout: 60_000 }, async () => {
+    const server = await startServer();
+    servers.push(server);
+    onTestFailed(() => console.log(`server output:\n${server.output().slice(-4000)}`));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect((await send(server.port, 'GET', '/healthz', undefined, agent).reply).status).toBe(200);
+
+    // A request in flight on that keep-alive connection at the SIGTERM: its headers and half its body
+    // are sent before, the rest after, so the connection is busy whatever the timing.
+    const inFlight = new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/internal/v1/routers', agent, headers: { 'x-internal-token': SERVER_TOKEN, 'content-type': 'application/json', 'content-length': 2 } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        },
+      );
+      req.on('error', reject);
+      req.write('{');
+      void sleep(200).then(() => {
+        server.child.kill('SIGTERM');
+        return sleep(100);
+      }).then(() => req.end('}'));
+    });
+    const answer = await inFlight;
+    expect(answer).toEqual({ status: 201, connection: 'close' });
+
+    // The client goes on sending through its keep-alive agent: nothing more is served on the old connection.
+    const after: (number | string)[] = [];
+    for (let i = 0; i < 100 && server.child.exitCode === null; i++) {
+      try {
+        after.push((await send(server.port, 'GET', '/healthz', undefined, agent).reply).status);
+      } catch (error) {
+        after.push((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+        await sleep(10);
+      }
+    }
+    const exit = await server.exited;
+    agent.destroy();
+    expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
+    expect(after.filter((a) => typeof a === 'number')).toEqual([]);
+    expect(server.logLines().map((l) => l.msg)).not.toContain('shutdown: connections still busy after 3 s are closed');
+  });
+
   it('(control) a server killed with SIGKILL does leave unexpected EOFs in the PostgreSQL log, so the check above can fail', { timeout: 60_000 }, async () => {
     const server = await startServer({ DATABASE_URL: pg.url });
     servers.push(server);
