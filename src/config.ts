@@ -1,4 +1,5 @@
 // The only reader of process.env: parsed once with zod, failing fast with the variable's name.
+import { isIP } from 'node:net';
 import os from 'node:os';
 import { z } from 'zod';
 
@@ -33,7 +34,8 @@ const envSchema = z
     RTC_MAX_PORT: int(40199, 1, 65535),
     MEDIASOUP_LISTEN_IP: z.ipv4().or(z.ipv6()).default('0.0.0.0'),
     MEDIASOUP_UDP_LISTEN_IP: optionalString,
-    MEDIASOUP_ANNOUNCED_IP: optionalString,
+    // An IP literal: mediasoup 3.11 writes it into the ICE candidates as it is, and browsers ignore host names there.
+    MEDIASOUP_ANNOUNCED_IP: optionalString.pipe(z.ipv4().or(z.ipv6()).optional()),
     MEDIASOUP_RESTART_BASE_MS: int(500, 1),
     MEDIASOUP_RESTART_MAX_MS: int(30000, 1),
     MEDIASOUP_MAX_ROUTERS: int(500, 1),
@@ -62,6 +64,14 @@ const envSchema = z
           message: 'must point to PostgreSQL when NODE_ENV=production (the embedded database is for development only)',
         });
       }
+      if (!env.MEDIASOUP_ANNOUNCED_IP && (isUnspecifiedIp(env.MEDIASOUP_LISTEN_IP) || isUnspecifiedIp(env.MEDIASOUP_UDP_LISTEN_IP))) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MEDIASOUP_ANNOUNCED_IP'],
+          message:
+            'must be set when NODE_ENV=production and the workers listen on a wildcard address (MEDIASOUP_LISTEN_IP or MEDIASOUP_UDP_LISTEN_IP 0.0.0.0 or ::): the ICE candidates would carry that address, which no client can reach',
+        });
+      }
       if (!env.INTERNAL_TOKEN || env.INTERNAL_TOKEN.length < 32) {
         ctx.addIssue({
           code: 'custom',
@@ -73,6 +83,13 @@ const envSchema = z
   });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** 0.0.0.0 or :: (in any spelling): an address to listen on, never one a client can reach. */
+export function isUnspecifiedIp(ip: string | undefined): boolean {
+  if (ip === undefined) return false;
+  const version = isIP(ip);
+  return (version === 4 && ip === '0.0.0.0') || (version === 6 && /^[0:]+$/.test(ip));
+}
 
 export interface Config {
   nodeEnv: Env['NODE_ENV'];

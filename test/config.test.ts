@@ -46,8 +46,32 @@ describe('loadConfig', () => {
     const error = errorOf({ NODE_ENV: 'production' });
     expect(error.message).toContain('DATABASE_URL');
     expect(error.message).toContain('INTERNAL_TOKEN');
-    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32) });
+    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' });
     expect(ok.nodeEnv).toBe('production');
+  });
+
+  it('refuses, in production, to announce a wildcard listen address in the ICE candidates', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32) };
+    const wildcards: Record<string, string>[] = [{}, { MEDIASOUP_LISTEN_IP: '::' }, { MEDIASOUP_LISTEN_IP: '10.0.0.5', MEDIASOUP_UDP_LISTEN_IP: '0:0::0' }];
+    for (const listen of wildcards) {
+      const error = errorOf({ ...production, ...listen });
+      expect(error.issues, JSON.stringify(listen)).toEqual([expect.stringMatching(/^MEDIASOUP_ANNOUNCED_IP: must be set when NODE_ENV=production/)]);
+    }
+    // What docs/deploy-fly.md sets: fly.toml's listen addresses plus the dedicated IPv4 as a secret.
+    const fly = { ...production, MEDIASOUP_LISTEN_IP: '0.0.0.0', MEDIASOUP_UDP_LISTEN_IP: 'fly-global-services', MEDIASOUP_ANNOUNCED_IP: '137.66.1.2' };
+    expect(loadConfig(fly).media.announcedIp).toBe('137.66.1.2');
+    // A specific listen address is what the candidates carry: nothing to announce.
+    expect(loadConfig({ ...production, MEDIASOUP_LISTEN_IP: '10.0.0.5' }).media.announcedIp).toBeUndefined();
+    // Development runs either way (the media service logs a warning instead).
+    expect(loadConfig({}).media.listenIp).toBe('0.0.0.0');
+  });
+
+  it('accepts only an IP address as MEDIASOUP_ANNOUNCED_IP', () => {
+    expect(loadConfig({ MEDIASOUP_ANNOUNCED_IP: ' 2001:db8::7 ' }).media.announcedIp).toBe('2001:db8::7');
+    expect(loadConfig({ MEDIASOUP_ANNOUNCED_IP: '' }).media.announcedIp).toBeUndefined();
+    for (const bad of ['relay.example.com', '203.0.113', '203.0.113.7:40000']) {
+      expect(errorOf({ MEDIASOUP_ANNOUNCED_IP: bad }).message, bad).toContain('MEDIASOUP_ANNOUNCED_IP');
+    }
   });
 
   it('enables the private internal listener only with INTERNAL_PORT', () => {

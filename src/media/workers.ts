@@ -4,7 +4,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
-import type { Config } from '../config.js';
+import { isUnspecifiedIp, type Config } from '../config.js';
 import type { Logger } from '../logger.js';
 
 type MediaConfig = Config['media'];
@@ -82,6 +82,13 @@ export class WorkerPool {
       throw error;
     }
     logger.info({ workers: config.workers, ports: `${config.rtcMinPort}-${config.rtcMinPort + config.workers - 1}`, ...addresses }, 'media workers ready');
+    if (addresses.announcedIp === undefined && (isUnspecifiedIp(addresses.tcpIp) || isUnspecifiedIp(addresses.udpIp))) {
+      // Refused outright in production (config.ts); in development the relay runs, but says why media will not flow.
+      logger.warn(
+        { tcpIp: addresses.tcpIp, udpIp: addresses.udpIp },
+        'MEDIASOUP_ANNOUNCED_IP is not set: ICE candidates carry the wildcard listen address, which clients cannot reach; set it to the address clients use (127.0.0.1 for clients on this machine)',
+      );
+    }
     return pool;
   }
 

@@ -70,6 +70,20 @@ describe('MediaService start-up', () => {
     await expect(MediaService.create(config, silent)).rejects.toThrow(/MEDIASOUP_UDP_LISTEN_IP.*no-such-host\.invalid/);
   });
 
+  it('warns when the ICE candidates would carry a wildcard address, and only then', async () => {
+    const warnings = async (env: Record<string, string>) => {
+      const lines: { level: number; msg: string }[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const media = await MediaService.create(mediaConfig(env), logger);
+      await media.close();
+      return lines.filter((l) => l.level === 40 && l.msg.startsWith('MEDIASOUP_ANNOUNCED_IP is not set')).length;
+    };
+    expect(await warnings({ MEDIASOUP_LISTEN_IP: '0.0.0.0' })).toBe(1);
+    expect(await warnings({ MEDIASOUP_LISTEN_IP: '127.0.0.1', MEDIASOUP_UDP_LISTEN_IP: '0.0.0.0' })).toBe(1);
+    expect(await warnings({ MEDIASOUP_LISTEN_IP: '0.0.0.0', MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' })).toBe(0);
+    expect(await warnings({ MEDIASOUP_LISTEN_IP: '127.0.0.1' })).toBe(0);
+  });
+
   it('writes MEDIASOUP_ANNOUNCED_IP into the ICE candidates', async () => {
     const media = await MediaService.create(mediaConfig({ MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' }), silent);
     try {
