@@ -15,7 +15,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BENCH_TOKEN = 'bench-internal-token-0123456789abcdefghij';
 export const POSTGRES_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** Each benchmark server gets its own slice of RTC ports; the plan is in test/support/ports.ts. */
+/** The RTC ports of the baselines (bare server, in-process worker); the whole plan is in test/support/ports.ts. */
 export { BASELINE_RTC_PORTS } from '../test/support/ports.js';
 
 export function bench(name: string, value: number, unit: string): void {

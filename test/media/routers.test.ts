@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay, UNKNOWN_ID } from './support.js';
+import { allowSlowTests, relay, UNKNOWN_ID, webRtcServerTransportCount } from './support.js';
 
 allowSlowTests();
 
@@ -88,15 +88,12 @@ describe('DELETE /internal/v1/routers/:id', () => {
   });
 
   it("leaves nothing in the worker's WebRtcServer (mediasoup 3.11 forgets a transport only on its own close)", async () => {
-    // Reaching into the pool: the WebRtcServer's own map is the only witness of this leak.
-    const server = (t.media as unknown as { pool: { slots: Array<{ webRtcServer: { webRtcTransportsForTesting: Map<string, unknown> } }> } }).pool.slots[0]!
-      .webRtcServer;
-    const before = server.webRtcTransportsForTesting.size;
+    const before = webRtcServerTransportCount(t);
     const { id } = await api.router();
     for (const direction of ['send', 'recv', 'send']) expect((await api.post('/internal/v1/transports', { routerId: id, direction })).status).toBe(201);
-    expect(server.webRtcTransportsForTesting.size).toBe(before + 3);
+    expect(webRtcServerTransportCount(t)).toBe(before + 3);
     expect((await api.del(`/internal/v1/routers/${id}`)).status).toBe(204);
-    expect(server.webRtcTransportsForTesting.size).toBe(before);
+    expect(webRtcServerTransportCount(t)).toBe(before);
   });
 
   it('answers 404 for an unknown or non-UUID id', async () => {

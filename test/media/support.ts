@@ -90,3 +90,13 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
 }
 
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * How many transports the first worker's WebRtcServer still holds. Reaches into the pool: the
+ * server's own map is the only witness of a transport it kept (mediasoup 3.11 forgets one only on
+ * that transport's own close).
+ */
+export function webRtcServerTransportCount(t: TestApp): number {
+  const { pool } = t.media as unknown as { pool: { slots: Array<{ webRtcServer: { webRtcTransportsForTesting: Map<string, unknown> } }> } };
+  return pool.slots[0]!.webRtcServer.webRtcTransportsForTesting.size;
+}

@@ -1,7 +1,7 @@
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID, waitFor } from './support.js';
+import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID, waitFor, webRtcServerTransportCount } from './support.js';
 
 allowSlowTests();
 
@@ -119,14 +119,11 @@ describe('DELETE /internal/v1/transports/:id', () => {
   });
 
   it("leaves nothing in the worker's WebRtcServer", async () => {
-    // Reaching into the pool: the WebRtcServer's own map is the only witness of a transport it kept.
-    const server = (t.media as unknown as { pool: { slots: Array<{ webRtcServer: { webRtcTransportsForTesting: Map<string, unknown> } }> } }).pool.slots[0]!
-      .webRtcServer;
-    const before = server.webRtcTransportsForTesting.size;
+    const before = webRtcServerTransportCount(t);
     const transport = await api.transport(routerId, 'recv');
-    expect(server.webRtcTransportsForTesting.size).toBe(before + 1);
+    expect(webRtcServerTransportCount(t)).toBe(before + 1);
     expect((await api.del(`/internal/v1/transports/${transport.id}`)).status).toBe(204);
-    expect(server.webRtcTransportsForTesting.size).toBe(before);
+    expect(webRtcServerTransportCount(t)).toBe(before);
   });
 
   it('answers NOT_FOUND for an unknown or malformed id', async () => {
