@@ -5,16 +5,25 @@
 // and to the child servers), and a WebRtcServer asked to listen there fails with EADDRINUSE: the
 // flaky "address already in use" of the start-up and restart tests. Services of the machine itself
 // listen at 1883, 3306, 4222, 5432, 5672, 6379 and 25672, so the plan stays within 20000-22199.
+//
+// TEST_RTC_PORT_SHIFT moves the whole plan up (a multiple of 2200, at most 8800), so that several
+// checkouts can run their suites side by side on one machine without taking each other's ports.
+
+const SHIFT = (() => {
+  const shift = Number(process.env.TEST_RTC_PORT_SHIFT ?? 0);
+  if (!Number.isInteger(shift) || shift < 0 || shift > 8_800) throw new Error('TEST_RTC_PORT_SHIFT must be an integer from 0 to 8800');
+  return shift;
+})();
 
 /** Apps built inside a vitest worker (test/support/app.ts): one 40-port slice per worker. */
-const IN_PROCESS = { base: 20_000, perPool: 40, pools: 25 };
+const IN_PROCESS = { base: 20_000 + SHIFT, perPool: 40, pools: 25 };
 /** Real servers started as child processes by the tests: 21000-21899, 100 ports per worker. */
-const CHILD_SERVERS = { base: 21_000, perPool: 100, pools: 9, perServer: 10 };
+const CHILD_SERVERS = { base: 21_000 + SHIFT, perPool: 100, pools: 9, perServer: 10 };
 /** Kept for `npm run soak`, which may run beside the tests. */
-export const SOAK_RTC_PORTS = { min: 21_900, max: 21_919 } as const;
+export const SOAK_RTC_PORTS = { min: 21_900 + SHIFT, max: 21_919 + SHIFT } as const;
 /** The benchmarks: 22000-22179 in slices of 20, then one port for each baseline. */
-const BENCH = { base: 22_000, slice: 20, slices: 9 };
-export const BASELINE_RTC_PORTS = { bare: 22_199, inProcess: 22_198 } as const;
+const BENCH = { base: 22_000 + SHIFT, slice: 20, slices: 9 };
+export const BASELINE_RTC_PORTS = { bare: 22_199 + SHIFT, inProcess: 22_198 + SHIFT } as const;
 
 export interface PortRange {
   min: number;
