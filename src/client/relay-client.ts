@@ -2,7 +2,7 @@
 // (package subpath `chat-backend/relay-client`), built on Hono's RPC client.
 import { hc, type ClientResponse } from 'hono/client';
 import type { RelayErrorCode } from '../media/errors.js';
-import type { InternalApp } from '../media/routes.js';
+import type { InternalApp } from '../media/http/app.js';
 
 export interface RelayClientOptions {
   /** Origin of the relay service, e.g. `http://relay.internal:3001` (the `/internal` prefix is added here). */

@@ -10,7 +10,8 @@ import {
   createProducerBody,
   createRouterBody,
   createTransportBody,
-} from '../media/schemas.js';
+} from '../media/http/schemas.js';
+import { KIND_PLURALS } from '../media/registry/kinds.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -272,7 +273,7 @@ const relayOperations: Operation[] = [
         started_at: timeString,
         uptime_s: z.int(),
         workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
-        counts: z.object({ routers: z.int(), transports: z.int(), producers: z.int(), consumers: z.int() }),
+        counts: z.object(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()]))),
         limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
       }),
       description: 'service information',
