@@ -2,15 +2,19 @@
 // constructors. Shared by ops, registry and HTTP; knows nothing of Hono or of the engine.
 import type { ResourceKind } from './registry/kinds.js';
 
-export type RelayErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'ROUTER_LIMIT_EXCEEDED'
-  | 'CAN_NOT_CONSUME'
-  | 'MEDIASOUP_ERROR'
-  | 'INTERNAL_ERROR';
+/** Every code the relay answers with: the type, the OpenAPI enum and the typed client's check read this. */
+export const RELAY_ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'ROUTER_LIMIT_EXCEEDED',
+  'CAN_NOT_CONSUME',
+  'MEDIASOUP_ERROR',
+  'INTERNAL_ERROR',
+] as const;
+
+export type RelayErrorCode = (typeof RELAY_ERROR_CODES)[number];
 
 const statusOf = {
   VALIDATION_ERROR: 400,
