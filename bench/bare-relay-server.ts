@@ -18,7 +18,7 @@ const webRtcServer = await worker.createWebRtcServer({
     { protocol: 'tcp', ip, port: rtcPort },
   ],
 });
-// The relay's default codecs (src/media/codecs.ts), so both sides hand out the same capabilities.
+// The relay's default codecs (src/media/engine/codecs.ts), so both sides hand out the same capabilities.
 const mediaCodecs: ms.RtpCodecCapability[] = [
   { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
   { kind: 'video', mimeType: 'video/VP8', clockRate: 90000 },

@@ -11,9 +11,10 @@ import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
 import type { Logger } from './logger.js';
-import { handleRelayError, notFound as relayNotFound } from './media/errors.js';
-import { createInternalApp } from './media/routes.js';
-import type { MediaService } from './media/service.js';
+import { notFound as relayNotFound } from './media/errors.js';
+import { createInternalApp } from './media/http/app.js';
+import { handleRelayError, relayErrorHandler } from './media/http/errors.js';
+import type { MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
 export interface AppDeps {
@@ -100,12 +101,16 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   if (servesInternal) {
     // Operations endpoints beside the relay, each behind the same token guard.
     const guard = internalToken({ token: deps.internalToken });
-    app.get('/internal/metrics', guard, async (c) => {
-      const text = await deps.metrics.registry.metrics();
-      return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
-    });
-    app.route('/internal', createInternalDocsApp(guard));
-    // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
+    const operations = new Hono<AppEnv>()
+      .get('/metrics', guard, async (c) => {
+        const text = await deps.metrics.registry.metrics();
+        return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
+      })
+      .route('/', createInternalDocsApp(guard))
+      .onError(relayErrorHandler(logger));
+    app.route('/internal', operations);
+    // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its
+    // 256 KiB body limit; it answers its own errors in the relay's shape.
     app.route('/internal', createInternalApp(deps));
   }
 
@@ -122,8 +127,8 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
     return c.json({ error: 'not found' }, 404);
   });
 
+  // Everything under /internal carries its own onError (the relay's shape); only the rest lands here.
   app.onError((error, c) => {
-    if (isUnder(c.req.path, '/internal')) return handleRelayError(error, c, logger);
     if (isUnder(c.req.path, '/api')) return handleApiError(error, c, logger);
     logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
     return c.json({ error: 'internal error' }, 500);

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createLogger } from './logger.js';
-import { MediaService } from './media/service.js';
+import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
@@ -35,7 +35,7 @@ logger.info({ database: database.kind }, 'database ready');
 
 let media: MediaService;
 try {
-  media = await MediaService.create(config.media, logger);
+  media = await createMedia(config.media, logger);
 } catch (error) {
   logger.fatal({ err: error }, 'media service failed to start');
   await database.close();

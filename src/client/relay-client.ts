@@ -1,8 +1,8 @@
 // Typed client of the internal media relay API for a signaling server written in TypeScript
 // (package subpath `chat-backend/relay-client`), built on Hono's RPC client.
 import { hc, type ClientResponse } from 'hono/client';
-import type { RelayErrorCode } from '../media/errors.js';
-import type { InternalApp } from '../media/routes.js';
+import { RELAY_ERROR_CODES, type RelayErrorCode } from '../media/errors.js';
+import type { InternalApp } from '../media/http/app.js';
 
 export interface RelayClientOptions {
   /** Origin of the relay service, e.g. `http://relay.internal:3001` (the `/internal` prefix is added here). */
@@ -29,16 +29,7 @@ export class RelayClientError extends Error {
   }
 }
 
-const CODES: ReadonlySet<string> = new Set<RelayErrorCode>([
-  'VALIDATION_ERROR',
-  'UNAUTHORIZED',
-  'NOT_FOUND',
-  'CONFLICT',
-  'ROUTER_LIMIT_EXCEEDED',
-  'CAN_NOT_CONSUME',
-  'MEDIASOUP_ERROR',
-  'INTERNAL_ERROR',
-]);
+const CODES: ReadonlySet<string> = new Set<RelayErrorCode>(RELAY_ERROR_CODES);
 
 async function toError(res: Response | ClientResponse<unknown>): Promise<RelayClientError> {
   const text = await res.text();

@@ -4,17 +4,11 @@ import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import { changePasswordBody, loginBody, refreshBody, registerBody, updateProfileBody } from '../auth/schemas.js';
 import { ApiCode } from '../http/envelope.js';
-import {
-  connectTransportBody,
-  createConsumerBody,
-  createProducerBody,
-  createRouterBody,
-  createTransportBody,
-} from '../media/schemas.js';
+import { RELAY_COMMON, relayError, relayOperations } from '../media/http/openapi.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
-interface Operation {
+export interface Operation {
   method: Method;
   path: string;
   summary: string;
@@ -137,164 +131,7 @@ const healthOperations: Operation[] = [
   },
 ];
 
-const relayError = z.object({
-  code: z.enum(['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']),
-  message: z.string(),
-  details: z.record(z.string(), z.unknown()).optional(),
-});
 const anyObject = z.record(z.string(), z.unknown());
-const RELAY_COMMON: Array<[string, number, string]> = [
-  ['UNAUTHORIZED', 401, 'X-Internal-Token missing or wrong'],
-  ['MEDIASOUP_ERROR', 500, 'the media engine failed'],
-  ['INTERNAL_ERROR', 500, 'any other failure'],
-];
-const VALIDATION: [string, number, string] = ['VALIDATION_ERROR', 400, 'body fails its schema, malformed JSON, or the engine rejects its content; details.issues'];
-const notFound = (what: string): [string, number, string] => ['NOT_FOUND', 404, `${what} not found; details {resource, id}`];
-
-const relayOperations: Operation[] = [
-  {
-    method: 'post',
-    path: '/internal/v1/routers',
-    summary: 'Create a router on the live worker with the fewest routers',
-    body: createRouterBody,
-    success: { status: 201, schema: z.object({ id: z.string(), rtpCapabilities: anyObject }), description: 'the router' },
-    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/routers/{id}',
-    summary: 'Close a router (its transports, producers and consumers close with it)',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFound('router')],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/transports',
-    summary: "Create a WebRTC transport on a router (through its worker's WebRtcServer)",
-    body: createTransportBody,
-    success: {
-      status: 201,
-      schema: z.object({
-        id: z.string(),
-        routerId: z.string(),
-        direction: z.enum(['send', 'recv']),
-        iceParameters: anyObject,
-        iceCandidates: z.array(anyObject),
-        dtlsParameters: anyObject,
-        sctpParameters: anyObject.optional(),
-      }),
-      description: 'the transport',
-    },
-    errors: [VALIDATION, notFound('router')],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/transports/{id}/connect',
-    summary: "Connect a transport with the client's DTLS parameters (once)",
-    body: connectTransportBody,
-    success: { status: 200, schema: z.object({ id: z.string(), connected: z.literal(true) }), description: 'connected' },
-    errors: [VALIDATION, notFound('transport'), ['CONFLICT', 409, 'already connected or being connected']],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/transports/{id}',
-    summary: 'Close a transport (its producers, their consumers and its own consumers close with it)',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFound('transport')],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/producers',
-    summary: 'Create a producer on a send transport',
-    body: createProducerBody,
-    success: {
-      status: 201,
-      schema: z.object({ id: z.string(), transportId: z.string(), kind: z.enum(['audio', 'video']), type: z.string(), paused: z.boolean() }),
-      description: 'the producer',
-    },
-    errors: [VALIDATION, notFound('transport'), ['CONFLICT', 409, 'the transport is a recv transport; details {transportId, direction}']],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/producers/{id}',
-    summary: 'Close a producer (its consumers close with it)',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFound('producer')],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/consumers',
-    summary: 'Create a consumer on a recv transport; always created paused',
-    body: createConsumerBody,
-    success: {
-      status: 201,
-      schema: z.object({
-        id: z.string(),
-        transportId: z.string(),
-        producerId: z.string(),
-        kind: z.enum(['audio', 'video']),
-        type: z.string(),
-        rtpParameters: anyObject,
-        paused: z.literal(true),
-        producerPaused: z.boolean(),
-      }),
-      description: 'the consumer (paused)',
-    },
-    errors: [
-      VALIDATION,
-      notFound('transport or producer'),
-      ['CONFLICT', 409, 'the transport is a send transport; details {transportId, direction}'],
-      ['CAN_NOT_CONSUME', 400, 'the capabilities cannot consume this producer'],
-    ],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/consumers/{id}/resume',
-    summary: 'Resume a consumer',
-    success: { status: 200, schema: z.object({ id: z.string(), paused: z.literal(false), producerPaused: z.boolean() }), description: 'resumed' },
-    errors: [notFound('consumer')],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/consumers/{id}',
-    summary: 'Close a consumer',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFound('consumer')],
-  },
-  {
-    method: 'get',
-    path: '/internal/info',
-    summary: 'Workers, resource counts and limits',
-    success: {
-      status: 200,
-      schema: z.object({
-        version: z.string(),
-        started_at: timeString,
-        uptime_s: z.int(),
-        workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
-        counts: z.object({ routers: z.int(), transports: z.int(), producers: z.int(), consumers: z.int() }),
-        limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
-      }),
-      description: 'service information',
-    },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/internal/metrics',
-    summary: 'Prometheus metrics (text exposition format)',
-    contentType: 'text/plain',
-    success: { status: 200, schema: z.string(), description: 'metrics' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/internal/v1/openapi.json',
-    summary: 'This document',
-    success: { status: 200, schema: anyObject, description: 'OpenAPI 3.1 document' },
-    errors: [],
-  },
-];
 
 const publicDocOperations: Operation[] = [
   {

@@ -1,21 +1,22 @@
-// The relay's error object `{code, message, details?}` and the mapping of anything thrown under /internal.
-import type { Context } from 'hono';
-import { HTTPException } from 'hono/http-exception';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import * as mediasoup from 'mediasoup';
-import type { Logger } from '../logger.js';
+// The relay's error object `{code, message, details?}`: codes, their statuses and the common
+// constructors. Shared by ops, registry and HTTP; knows nothing of Hono or of the engine.
+import type { ResourceKind } from './registry/kinds.js';
 
-export type RelayErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'ROUTER_LIMIT_EXCEEDED'
-  | 'CAN_NOT_CONSUME'
-  | 'MEDIASOUP_ERROR'
-  | 'INTERNAL_ERROR';
+/** Every code the relay answers with: the type, the OpenAPI enum and the typed client's check read this. */
+export const RELAY_ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'ROUTER_LIMIT_EXCEEDED',
+  'CAN_NOT_CONSUME',
+  'MEDIASOUP_ERROR',
+  'INTERNAL_ERROR',
+] as const;
 
-const statusOf: Record<RelayErrorCode, ContentfulStatusCode> = {
+export type RelayErrorCode = (typeof RELAY_ERROR_CODES)[number];
+
+const statusOf = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,
   NOT_FOUND: 404,
@@ -24,7 +25,9 @@ const statusOf: Record<RelayErrorCode, ContentfulStatusCode> = {
   CAN_NOT_CONSUME: 400,
   MEDIASOUP_ERROR: 500,
   INTERNAL_ERROR: 500,
-};
+} as const satisfies Record<RelayErrorCode, number>;
+
+export type RelayErrorStatus = (typeof statusOf)[RelayErrorCode];
 
 export interface RelayErrorBody {
   code: RelayErrorCode;
@@ -33,7 +36,7 @@ export interface RelayErrorBody {
 }
 
 export class RelayError extends Error {
-  readonly status: ContentfulStatusCode;
+  readonly status: RelayErrorStatus;
   constructor(
     readonly code: RelayErrorCode,
     message: string,
@@ -49,9 +52,8 @@ export class RelayError extends Error {
   }
 }
 
-export type ResourceKind = 'router' | 'transport' | 'producer' | 'consumer' | 'route';
-
-export function notFound(resource: ResourceKind, id: string): RelayError {
+/** `route` names an unknown path (`GET /internal/nope`), every other value a resource kind. */
+export function notFound(resource: ResourceKind | 'route', id: string): RelayError {
   return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
 }
 
@@ -66,44 +68,4 @@ export function validationError(issues: ValidationIssue[], message = 'invalid re
 
 export function conflict(message: string, details: Record<string, unknown>): RelayError {
   return new RelayError('CONFLICT', message, details);
-}
-
-/** mediasoup 3.11's RtpListener: "ssrc|RTX ssrc|MID|RID already exists in RTP listener …". */
-const RTP_LISTENER_CLASH = /already exists in RTP listener/;
-
-/**
- * Maps a failure of a mediasoup call: the engine throws TypeError/UnsupportedError when the
- * request's content is invalid (the caller's fault, 400); anything else is the engine failing (500).
- * The engine's own message is logged by the caller, never sent for a 500.
- */
-export function fromEngineError(error: unknown, operation: string): RelayError {
-  if (error instanceof RelayError) return error;
-  if (error instanceof TypeError || error instanceof mediasoup.types.UnsupportedError) {
-    return validationError([{ path: '', message: error.message }], `media engine rejected the request: ${operation}`);
-  }
-  // The worker refuses a producer whose ssrc, RTX ssrc, MID (or RID without a MID) another producer
-  // of the transport already uses, as a plain Error: the request clashes with the transport's state.
-  if (error instanceof Error && RTP_LISTENER_CLASH.test(error.message)) {
-    return conflict(`media engine refused the request: ${operation}: an ssrc, MID or RID is already in use on this transport`, {
-      reason: error.message.replace(/\s*\[method:[^\]]*\]\s*$/, ''),
-    });
-  }
-  return new RelayError('MEDIASOUP_ERROR', `media engine failed: ${operation}`);
-}
-
-export function toRelayError(error: unknown): RelayError | undefined {
-  if (error instanceof RelayError) return error;
-  if (error instanceof HTTPException) {
-    if (error.status === 413) return new RelayError('VALIDATION_ERROR', 'request body too large', { issues: [{ path: '', message: 'body too large' }] });
-    if (error.status === 400) return validationError([{ path: '', message: 'malformed JSON' }], 'request body is not valid JSON');
-    if (error.status === 401) return new RelayError('UNAUTHORIZED', 'missing or invalid internal token');
-  }
-  return undefined;
-}
-
-export function handleRelayError(error: unknown, c: Context, logger: Logger) {
-  const known = toRelayError(error);
-  if (known) return c.json(known.toBody(), known.status);
-  logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error in media relay API');
-  return c.json({ code: 'INTERNAL_ERROR', message: 'internal error' } satisfies RelayErrorBody, 500);
 }

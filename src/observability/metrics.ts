@@ -2,12 +2,11 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { MediaService } from '../media/service.js';
+import type { MediaService } from '../media/index.js';
+import { KIND_PLURALS } from '../media/registry/kinds.js';
 
 export type AuthAction = 'login' | 'refresh';
 export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
-
-const RESOURCE_KINDS = ['routers', 'transports', 'producers', 'consumers'] as const;
 
 /**
  * @example
@@ -53,7 +52,7 @@ export class Metrics {
       async collect() {
         this.reset();
         for (const stats of await media.workerStats()) {
-          for (const kind of RESOURCE_KINDS) this.set({ worker: String(stats.slot), kind }, stats.counts[kind]);
+          for (const kind of KIND_PLURALS) this.set({ worker: String(stats.slot), kind }, stats.counts[kind]);
         }
       },
     });

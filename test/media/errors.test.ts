@@ -3,7 +3,9 @@ import { HTTPException } from 'hono/http-exception';
 import * as mediasoup from 'mediasoup';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { fromEngineError, handleRelayError, RelayError } from '../../src/media/errors.js';
+import { fromEngineError } from '../../src/media/engine/errors.js';
+import { RelayError } from '../../src/media/errors.js';
+import { handleRelayError } from '../../src/media/http/errors.js';
 
 describe('fromEngineError', () => {
   it('maps TypeError and UnsupportedError to VALIDATION_ERROR with the engine reason as an issue', () => {

@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { MediaService } from '../../src/media/service.js';
+import { MediaService } from '../../src/media/index.js';
 import { allocateRtcPorts } from '../support/app.js';
 import { allowSlowTests, waitFor } from './support.js';
 

@@ -1,6 +1,6 @@
 import { hc } from 'hono/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InternalApp } from '../../src/media/routes.js';
+import type { InternalApp } from '../../src/media/http/app.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, dtlsParameters } from './support.js';
 

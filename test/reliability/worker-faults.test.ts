@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { MediaService } from '../../src/media/service.js';
+import { MediaService } from '../../src/media/index.js';
 import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { EngineWatch } from './support/engine.js';
 import { dtls, eventually, loops, opus, sleep } from './support/traffic.js';

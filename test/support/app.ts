@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { MediaService } from '../../src/media/service.js';
+import { MediaService } from '../../src/media/index.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';

@@ -1,11 +1,13 @@
 // The pool of mediasoup workers: one slot per worker, each with its WebRtcServer on its own port,
-// re-created after a death with a delay that doubles per consecutive failure.
+// re-created after a death with a delay that doubles per consecutive failure. What happens to the
+// workers is told through `events`, to any number of listeners.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
-import { isUnspecifiedIp, type Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import { isUnspecifiedIp, type Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { TypedEmitter } from './emitter.js';
 
 type MediaConfig = Config['media'];
 
@@ -37,13 +39,19 @@ export interface ListenAddresses {
 }
 
 export interface WorkerPoolOptions {
-  /** Called when a live worker dies, after mediasoup closed its routers. */
-  onWorkerDied: (worker: ms.Worker, slot: WorkerSlot) => void;
   stableAfterMs?: number;
 }
 
+export type PoolEvents = {
+  /** A live worker died; mediasoup has closed its routers by now. The slot already counts the death. */
+  workerDied: [worker: ms.Worker, slot: WorkerSlot];
+  /** A slot's worker was re-created after a death. */
+  workerRestarted: [worker: ms.Worker, slot: WorkerSlot];
+};
+
 export class WorkerPool {
   readonly slots: WorkerSlot[];
+  readonly events: TypedEmitter<PoolEvents>;
   private closing = false;
 
   private constructor(
@@ -52,6 +60,9 @@ export class WorkerPool {
     private readonly logger: Logger,
     private readonly options: WorkerPoolOptions,
   ) {
+    this.events = new TypedEmitter<PoolEvents>((error, event, [, slot]) => {
+      this.logger.error({ err: error, slot: slot.index, event }, event === 'workerDied' ? 'media worker death handler failed' : 'media worker event listener failed');
+    });
     this.slots = Array.from({ length: config.workers }, (_, index) => ({
       index,
       port: config.rtcMinPort + index,
@@ -67,8 +78,11 @@ export class WorkerPool {
     }));
   }
 
-  /** Starts every worker; if one cannot start (e.g. its port is taken) all are closed and this throws. */
-  static async start(config: MediaConfig, logger: Logger, options: WorkerPoolOptions): Promise<WorkerPool> {
+  /**
+   * Starts every worker; if one cannot start (e.g. its port is taken) all are closed and this throws.
+   * Listeners added to `events` afterwards hear of every later death and restart.
+   */
+  static async start(config: MediaConfig, logger: Logger, options: WorkerPoolOptions = {}): Promise<WorkerPool> {
     const ports = config.rtcMaxPort - config.rtcMinPort + 1;
     if (ports < config.workers) {
       throw new Error(`${config.workers} media workers need ${config.workers} ports but RTC_MIN_PORT-RTC_MAX_PORT holds ${ports}`);
@@ -151,11 +165,7 @@ export class WorkerPool {
     const upMs = Date.now() - slot.startedAt;
     if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
     this.logger.error({ slot: slot.index, workerPid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
-    try {
-      this.options.onWorkerDied(worker, slot);
-    } catch (callbackError) {
-      this.logger.error({ err: callbackError, slot: slot.index }, 'media worker death handler failed');
-    }
+    this.events.emit('workerDied', worker, slot);
     this.scheduleRestart(slot);
   }
 
@@ -178,6 +188,7 @@ export class WorkerPool {
       await this.startSlot(slot);
       slot.restarts += 1;
       this.logger.info({ slot: slot.index, workerPid: slot.pid, port: slot.port, restarts: slot.restarts }, 'media worker restarted');
+      if (slot.worker) this.events.emit('workerRestarted', slot.worker, slot);
     } catch (error) {
       if (this.closing) return;
       this.logger.error({ slot: slot.index, err: error }, 'media worker restart failed');

@@ -1,0 +1,26 @@
+// What a failed mediasoup call means for the caller: engine error -> RelayError. No HTTP here.
+import * as mediasoup from 'mediasoup';
+import { conflict, RelayError, validationError } from '../errors.js';
+
+/** mediasoup 3.11's RtpListener: "ssrc|RTX ssrc|MID|RID already exists in RTP listener …". */
+const RTP_LISTENER_CLASH = /already exists in RTP listener/;
+
+/**
+ * Maps a failure of a mediasoup call: the engine throws TypeError/UnsupportedError when the
+ * request's content is invalid (the caller's fault, 400); anything else is the engine failing (500).
+ * The engine's own message is logged by the caller, never sent for a 500.
+ */
+export function fromEngineError(error: unknown, operation: string): RelayError {
+  if (error instanceof RelayError) return error;
+  if (error instanceof TypeError || error instanceof mediasoup.types.UnsupportedError) {
+    return validationError([{ path: '', message: error.message }], `media engine rejected the request: ${operation}`);
+  }
+  // The worker refuses a producer whose ssrc, RTX ssrc, MID (or RID without a MID) another producer
+  // of the transport already uses, as a plain Error: the request clashes with the transport's state.
+  if (error instanceof Error && RTP_LISTENER_CLASH.test(error.message)) {
+    return conflict(`media engine refused the request: ${operation}: an ssrc, MID or RID is already in use on this transport`, {
+      reason: error.message.replace(/\s*\[method:[^\]]*\]\s*$/, ''),
+    });
+  }
+  return new RelayError('MEDIASOUP_ERROR', `media engine failed: ${operation}`);
+}

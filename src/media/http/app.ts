@@ -1,0 +1,40 @@
+// The internal media relay API (Area B): the guard, the body limit, its own onError, and one Hono per
+// resource family, chained so `hc<InternalApp>` gets the types.
+import { Hono } from 'hono';
+import type { AppDeps, AppEnv } from '../../app.js';
+import { bodyLimit } from '../../http/body-limit.js';
+import { internalToken } from '../../http/internal-token.js';
+import { validationError } from '../errors.js';
+import { consumersRoutes } from './consumers.routes.js';
+import { relayErrorHandler } from './errors.js';
+import { producersRoutes } from './producers.routes.js';
+import { routersRoutes } from './routers.routes.js';
+import { transportsRoutes } from './transports.routes.js';
+import { infoView } from './views.js';
+
+export const INTERNAL_BODY_LIMIT = 256 * 1024;
+
+/**
+ * Everything under `/internal`: the token guard first (so an unknown path answers 401 before 404),
+ * then the body limit, then the resources. Errors thrown anywhere in it are answered by its own onError.
+ * @example app.route('/internal', createInternalApp(deps))
+ */
+export function createInternalApp(deps: AppDeps) {
+  const { media } = deps;
+  return new Hono<AppEnv>()
+    .use(internalToken({ token: deps.internalToken }))
+    .use(
+      bodyLimit({
+        maxSize: INTERNAL_BODY_LIMIT,
+        onError: (c) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413),
+      }),
+    )
+    .get('/info', (c) => c.json(infoView(media.info()), 200))
+    .route('/v1/routers', routersRoutes(media))
+    .route('/v1/transports', transportsRoutes(media))
+    .route('/v1/producers', producersRoutes(media))
+    .route('/v1/consumers', consumersRoutes(media))
+    .onError(relayErrorHandler(deps.logger));
+}
+
+export type InternalApp = ReturnType<typeof createInternalApp>;

@@ -1,0 +1,63 @@
+// The relay's operations for the OpenAPI document: each resource's own (beside its routes) and
+// those of the internal app and the operations endpoints.
+import { z } from 'zod';
+import { RELAY_ERROR_CODES } from '../errors.js';
+import { KIND_PLURALS } from '../registry/kinds.js';
+import { consumersDocs } from './consumers.routes.js';
+import { anyObject, timeString, type ErrorRow, type RelayOperation } from './docs.js';
+import { producersDocs } from './producers.routes.js';
+import { routersDocs } from './routers.routes.js';
+import { transportsDocs } from './transports.routes.js';
+
+export const relayError = z.object({
+  code: z.enum(RELAY_ERROR_CODES),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Errors every relay operation can answer with. */
+export const RELAY_COMMON: ErrorRow[] = [
+  ['UNAUTHORIZED', 401, 'X-Internal-Token missing or wrong'],
+  ['MEDIASOUP_ERROR', 500, 'the media engine failed'],
+  ['INTERNAL_ERROR', 500, 'any other failure'],
+];
+
+export const relayOperations: RelayOperation[] = [
+  ...routersDocs,
+  ...transportsDocs,
+  ...producersDocs,
+  ...consumersDocs,
+  {
+    method: 'get',
+    path: '/internal/info',
+    summary: 'Workers, resource counts and limits',
+    success: {
+      status: 200,
+      schema: z.object({
+        version: z.string(),
+        started_at: timeString,
+        uptime_s: z.int(),
+        workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
+        counts: z.object(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()]))),
+        limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
+      }),
+      description: 'service information',
+    },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/internal/metrics',
+    summary: 'Prometheus metrics (text exposition format)',
+    contentType: 'text/plain',
+    success: { status: 200, schema: z.string(), description: 'metrics' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/internal/v1/openapi.json',
+    summary: 'This document',
+    success: { status: 200, schema: anyObject, description: 'OpenAPI 3.1 document' },
+    errors: [],
+  },
+];

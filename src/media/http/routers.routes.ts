@@ -1,0 +1,39 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../../app.js';
+import type { MediaService } from '../index.js';
+import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
+import { createRouterBody } from './schemas.js';
+import { jsonBody } from './validator.js';
+import { routerView } from './views.js';
+
+export function routersRoutes(media: MediaService) {
+  return new Hono<AppEnv>()
+    .post('/', jsonBody(createRouterBody), async (c) => {
+      const router = await media.createRouter(c.req.valid('json'));
+      return c.json(routerView(router), 201);
+    })
+    .delete('/:id', (c) => {
+      media.closeRouter(c.req.param('id'));
+      return c.body(null, 204);
+    });
+}
+
+/** The OpenAPI operations of these routes. */
+export const routersDocs: RelayOperation[] = [
+  {
+    method: 'post',
+    path: '/internal/v1/routers',
+    summary: 'Create a router on the live worker with the fewest routers',
+    body: createRouterBody,
+    success: { status: 201, schema: z.object({ id: z.string(), rtpCapabilities: anyObject }), description: 'the router' },
+    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
+  },
+  {
+    method: 'delete',
+    path: '/internal/v1/routers/{id}',
+    summary: 'Close a router (its transports, producers and consumers close with it)',
+    success: { status: 204, schema: null, description: 'closed' },
+    errors: [notFoundDoc('router')],
+  },
+];

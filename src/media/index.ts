@@ -1,0 +1,132 @@
+// The media relay's engine side, one per process: the worker pool, the registry and the ops bound to
+// them. HTTP (./http) calls these and never touches a worker.
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
+import { WorkerPool } from './engine/pool.js';
+import { bindOps, type MediaOps } from './ops/index.js';
+import type { RegistryCounts } from './registry/kinds.js';
+import { RouterPlacement } from './registry/placement.js';
+import { MediaRegistry } from './registry/registry.js';
+
+export { ENGINE_TIMEOUT_MS } from './engine/call.js';
+export type { MediaOps } from './ops/index.js';
+
+type MediaConfig = Config['media'];
+
+export interface WorkerInfo {
+  /** pid of the live worker, or of the last one while its slot waits for a restart. */
+  pid: number | null;
+  alive: boolean;
+  restarts: number;
+  deaths: number;
+  routers: number;
+  port: number;
+  /** Delay of the restart scheduled last (null before the first death). */
+  lastRestartDelayMs: number | null;
+}
+
+export interface MediaInfo {
+  startedAt: Date;
+  workers: WorkerInfo[];
+  counts: RegistryCounts;
+  limits: { maxRouters: number; rtcMinPort: number; rtcMaxPort: number };
+}
+
+export interface WorkerStats {
+  slot: number;
+  pid: number;
+  counts: RegistryCounts;
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  maxRssKiB: number;
+}
+
+export interface MediaServiceOptions {
+  /** How long a worker must stay up before its backoff starts over (default 60 s). */
+  stableAfterMs?: number;
+  /** How long an engine call may take before it fails with MEDIASOUP_ERROR (default ENGINE_TIMEOUT_MS). */
+  engineTimeoutMs?: number;
+}
+
+/** The relay's operations (createRouter, createTransport, …) plus the service's own lifecycle and figures. */
+export interface MediaService extends MediaOps {
+  /** The workers; `pool.events` tells of deaths and restarts, to any number of listeners. */
+  readonly pool: WorkerPool;
+  info(): MediaInfo;
+  /**
+   * Per live worker: its resources and the OS resource usage mediasoup reports (ru_utime/ru_stime in
+   * ms, ru_maxrss in KiB). A worker that dies while asked is left out.
+   */
+  workerStats(): Promise<WorkerStats[]>;
+  aliveWorkerCount(): number;
+  /** Closes the workers (and with them every resource) and cancels pending restarts. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `config.workers` workers, each with a WebRtcServer on RTC_MIN_PORT + i; rejects with a
+ * message naming the port when one cannot bind.
+ * @example const media = await createMedia(config.media, logger); const router = await media.createRouter({})
+ */
+export async function createMedia(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
+  const startedAt = new Date();
+  const registry = new MediaRegistry();
+  const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
+  pool.events.on('workerDied', (worker) => registry.dropWorker(worker));
+  const engine = createEngineCall({
+    timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
+    logger,
+    isOpen: (kind, id) => registry.has(kind, id),
+  });
+  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), engine });
+
+  return {
+    ...ops,
+    pool,
+
+    info: () => ({
+      startedAt,
+      workers: pool.slots.map((slot) => ({
+        pid: slot.pid ?? null,
+        alive: slot.worker !== undefined,
+        restarts: slot.restarts,
+        deaths: slot.deaths,
+        routers: slot.worker ? registry.countOn(slot.worker, 'router') : 0,
+        port: slot.port,
+        lastRestartDelayMs: slot.lastRestartDelayMs ?? null,
+      })),
+      counts: registry.counts(),
+      limits: { maxRouters: config.maxRouters, rtcMinPort: config.rtcMinPort, rtcMaxPort: config.rtcMaxPort },
+    }),
+
+    async workerStats() {
+      const stats = await Promise.all(
+        pool.slots.map(async (slot): Promise<WorkerStats | undefined> => {
+          const { worker } = slot;
+          if (!worker) return undefined;
+          const usage = await worker.getResourceUsage().catch(() => undefined);
+          if (!usage) return undefined;
+          return {
+            slot: slot.index,
+            pid: worker.pid,
+            counts: registry.countsOn(worker),
+            cpuUserMs: usage.ru_utime,
+            cpuSystemMs: usage.ru_stime,
+            maxRssKiB: usage.ru_maxrss,
+          };
+        }),
+      );
+      return stats.filter((s): s is WorkerStats => s !== undefined);
+    },
+
+    aliveWorkerCount: () => pool.live().length,
+
+    async close() {
+      pool.close();
+    },
+  };
+}
+
+/** `MediaService.create(config, logger)`: the name the server and the tests start the service by. */
+export const MediaService = { create: createMedia } as const;

@@ -1,0 +1,25 @@
+// What every op is given, and the few helpers several ops share. Ops are plain functions
+// `(deps, ...input) -> result`: no Hono, no module state; index.ts binds them to one set of deps.
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import type { EngineCall } from '../engine/call.js';
+import type { WorkerPool } from '../engine/pool.js';
+import { conflict, type RelayError } from '../errors.js';
+import type { Direction, TransportEntry } from '../registry/kinds.js';
+import type { RouterPlacement } from '../registry/placement.js';
+import type { MediaRegistry } from '../registry/registry.js';
+
+export interface OpsDeps {
+  readonly config: Config['media'];
+  readonly logger: Logger;
+  readonly pool: WorkerPool;
+  readonly registry: MediaRegistry;
+  readonly placement: RouterPlacement;
+  /** The only way an op calls the engine (deadline, error mapping, NOT_FOUND when a need went away). */
+  readonly engine: EngineCall;
+}
+
+/** The CONFLICT of a transport used against its direction or state, naming it as every such answer does. */
+export function directionConflict(message: string, entry: TransportEntry): RelayError {
+  return conflict(message, { transportId: entry.transport.id, direction: entry.direction satisfies Direction });
+}

@@ -1,0 +1,20 @@
+// Every op of every resource family, and their binding to one set of deps. A new family is a new
+// file beside these and one line in OPS.
+import * as consumers from './consumers.js';
+import type { OpsDeps } from './deps.js';
+import * as producers from './producers.js';
+import * as routers from './routers.js';
+import * as transports from './transports.js';
+
+const OPS = { ...routers, ...transports, ...producers, ...consumers };
+
+type Bound<T> = { [K in keyof T]: T[K] extends (deps: OpsDeps, ...args: infer A) => infer R ? (...args: A) => R : never };
+
+/** The relay's operations, deps already given: `ops.createRouter(input)`. */
+export type MediaOps = Bound<typeof OPS>;
+
+export function bindOps(deps: OpsDeps): MediaOps {
+  return Object.fromEntries(
+    Object.entries(OPS).map(([name, op]) => [name, (...args: unknown[]) => (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(deps, ...args)]),
+  ) as MediaOps;
+}

@@ -1,0 +1,58 @@
+// WebRTC transports, each through its worker's WebRtcServer (one port per worker).
+import { adopt } from '../engine/call.js';
+import { notFound, RelayError } from '../errors.js';
+import type { CreateTransportBody, DtlsParametersInput } from '../http/schemas.js';
+import type { TransportEntry } from '../registry/kinds.js';
+import { directionConflict, type OpsDeps } from './deps.js';
+
+const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
+
+export async function createTransport(deps: OpsDeps, input: CreateTransportBody): Promise<TransportEntry> {
+  const { registry, pool, engine } = deps;
+  const { routerId, direction } = input;
+  const { router, worker, slot } = registry.require('router', routerId);
+  const webRtcServer = pool.slots[slot]?.webRtcServer;
+  if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
+  const transport = await engine(
+    'create transport',
+    () =>
+      router.createWebRtcTransport({
+        webRtcServer,
+        enableUdp: true,
+        enableTcp: true,
+        preferUdp: true,
+        ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
+        ...(input.appData ? { appData: input.appData } : {}),
+      }),
+    [['router', routerId]],
+  );
+  return adopt(transport, () => {
+    if (transport.closed || !registry.has('router', routerId)) throw notFound('router', routerId);
+    return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+  });
+}
+
+/** The marker goes up before the engine call, so a concurrent second connect is refused too. */
+export async function connectTransport(deps: OpsDeps, id: string, dtlsParameters: DtlsParametersInput): Promise<TransportEntry> {
+  const { registry, engine } = deps;
+  const entry = registry.require('transport', id);
+  if (entry.connected) throw directionConflict(`transport already connected or connecting: ${id}`, entry);
+  entry.connected = true;
+  try {
+    await engine('connect transport', () => entry.transport.connect({ dtlsParameters }), [['transport', id]]);
+  } catch (error) {
+    entry.connected = false;
+    throw error;
+  }
+  if (!registry.has('transport', id)) throw notFound('transport', id);
+  return entry;
+}
+
+/**
+ * Closes a transport (a peer leaving a room that lives on): its producers, their consumers on
+ * every transport, and its own consumers close with it. Closed through the transport itself, so
+ * the worker's WebRtcServer forgets it too.
+ */
+export function closeTransport(deps: OpsDeps, id: string): void {
+  deps.registry.require('transport', id).transport.close();
+}

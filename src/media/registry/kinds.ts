@@ -1,0 +1,93 @@
+// The one table of resource kinds the relay hands out. Everything that lists kinds reads it: the
+// registry's maps and indexes, NOT_FOUND's `details.resource`, the counts of /internal/info, the `kind`
+// label of the media_resources metric and the OpenAPI document. A new kind is a new row here.
+import type { types as ms } from 'mediasoup';
+
+export interface KindRow<Kind extends string = string> {
+  /** Singular name: NOT_FOUND's `details.resource`, and the field of an entry holding the mediasoup object. */
+  readonly name: string;
+  /** Key in the counts of /internal/info and `kind` label of the media_resources metric. */
+  readonly plural: string;
+  /** Kinds whose id an entry keeps as `<parent>Id`; the registry indexes children by each of them. */
+  readonly parents: readonly Kind[];
+  /**
+   * Parents whose close the registry turns into closing this resource at once: mediasoup reports
+   * such closes later (and not at all once the worker's channel is gone), the registry must be exact now.
+   */
+  readonly closeWith: readonly Kind[];
+}
+
+/** Checks that every parent named in a row is a kind of the table. */
+function defineKinds<const T extends { [K in keyof T]: KindRow<Extract<keyof T, string>> }>(kinds: T): T {
+  return kinds;
+}
+
+export const KINDS = defineKinds({
+  router: { name: 'router', plural: 'routers', parents: [], closeWith: [] },
+  transport: { name: 'transport', plural: 'transports', parents: ['router'], closeWith: [] },
+  producer: { name: 'producer', plural: 'producers', parents: ['transport'], closeWith: [] },
+  consumer: { name: 'consumer', plural: 'consumers', parents: ['transport', 'producer'], closeWith: ['producer'] },
+});
+
+export type ResourceKind = keyof typeof KINDS;
+export type KindPlural = (typeof KINDS)[ResourceKind]['plural'];
+
+/** Every kind in table order (parents before children): the order of counts and metrics. */
+export const RESOURCE_KINDS = Object.keys(KINDS) as [ResourceKind, ...ResourceKind[]];
+
+/** The plural names in table order, ready for a `z.enum` or an object of counts. */
+export const KIND_PLURALS = RESOURCE_KINDS.map((kind) => KINDS[kind].plural) as [KindPlural, ...KindPlural[]];
+
+export type Direction = 'send' | 'recv';
+
+/** What the registry needs of any mediasoup object it holds. */
+export interface EngineResource {
+  readonly id: string;
+  readonly closed: boolean;
+  readonly observer: { once(event: 'close', listener: () => void): unknown };
+  close(): void;
+}
+
+export interface RouterEntry {
+  readonly router: ms.Router;
+  readonly worker: ms.Worker;
+  readonly slot: number;
+}
+
+export interface TransportEntry {
+  readonly transport: ms.WebRtcTransport;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly direction: Direction;
+  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
+  connected: boolean;
+}
+
+export interface ProducerEntry {
+  readonly producer: ms.Producer;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly transportId: string;
+}
+
+export interface ConsumerEntry {
+  readonly consumer: ms.Consumer;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly transportId: string;
+  readonly producerId: string;
+}
+
+/**
+ * The registry entry of each kind. An entry holds its mediasoup object under the kind's name, the
+ * worker it lives on, and the id of each parent as `<parent>Id`; every entry but a router's names its
+ * router (the room) as `routerId`.
+ */
+export interface EntryOf {
+  router: RouterEntry;
+  transport: TransportEntry;
+  producer: ProducerEntry;
+  consumer: ConsumerEntry;
+}
+
+export type RegistryCounts = Record<KindPlural, number>;

@@ -1,0 +1,160 @@
+// id → entry for every kind of the kinds table, kept exact through mediasoup's own `observer` 'close'
+// events, which fire however a resource ends (API close, parent closed, worker died). Indexed by
+// parent, worker and room so that no question the relay asks walks every entry.
+import type { types as ms } from 'mediasoup';
+import { notFound } from '../errors.js';
+import {
+  KINDS,
+  RESOURCE_KINDS,
+  type EngineResource,
+  type EntryOf,
+  type KindPlural,
+  type RegistryCounts,
+  type ResourceKind,
+} from './kinds.js';
+
+type IdSets = Map<ResourceKind, Set<string>>;
+
+/** Kinds that close with each kind (the inverse of the table's `closeWith`), computed once. */
+const CLOSED_WITH: ReadonlyMap<ResourceKind, readonly ResourceKind[]> = new Map(
+  RESOURCE_KINDS.map((parent) => [parent, RESOURCE_KINDS.filter((kind) => (KINDS[kind].closeWith as readonly ResourceKind[]).includes(parent))]),
+);
+
+export class MediaRegistry {
+  private readonly entries = new Map<ResourceKind, Map<string, EntryOf[ResourceKind]>>(RESOURCE_KINDS.map((kind) => [kind, new Map()]));
+  /** `${parentKind}:${parentId}` → child kind → ids. */
+  private readonly byParent = new Map<string, IdSets>();
+  private readonly byWorker = new Map<ms.Worker, IdSets>();
+  /** Router id → kind → ids of everything in that room (the router itself included). */
+  private readonly byRoom = new Map<string, IdSets>();
+
+  /** Registers an entry and forgets it (and what closes with it) when its mediasoup object closes. */
+  add<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EntryOf[K] {
+    const resource = resourceOf(kind, entry);
+    const { id } = resource;
+    this.map(kind).set(id, entry);
+    for (const parent of KINDS[kind].parents) addTo(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
+    addTo(this.byWorker, entry.worker, kind, id);
+    addTo(this.byRoom, roomOf(kind, entry), kind, id);
+    resource.observer.once('close', () => this.remove(kind, id, true));
+    return entry;
+  }
+
+  get<K extends ResourceKind>(kind: K, id: string): EntryOf[K] | undefined {
+    return this.map(kind).get(id);
+  }
+
+  /** The entry, or the NOT_FOUND answer naming the kind and id. */
+  require<K extends ResourceKind>(kind: K, id: string): EntryOf[K] {
+    const entry = this.get(kind, id);
+    if (!entry) throw notFound(kind, id);
+    return entry;
+  }
+
+  has(kind: ResourceKind, id: string): boolean {
+    return this.map(kind).has(id);
+  }
+
+  /** The open `kind` entries whose `parentKind` is `parentId`, in the order they were added. */
+  children<K extends ResourceKind>(parentKind: ResourceKind, parentId: string, kind: K): EntryOf[K][] {
+    return this.entriesOf(kind, this.byParent.get(`${parentKind}:${parentId}`)?.get(kind));
+  }
+
+  /** How many `kind` entries the room of `routerId` holds. */
+  countInRoom(routerId: string, kind: ResourceKind): number {
+    return this.byRoom.get(routerId)?.get(kind)?.size ?? 0;
+  }
+
+  /** Removes everything a worker held, without closing it; a safety net behind the close events when it dies. */
+  dropWorker(worker: ms.Worker): void {
+    const held = this.byWorker.get(worker);
+    if (!held) return;
+    for (const kind of [...RESOURCE_KINDS].reverse()) {
+      for (const id of [...(held.get(kind) ?? [])]) this.remove(kind, id, false);
+    }
+  }
+
+  /** What one worker holds, for the per-worker metrics. */
+  countsOn(worker: ms.Worker): RegistryCounts {
+    const held = this.byWorker.get(worker);
+    return countsBy((kind) => held?.get(kind)?.size ?? 0);
+  }
+
+  countOn(worker: ms.Worker, kind: ResourceKind): number {
+    return this.byWorker.get(worker)?.get(kind)?.size ?? 0;
+  }
+
+  count(kind: ResourceKind): number {
+    return this.map(kind).size;
+  }
+
+  counts(): RegistryCounts {
+    return countsBy((kind) => this.map(kind).size);
+  }
+
+  /**
+   * Forgets one entry and its index rows. With `cascade`, what the kinds table closes with it is
+   * forgotten and closed too (its own close event then finds nothing left to do).
+   */
+  private remove(kind: ResourceKind, id: string, cascade: boolean): void {
+    const entry = this.map(kind).get(id);
+    if (!entry) return;
+    this.map(kind).delete(id);
+    for (const parent of KINDS[kind].parents) removeFrom(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
+    removeFrom(this.byWorker, entry.worker, kind, id);
+    removeFrom(this.byRoom, roomOf(kind, entry), kind, id);
+    if (!cascade) return;
+    for (const child of CLOSED_WITH.get(kind) ?? []) {
+      for (const childEntry of this.children(kind, id, child)) {
+        const resource = resourceOf(child, childEntry);
+        this.remove(child, resource.id, true);
+        resource.close();
+      }
+    }
+  }
+
+  private map<K extends ResourceKind>(kind: K): Map<string, EntryOf[K]> {
+    return this.entries.get(kind) as Map<string, EntryOf[K]>;
+  }
+
+  private entriesOf<K extends ResourceKind>(kind: K, ids: Set<string> | undefined): EntryOf[K][] {
+    if (!ids) return [];
+    const map = this.map(kind);
+    return [...ids].map((id) => map.get(id)!);
+  }
+}
+
+/** The mediasoup object of an entry: held under the kind's name. */
+export function resourceOf<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EngineResource {
+  return (entry as unknown as Record<string, EngineResource>)[KINDS[kind].name]!;
+}
+
+function parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
+  return (entry as unknown as Record<string, string>)[`${KINDS[parent].name}Id`]!;
+}
+
+/** A router is its own room; everything else lives in its router's. */
+function roomOf(kind: ResourceKind, entry: EntryOf[ResourceKind]): string {
+  return kind === 'router' ? (entry as EntryOf['router']).router.id : (entry as { routerId: string }).routerId;
+}
+
+function countsBy(count: (kind: ResourceKind) => number): RegistryCounts {
+  return Object.fromEntries(RESOURCE_KINDS.map((kind) => [KINDS[kind].plural, count(kind)])) as Record<KindPlural, number>;
+}
+
+function addTo<Key>(index: Map<Key, IdSets>, key: Key, kind: ResourceKind, id: string): void {
+  let byKind = index.get(key);
+  if (!byKind) index.set(key, (byKind = new Map()));
+  let ids = byKind.get(kind);
+  if (!ids) byKind.set(kind, (ids = new Set()));
+  ids.add(id);
+}
+
+function removeFrom<Key>(index: Map<Key, IdSets>, key: Key, kind: ResourceKind, id: string): void {
+  const byKind = index.get(key);
+  const ids = byKind?.get(kind);
+  if (!byKind || !ids) return;
+  ids.delete(id);
+  if (ids.size === 0) byKind.delete(kind);
+  if (byKind.size === 0) index.delete(key);
+}
