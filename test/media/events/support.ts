@@ -1,5 +1,6 @@
 // A real HTTP server (127.0.0.1, port 0) around the event stream sub-app behind the real token guard,
 // and a reader of its SSE responses.
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createParser } from 'eventsource-parser';
@@ -14,14 +15,19 @@ export const TOKEN = 'events-test-token-0123456789abcdef0123';
 export interface StreamServer {
   bus: EventBus;
   streams: EventStreams;
-  server: ServerType;
+  server: Server;
   url: string;
   /** The server's open connections now. */
   connections(): Promise<number>;
   close(): Promise<void>;
 }
 
-export async function startStreamServer(busOptions: EventBusOptions = {}, streamOptions: EventStreamOptions = {}, bus = createEventBus(busOptions)): Promise<StreamServer> {
+export async function startStreamServer(
+  busOptions: EventBusOptions = {},
+  streamOptions: EventStreamOptions = {},
+  bus = createEventBus(busOptions),
+  port = 0,
+): Promise<StreamServer> {
   const streams = createEventStreams(bus, streamOptions);
   const app = new Hono();
   app.use('/internal/*', internalToken({ token: TOKEN }));
@@ -30,21 +36,21 @@ export async function startStreamServer(busOptions: EventBusOptions = {}, stream
     if (error instanceof HTTPException && error.status === 401) return c.json({ code: 'UNAUTHORIZED', message: 'missing or invalid internal token' }, 401);
     return c.json({ code: 'INTERNAL_ERROR', message: 'internal error' }, 500);
   });
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, () => resolve(s as Server));
   });
-  const { port } = server.address() as AddressInfo;
+  const address = server.address() as AddressInfo;
   return {
     bus,
     streams,
     server,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${address.port}`,
     connections: () => new Promise((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n)))),
     async close() {
       streams.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
+        server.closeAllConnections();
       });
     },
   };
