@@ -114,6 +114,18 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   let overflows = 0;
   let closed = false;
 
+  // Intl formatting costs microseconds; events come in bursts within one second (a cascade of closes).
+  let timeSecond = NaN;
+  let timeText = '';
+  const now = () => {
+    const date = clock();
+    const second = Math.floor(date.getTime() / 1000);
+    if (second !== timeSecond) {
+      timeSecond = second;
+      timeText = formatTime(date);
+    }
+    return timeText;
+  };
   const idOf = (seq: number) => `${epoch}-${String(seq).padStart(SEQ_DIGITS, '0')}`;
   const at = (seq: number) => (seq >= firstSeq && seq <= lastSeq ? ring[seq % bufferSize] : undefined);
 
@@ -135,7 +147,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       if ('reason' in start) {
         resyncs[start.reason]++;
         this.cursor = idOf(lastSeq);
-        this.resync = { id: this.cursor, type: 'resync', time: formatTime(clock()), reason: start.reason };
+        this.resync = { id: this.cursor, type: 'resync', time: now(), reason: start.reason };
         this.nextSeq = lastSeq + 1;
       } else {
         this.cursor = idOf(start.seq);
@@ -257,7 +269,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     epoch,
     publish(input) {
       lastSeq++;
-      const event = { ...input, id: idOf(lastSeq), time: formatTime(clock()) } as RelayEvent;
+      const event = { ...input, id: idOf(lastSeq), time: now() } as RelayEvent;
       ring[lastSeq % bufferSize] = event;
       if (lastSeq - firstSeq + 1 > bufferSize) firstSeq = lastSeq - bufferSize + 1;
       published[event.type] = (published[event.type] ?? 0) + 1;

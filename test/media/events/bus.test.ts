@@ -188,3 +188,17 @@ describe('event bus', () => {
     expect(bus.stats().published).toMatchObject({ 'router.closed': 1, 'relay.draining': 2 });
   });
 });
+
+describe('event bus time', () => {
+  it('follows the clock across seconds', () => {
+    let t = Date.parse('2024-12-31T15:59:59.400Z');
+    const bus = createEventBus({ clock: () => new Date(t) });
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');
+    t += 500;
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');
+    t += 200;
+    expect(bus.publish(closed('a')).time).toBe('2025-01-01 00:00:00');
+    t -= 5000; // a clock stepped back is followed too
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:55');
+  });
+});

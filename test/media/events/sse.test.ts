@@ -201,3 +201,25 @@ describe('GET /internal/v1/events', () => {
     expect(s.streams.open()).toBe(0);
   });
 });
+
+describe('GET /events without a node socket (app.request)', () => {
+  it('ends the stream of a reader past its limit', async () => {
+    const { Hono } = await import('hono');
+    const { createEventStreams } = await import('../../../src/media/events/sse.js');
+    const bus = createEventBus({ bufferSize: 1000 });
+    const streams = createEventStreams(bus, { maxQueued: 20 });
+    const app = new Hono().route('/v1', streams.routes);
+    const res = await app.request('/v1/events');
+    expect(res.status).toBe(200);
+    // Nobody reads the body: the stream's writes back up, then the bus cuts it off.
+    for (let i = 0; i < 500 && streams.open() > 0; i++) {
+      bus.publish(closed(`r${i}`));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(streams.stats().cutOff).toBe(1);
+    await eventually(() => streams.open() === 0, 5000, 'the stream to end');
+    // What was written before the cut is readable, then the body ends.
+    const text = await res.text();
+    expect(text.startsWith(': cursor ')).toBe(true);
+  });
+});
