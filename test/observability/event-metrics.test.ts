@@ -7,7 +7,7 @@ import { registerEventMetrics } from '../../src/observability/metrics.js';
 
 describe('relay event metrics', () => {
   it('reports what the bus, the streams and the webhook counted', async () => {
-    const bus = createEventBus({ bufferSize: 100, maxQueued: 2 });
+    const bus = createEventBus({ bufferSize: 100, maxQueued: 2, overflowGraceMs: 0 });
     const streams = createEventStreams(bus, { maxStreams: 1 });
     // A receiver nobody listens on (port 9 of 127.0.0.1, discard): every attempt fails.
     const webhook = createWebhookSink({ url: 'http://127.0.0.1:9/hook', secret: 's', queueMax: 3, retryBaseMs: 10_000 });

@@ -6,6 +6,8 @@ import { routerIdsOf, type RelayEvent, type RelayEventInput, type RelayStreamEve
 
 export const DEFAULT_BUFFER_SIZE = 10_000;
 export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
+/** How long a subscriber may stay above its limit before it is cut off (a burst is not a stall). */
+export const DEFAULT_OVERFLOW_GRACE_MS = 2_000;
 /** At most this many router ids in one subscription's filter. */
 export const MAX_FILTER_ROUTER_IDS = 100;
 
@@ -20,13 +22,14 @@ export interface SubscribeOptions {
   routerIds?: readonly string[];
   /** Continue after this id: replay what the buffer holds after it, or start with `resync`. */
   lastEventId?: string;
-  /** Live events a subscriber may leave unread before it is cut off (default: the bus's). */
+  /** Live events a subscriber may stay behind (for the bus's overflowGraceMs) before it is cut off (default: the bus's). */
   maxQueued?: number;
 }
 
 /**
  * One reader of the bus. Replayed events are read from the ring buffer (they cost nothing extra);
- * live events it has not read count against `maxQueued`, past which it ends with `overflow`.
+ * live events it has not read count against `maxQueued`; above it for longer than the bus's
+ * overflowGraceMs, or when its place leaves the ring, it ends with `overflow`.
  */
 export interface Subscription extends AsyncIterable<RelayStreamEvent> {
   /** The next event, waiting for one; undefined once the subscription has ended. */
@@ -82,6 +85,12 @@ export interface EventBusOptions {
   bufferSize?: number;
   /** Default per-subscriber limit (EVENTS_SUBSCRIBER_MAX_QUEUED). */
   maxQueued?: number;
+  /**
+   * A subscriber above its limit is cut off when it is still above it this much later (0: at once).
+   * Closing a big room publishes thousands of events in one tick; a reader that keeps up drains them
+   * within the grace. Memory does not depend on it: unread events are a cursor into the ring.
+   */
+  overflowGraceMs?: number;
   clock?: () => Date;
   /** Where a throwing listener is reported (it never stops the others nor the publisher). */
   onListenerError?: (error: unknown, event: RelayEvent) => void;
@@ -100,6 +109,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   const defaultMaxQueued = options.maxQueued ?? DEFAULT_SUBSCRIBER_MAX_QUEUED;
   if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new Error('createEventBus: bufferSize must be a positive integer');
   if (!Number.isInteger(defaultMaxQueued) || defaultMaxQueued < 1) throw new Error('createEventBus: maxQueued must be a positive integer');
+  const overflowGraceMs = options.overflowGraceMs ?? DEFAULT_OVERFLOW_GRACE_MS;
   const clock = options.clock ?? (() => new Date());
   const epoch = options.epoch ?? randomBytes(6).toString('hex');
   if (!EPOCH_PATTERN.test(epoch)) throw new Error('createEventBus: epoch must be 12 lowercase hex digits');
@@ -139,6 +149,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     private endListeners: Array<(reason: SubscriptionEnd) => void> = [];
     private readonly filter: ReadonlySet<string> | undefined;
     private readonly maxQueued: number;
+    private graceTimer: NodeJS.Timeout | undefined;
 
     constructor(opts: SubscribeOptions) {
       this.filter = opts.routerIds && opts.routerIds.length > 0 ? new Set(opts.routerIds) : undefined;
@@ -171,9 +182,18 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         return;
       }
       this.pending++;
-      if (this.pending > this.maxQueued) this.end('overflow');
-      else if (this.nextSeq < firstSeq && this.resync === undefined) this.end('overflow');
-      else if (this.waiter) {
+      if (this.nextSeq < firstSeq && this.resync === undefined) this.end('overflow');
+      else if (this.pending > this.maxQueued && this.graceTimer === undefined) {
+        if (overflowGraceMs === 0) this.end('overflow');
+        else {
+          this.graceTimer = setTimeout(() => {
+            this.graceTimer = undefined;
+            if (this.pending > this.maxQueued) this.end('overflow');
+          }, overflowGraceMs);
+          this.graceTimer.unref();
+        }
+      }
+      if (!this.ended && this.waiter) {
         const event = this.poll();
         const resolve = this.waiter;
         this.waiter = undefined;
@@ -233,6 +253,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       if (this.ended) return;
       this.ended = reason;
       this.pending = 0;
+      clearTimeout(this.graceTimer);
       subscribers.delete(this);
       if (reason === 'overflow') overflows++;
       const waiter = this.waiter;

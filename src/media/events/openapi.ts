@@ -16,7 +16,7 @@ const STREAM_DESCRIPTION = [
   `Types: ${EVENT_TYPES.join(', ')}, and \`resync\` (stream only, always first).`,
   'A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_S seconds; a stream opened without Last-Event-ID starts with `: cursor <id>` and `id: <id>`.',
   'Reconnect with `Last-Event-ID` to receive every event after it once, in order; when that is impossible the first event is `resync`: reload GET /internal/v1/routers, then go on reading.',
-  'A client that leaves more than EVENTS_SUBSCRIBER_MAX_QUEUED events unread is disconnected; it resumes with Last-Event-ID. See docs/events.md.',
+  'A client that stays more than EVENTS_SUBSCRIBER_MAX_QUEUED events behind for 2 s is disconnected; it resumes with Last-Event-ID. See docs/events.md.',
 ].join(' ');
 
 /** The stream's operation: the `paths` entry, and the error codes it adds to the relay's table. */

@@ -123,7 +123,7 @@ describe('event bus', () => {
   });
 
   it('cuts off a subscriber that leaves more than maxQueued live events unread, not one that replays', () => {
-    const bus = createEventBus({ bufferSize: 1000, maxQueued: 10 });
+    const bus = createEventBus({ bufferSize: 1000, maxQueued: 10, overflowGraceMs: 0 });
     const history = Array.from({ length: 500 }, (_, i) => bus.publish(ice('a', i)));
     const replaying = bus.subscribe({ lastEventId: history[0]!.id });
     const stalled = bus.subscribe();
@@ -139,6 +139,31 @@ describe('event bus', () => {
     expect(stalled.poll()).toBeUndefined();
     expect(replaying.ended).toBe('overflow'); // 11 live events unread as well
     expect(bus.stats()).toMatchObject({ subscribers: 0, overflows: 2 });
+  });
+
+  it('lets a reader that keeps up ride out a burst larger than its limit, and cuts a stalled one after the grace', async () => {
+    const bus = createEventBus({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 200 });
+    const reader = bus.subscribe();
+    const stalled = bus.subscribe();
+    let read = 0;
+    const reading = (async () => {
+      while (read < 2000) {
+        const e = await reader.next();
+        if (!e) return;
+        read++;
+        if (read % 50 === 0) await new Promise((r) => setTimeout(r, 1)); // a socket write now and then
+      }
+    })();
+    const t0 = Date.now();
+    for (let i = 0; i < 2000; i++) bus.publish(ice('a', i)); // one tick: closing a big room
+    expect(reader.ended).toBeUndefined();
+    expect(stalled.ended).toBeUndefined();
+    await reading;
+    expect(read).toBe(2000);
+    expect(reader.ended).toBeUndefined();
+    await new Promise((r) => setTimeout(r, Math.max(0, 400 - (Date.now() - t0))));
+    expect(stalled.ended).toBe('overflow');
+    expect(reader.ended).toBeUndefined();
   });
 
   it('cuts off a filtered subscriber whose place left the ring even under its limit', () => {

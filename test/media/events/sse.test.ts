@@ -155,7 +155,7 @@ describe('GET /internal/v1/events', () => {
   });
 
   it('cuts off a subscriber that never reads, while the process memory stays flat', async () => {
-    const { url, bus, streams, connections } = await start({ bufferSize: 2000 }, { maxQueued: 200 });
+    const { url, bus, streams, connections } = await start({ bufferSize: 2000, overflowGraceMs: 100 }, { maxQueued: 200 });
     const { port } = new URL(url);
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
@@ -191,6 +191,16 @@ describe('GET /internal/v1/events', () => {
     expect(streams.stats().cutOff).toBe(1);
   });
 
+  it('keeps a reading client through a burst of events far above its limit in one tick (a big room closing)', async () => {
+    const { url, bus, streams } = await start({ overflowGraceMs: 5000 }, { maxQueued: 100 });
+    const { reader } = await openStream(url, { signal: abortable().signal });
+    await reader!.until(() => reader!.comments.length > 0);
+    const burst = Array.from({ length: 3000 }, (_, i) => bus.publish({ type: 'consumer.closed', consumerId: `c${i}`, producerId: 'p', transportId: 't', routerId: 'r', appData: { userId: i }, reason: 'transport_closed' }));
+    await reader!.frameCount(3000, 20_000);
+    expect(reader!.frames.map((f) => f.id)).toEqual(burst.map((e) => e.id));
+    expect(streams.stats()).toMatchObject({ open: 1, cutOff: 0 });
+  });
+
   it('ends open streams gracefully on close(), so the server can shut down', async () => {
     const s = await startStreamServer();
     const { reader } = await openStream(s.url);
@@ -206,7 +216,7 @@ describe('GET /events without a node socket (app.request)', () => {
   it('ends the stream of a reader past its limit', async () => {
     const { Hono } = await import('hono');
     const { createEventStreams } = await import('../../../src/media/events/sse.js');
-    const bus = createEventBus({ bufferSize: 1000 });
+    const bus = createEventBus({ bufferSize: 1000, overflowGraceMs: 0 });
     const streams = createEventStreams(bus, { maxQueued: 20 });
     const app = new Hono().route('/v1', streams.routes);
     const res = await app.request('/v1/events');
