@@ -27,8 +27,9 @@ export async function startStreamServer(
   streamOptions: EventStreamOptions = {},
   bus = createEventBus(busOptions),
   port = 0,
+  prebuilt?: EventStreams,
 ): Promise<StreamServer> {
-  const streams = createEventStreams(bus, streamOptions);
+  const streams = prebuilt ?? createEventStreams(bus, streamOptions);
   const app = new Hono();
   app.use('/internal/*', internalToken({ token: TOKEN }));
   app.route('/internal/v1', streams.routes);
