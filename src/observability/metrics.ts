@@ -149,8 +149,8 @@ function routePattern(c: Context): string {
 
 export interface EventMetricSources {
   bus: Pick<EventBus, 'stats'>;
-  streams?: Pick<EventStreams, 'stats'>;
-  webhook?: Pick<WebhookSink, 'stats'>;
+  streams?: Pick<EventStreams, 'stats'> | undefined;
+  webhook?: Pick<WebhookSink, 'stats'> | undefined;
 }
 
 /**

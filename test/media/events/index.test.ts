@@ -65,3 +65,15 @@ describe('createRelayEvents', () => {
     await events.flush();
   });
 });
+
+describe('createRelayEvents with metrics', () => {
+  it('plugs into registerEventMetrics as it is', async () => {
+    const { Registry } = await import('prom-client');
+    const { registerEventMetrics } = await import('../../../src/observability/metrics.js');
+    const events = createRelayEvents(loadConfig({}).events, createLogger({ level: 'silent' }));
+    const registry = new Registry();
+    registerEventMetrics(registry, events);
+    events.bus.publish({ type: 'relay.draining' });
+    expect(await registry.metrics()).toMatch(/media_events_published_total\{type="relay.draining"\} 1/);
+  });
+});
