@@ -15,6 +15,11 @@ export interface EventsOptions {
   lastEventId?: string;
   /** Ends the iteration (the loop then simply finishes). */
   signal?: AbortSignal;
+  /**
+   * Reconnect when nothing at all (not even the relay's heartbeat comment, every 15 s by default)
+   * arrived for this long: a connection can die without a close reaching us. Default 60 s.
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface EventsIterator extends AsyncIterableIterator<RelayStreamEvent> {
@@ -88,6 +93,7 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
   return {
     events(eventsOptions: EventsOptions = {}): EventsIterator {
       const { signal } = eventsOptions;
+      const idleTimeoutMs = eventsOptions.idleTimeoutMs ?? 60_000;
       const query = (eventsOptions.routerIds ?? []).map((id) => `routerId=${encodeURIComponent(id)}`).join('&');
       let lastEventId = eventsOptions.lastEventId;
 
@@ -138,9 +144,16 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
             });
             const reader = response.body.getReader();
             const decoder = new TextDecoder();
+            let idle: NodeJS.Timeout | undefined;
+            const watch = () => {
+              clearTimeout(idle);
+              idle = setTimeout(abort, idleTimeoutMs);
+            };
             try {
               for (;;) {
+                watch();
                 const { done, value } = await reader.read();
+                clearTimeout(idle);
                 if (done) break;
                 parser.feed(decoder.decode(value, { stream: true }));
                 while (ready.length > 0) {
@@ -151,8 +164,9 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
                 }
               }
             } catch {
-              // the connection dropped: reconnect below
+              // the connection dropped (or went silent): reconnect below
             } finally {
+              clearTimeout(idle);
               await reader.cancel().catch(() => {});
             }
             await backOff();

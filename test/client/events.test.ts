@@ -1,3 +1,4 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError, type RelayStreamEvent } from '../../src/client/relay-client.js';
@@ -134,5 +135,30 @@ describe('relay client events()', () => {
     await eventually(() => waiting.got.length === 1);
     expect(waiting.got).toEqual([e]);
     expect(waiting.error()).toBeUndefined();
+  });
+
+  it('reconnects when the connection goes silent (no event, no heartbeat) for idleTimeoutMs', async () => {
+    const requests: IncomingHttpHeaders[] = [];
+    const silent = createServer((req, res) => {
+      requests.push(req.headers);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write(`: cursor aaaaaaaaaaaa-000000000000000${requests.length}\nid: x\n\n`); // then nothing, ever
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const relay = createRelayClient({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, token: TOKEN });
+      const stop = signal();
+      const reader = collect(relay.events({ signal: stop.signal, idleTimeoutMs: 200 }));
+      await eventually(() => requests.length >= 3, 10_000, 'two reconnects');
+      expect(requests[0]!['last-event-id']).toBeUndefined();
+      expect(requests[1]!['last-event-id']).toBe('aaaaaaaaaaaa-0000000000000001');
+      expect(requests[2]!['last-event-id']).toBe('aaaaaaaaaaaa-0000000000000002');
+      stop.abort();
+      await reader.done;
+      expect(reader.error()).toBeUndefined();
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
