@@ -45,7 +45,7 @@ export interface EventStreams {
   /** Streams open now (for /internal/info and the metric). */
   open(): number;
   stats(): EventStreamStats;
-  /** Ends every open stream gracefully (shutdown: open streams would hold server.close() otherwise). */
+  /** Ends every open stream gracefully, and those opened later at once (shutdown: open streams would hold server.close() otherwise). */
   close(): void;
 }
 
@@ -74,6 +74,7 @@ function routerFilterIssues(routerIds: string[]): Array<{ path: string; message:
 function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, 'logger' | 'maxQueued'>> & EventStreamOptions, state: {
   stats: EventStreamStats;
   subscriptions: Set<Subscription>;
+  closed: { value: boolean };
 }) {
   const { stats, subscriptions } = state;
   const logger = options.logger;
@@ -121,6 +122,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     stats.open++;
     stats.opened++;
     subscriptions.add(sub);
+    if (state.closed.value) sub.close(); // shutting down: the stream tells where it is, then ends
     const env = c.env as NodeBindings;
     c.header('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
 
@@ -159,11 +161,13 @@ export function createEventStreams(bus: EventBus, options: EventStreamOptions = 
   if (!Number.isInteger(maxStreams) || maxStreams < 1) throw new Error('createEventStreams: maxStreams must be a positive integer');
   const stats: EventStreamStats = { open: 0, opened: 0, cutOff: 0, refused: 0 };
   const subscriptions = new Set<Subscription>();
+  const closed = { value: false };
   return {
-    routes: buildRoutes(bus, { ...options, heartbeatMs, maxStreams }, { stats, subscriptions }),
+    routes: buildRoutes(bus, { ...options, heartbeatMs, maxStreams }, { stats, subscriptions, closed }),
     open: () => stats.open,
     stats: () => ({ ...stats }),
     close() {
+      closed.value = true;
       for (const sub of [...subscriptions]) sub.close();
     },
   };

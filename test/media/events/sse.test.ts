@@ -207,6 +207,9 @@ describe('GET /internal/v1/events', () => {
     await reader!.until(() => reader!.comments.length > 0);
     s.streams.close();
     await reader!.until(() => reader!.done, 5000, 'the stream to end');
+    const late = await openStream(s.url);
+    await late.reader!.until(() => late.reader!.done, 5000, 'a stream opened after close() to end');
+    expect(late.reader!.comments).toEqual([`cursor ${s.bus.stats().lastId}`]);
     await new Promise<void>((resolve) => s.server.close(() => resolve()));
     expect(s.streams.open()).toBe(0);
   });
