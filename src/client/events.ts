@@ -140,6 +140,10 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
                 const cursor = /^\s*cursor (\S+)\s*$/.exec(comment);
                 if (cursor) lastEventId = cursor[1];
               },
+              // An event larger than this is not one of ours: drop the connection rather than hold it.
+              onError(error) {
+                if (error.type === 'max-buffer-size-exceeded') abort();
+              },
               maxBufferSize: MAX_EVENT_BYTES,
             });
             const reader = response.body.getReader();

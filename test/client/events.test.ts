@@ -64,7 +64,7 @@ describe('relay client events()', () => {
   });
 
   it('reconnects with Last-Event-ID after the server drops the connection: every missed event once, in order', async () => {
-    const s = await start();
+    const s = await start({ overflowGraceMs: 0, bufferSize: 1000 }, { maxQueued: 20 });
     const relay = createRelayClient({ baseUrl: s.url, token: TOKEN });
     const iterator = relay.events({ signal: signal().signal });
     const reader = collect(iterator);
@@ -75,13 +75,13 @@ describe('relay client events()', () => {
     await eventually(() => reader.got.length === 2, 10_000, 'the events missed before the first one');
     expect(reader.got).toEqual(whileAway);
     expect(s.streams.stats().opened).toBe(2);
-    // Dropped mid-stream, twice: a graceful end, then a cut socket.
-    s.streams.close();
-    const batch2 = Array.from({ length: 5 }, (_, i) => s.bus.publish(closed(`b${i}`)));
-    await eventually(() => s.streams.open() === 1 && reader.got.length === 7, 10_000, 'reconnect 2');
+    // Dropped mid-stream, twice: cut off by the relay (a burst above its limit, no grace), then a cut socket.
+    const batch2 = Array.from({ length: 50 }, (_, i) => s.bus.publish(closed(`b${i}`)));
+    expect(s.streams.stats().cutOff).toBe(1);
+    await eventually(() => s.streams.open() === 1 && reader.got.length === 52, 10_000, 'reconnect 2');
     s.server.closeAllConnections();
     const batch3 = Array.from({ length: 5 }, (_, i) => s.bus.publish(closed(`c${i}`)));
-    await eventually(() => reader.got.length === 12, 10_000, 'reconnect 3');
+    await eventually(() => reader.got.length === 57, 10_000, 'reconnect 3');
     expect(reader.got).toEqual([...whileAway, ...batch2, ...batch3]);
     expect(iterator.lastEventId).toBe(batch3.at(-1)!.id);
     expect(s.streams.stats().opened).toBe(4);
@@ -159,6 +159,30 @@ describe('relay client events()', () => {
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('drops a connection that sends an oversized event (over 4 MiB) and reconnects, holding nothing of it', async () => {
+    let requests = 0;
+    const hostile = createServer((_req, res) => {
+      requests++;
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      if (requests === 1) res.write(`data: ${'x'.repeat(5 * 1024 * 1024)}`); // never ends the line
+      else res.write(`id: a\nevent: relay.draining\ndata: {"id":"a","type":"relay.draining","time":"2025-01-01 00:00:00"}\n\n`);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const relay = createRelayClient({ baseUrl: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, token: TOKEN });
+      const stop = signal();
+      const reader = collect(relay.events({ signal: stop.signal }));
+      await eventually(() => reader.got.length === 1, 10_000, 'the event after the reconnect');
+      expect(reader.got[0]).toMatchObject({ type: 'relay.draining' });
+      expect(requests).toBe(2);
+      stop.abort();
+      await reader.done;
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
     }
   });
 });
