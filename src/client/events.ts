@@ -2,7 +2,6 @@
 // and the check of a webhook delivery's signature.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
-import type { RelayErrorCode } from '../media/errors.js';
 import type { RelayStreamEvent, WebhookBatch } from '../media/events/types.js';
 import { RelayClientError, type RelayClientOptions } from './relay-client.js';
 
@@ -58,7 +57,7 @@ async function errorOf(response: Response): Promise<RelayClientError> {
     if (typeof body.code === 'string') {
       return new RelayClientError(
         response.status,
-        body.code as RelayErrorCode,
+        body.code as RelayClientError['code'],
         typeof body.message === 'string' ? body.message : body.code,
         body.details && typeof body.details === 'object' ? (body.details as Record<string, unknown>) : undefined,
       );

@@ -145,7 +145,7 @@ describe('event webhook', () => {
   it('retries after 500s and timeouts with the same events, never sending the next batch first', async () => {
     const r = await receiver();
     r.answer = (n) => (n < 3 ? 500 : n === 3 ? 'hang' : 200);
-    const webhook = sink({ url: r.url, secret: SECRET, batchMax: 5, timeoutMs: 300 });
+    const webhook = sink({ url: r.url, secret: SECRET, batchMax: 5, timeoutMs: 1000 });
     const bus = createEventBus();
     bus.listen(webhook.enqueue);
     const published = Array.from({ length: 12 }, (_, i) => bus.publish(ice(i)));
@@ -154,7 +154,8 @@ describe('event webhook', () => {
     // Attempts 0-3 (three 500s, one timeout) and the first success carry the same first batch.
     for (let i = 1; i <= 4; i++) expect(bodies[i]).toEqual(bodies[0]);
     expect(r.accepted().flatMap((b) => b.events.map((e) => e.id))).toEqual(published.map((e) => e.id));
-    expect(webhook.stats().failures).toBe(4);
+    expect(r.deliveries.slice(0, 5).map((d) => d.status)).toEqual([500, 500, 500, 0, 200]);
+    expect(webhook.stats().failures).toBeGreaterThanOrEqual(4); // more only if a 200 came later than the timeout under load
   });
 
   it('retries while the receiver is down and delivers in order once it is back', async () => {
