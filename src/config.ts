@@ -39,6 +39,14 @@ const envSchema = z
     MEDIASOUP_RESTART_BASE_MS: int(500, 1),
     MEDIASOUP_RESTART_MAX_MS: int(30000, 1),
     MEDIASOUP_MAX_ROUTERS: int(500, 1),
+    EVENTS_BUFFER_SIZE: int(10_000, 100, 1_000_000),
+    EVENTS_SUBSCRIBER_MAX_QUEUED: int(1_000, 10, 1_000_000),
+    EVENTS_HEARTBEAT_S: int(15, 1, 300),
+    EVENTS_MAX_STREAMS: int(50, 1, 10_000),
+    EVENTS_WEBHOOK_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).max(2048).optional()),
+    EVENTS_WEBHOOK_SECRET: optionalString.pipe(z.string().max(1024).optional()),
+    EVENTS_WEBHOOK_BATCH_MAX: int(100, 1, 1_000),
+    EVENTS_WEBHOOK_QUEUE_MAX: int(10_000, 1, 1_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -55,6 +63,19 @@ const envSchema = z
     }
     if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
+    }
+    if (env.EVENTS_SUBSCRIBER_MAX_QUEUED > env.EVENTS_BUFFER_SIZE) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['EVENTS_SUBSCRIBER_MAX_QUEUED'],
+        message: 'must be <= EVENTS_BUFFER_SIZE (a stream resumes from the buffer after it is cut off)',
+      });
+    }
+    if (env.EVENTS_WEBHOOK_URL && !env.EVENTS_WEBHOOK_SECRET) {
+      ctx.addIssue({ code: 'custom', path: ['EVENTS_WEBHOOK_SECRET'], message: 'must be set when EVENTS_WEBHOOK_URL is set (deliveries are signed)' });
+    }
+    if (env.NODE_ENV === 'production' && env.EVENTS_WEBHOOK_URL && env.EVENTS_WEBHOOK_SECRET && env.EVENTS_WEBHOOK_SECRET.length < 32) {
+      ctx.addIssue({ code: 'custom', path: ['EVENTS_WEBHOOK_SECRET'], message: 'must be at least 32 characters when NODE_ENV=production' });
     }
     if (env.NODE_ENV === 'production') {
       if (!env.DATABASE_URL || env.DATABASE_URL.startsWith('memory://')) {
@@ -116,6 +137,15 @@ export interface Config {
     restartMaxMs: number;
     maxRouters: number;
   };
+  /** The relay's event bus and its sinks (src/media/events/). */
+  events: {
+    bufferSize: number;
+    subscriberMaxQueued: number;
+    heartbeatS: number;
+    maxStreams: number;
+    /** Undefined unless EVENTS_WEBHOOK_URL is set. */
+    webhook: { url: string; secret: string; batchMax: number; queueMax: number } | undefined;
+  };
 }
 
 export class ConfigError extends Error {
@@ -169,6 +199,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       restartBaseMs: env.MEDIASOUP_RESTART_BASE_MS,
       restartMaxMs: env.MEDIASOUP_RESTART_MAX_MS,
       maxRouters: env.MEDIASOUP_MAX_ROUTERS,
+    },
+    events: {
+      bufferSize: env.EVENTS_BUFFER_SIZE,
+      subscriberMaxQueued: env.EVENTS_SUBSCRIBER_MAX_QUEUED,
+      heartbeatS: env.EVENTS_HEARTBEAT_S,
+      maxStreams: env.EVENTS_MAX_STREAMS,
+      webhook:
+        env.EVENTS_WEBHOOK_URL && env.EVENTS_WEBHOOK_SECRET
+          ? { url: env.EVENTS_WEBHOOK_URL, secret: env.EVENTS_WEBHOOK_SECRET, batchMax: env.EVENTS_WEBHOOK_BATCH_MAX, queueMax: env.EVENTS_WEBHOOK_QUEUE_MAX }
+          : undefined,
     },
   };
 }

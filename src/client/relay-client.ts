@@ -3,6 +3,9 @@
 import { hc, type ClientResponse } from 'hono/client';
 import { RELAY_ERROR_CODES, type RelayErrorCode } from '../media/errors.js';
 import type { InternalApp } from '../media/http/app.js';
+import { eventsClient } from './events.js';
+
+export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions, type RelayEvent, type RelayEventType, type RelayStreamEvent, type WebhookBatch } from './events.js';
 
 export interface RelayClientOptions {
   /** Origin of the relay service, e.g. `http://relay.internal:3001` (the `/internal` prefix is added here). */
@@ -93,6 +96,8 @@ export function createRelayClient(options: RelayClientOptions) {
     createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),
     resumeConsumer: (id: string) => json(consumers[':id'].resume.$post({ param: { id } })),
     closeConsumer: (id: string) => empty(consumers[':id'].$delete({ param: { id } })),
+    /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
+    ...eventsClient(options),
   };
 }
 

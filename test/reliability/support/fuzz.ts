@@ -349,6 +349,7 @@ const RELAY_STATUS: Record<string, number[]> = {
   CONFLICT: [409],
   ROUTER_LIMIT_EXCEEDED: [503],
   CAN_NOT_CONSUME: [400],
+  STREAM_LIMIT_EXCEEDED: [503],
 };
 
 /** An /internal error: `{code, message, details?}`, a known code whose status matches, one of `codes`. */

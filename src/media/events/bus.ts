@@ -1,0 +1,338 @@
+// The relay's event bus: assigns ids and times, keeps the last events in a ring buffer for replay,
+// and hands them to stream subscribers (cursors into that buffer) and to plain listeners (sinks).
+import { randomBytes } from 'node:crypto';
+import { formatTime } from '../../time.js';
+import { routerIdsOf, type RelayEvent, type RelayEventInput, type RelayStreamEvent, type RelayEventType, type ResyncEvent } from './types.js';
+
+export const DEFAULT_BUFFER_SIZE = 10_000;
+export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
+/** How long a subscriber may stay above its limit before it is cut off (a burst is not a stall). */
+export const DEFAULT_OVERFLOW_GRACE_MS = 2_000;
+/** At most this many router ids in one subscription's filter. */
+export const MAX_FILTER_ROUTER_IDS = 100;
+
+const SEQ_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits: ids stay fixed-width, so they sort as strings too.
+const EPOCH_PATTERN = /^[0-9a-f]{12}$/;
+const ID_PATTERN = /^([0-9a-f]{12})-(\d{16})$/;
+
+export type SubscriptionEnd = 'closed' | 'overflow';
+
+export interface SubscribeOptions {
+  /** Only events about these routers (plus relay-wide ones: worker.restarted, relay.draining, resync). */
+  routerIds?: readonly string[];
+  /** Continue after this id: replay what the buffer holds after it, or start with `resync`. */
+  lastEventId?: string;
+  /** Live events a subscriber may stay behind (for the bus's overflowGraceMs) before it is cut off (default: the bus's). */
+  maxQueued?: number;
+}
+
+/**
+ * One reader of the bus. Replayed events are read from the ring buffer (they cost nothing extra);
+ * live events it has not read count against `maxQueued`; above it for longer than the bus's
+ * overflowGraceMs, or when its place leaves the ring, it ends with `overflow`.
+ */
+export interface Subscription extends AsyncIterable<RelayStreamEvent> {
+  /** The next event, waiting for one; undefined once the subscription has ended. */
+  next(): Promise<RelayStreamEvent | undefined>;
+  /** The next event if one is ready now, without waiting. */
+  poll(): RelayStreamEvent | undefined;
+  /** Stops reading; pending next() calls resolve undefined. */
+  close(): void;
+  /** Called once when the subscription ends (close, overflow, bus closed). */
+  onEnd(listener: (reason: SubscriptionEnd) => void): void;
+  readonly ended: SubscriptionEnd | undefined;
+  /** Live events published for it and not yet read. */
+  readonly pending: number;
+  /**
+   * The id a client should resume from when it has seen nothing yet on this subscription: the last
+   * id issued when it subscribed (or the one it resumed from).
+   */
+  readonly cursor: string;
+}
+
+export type EventListener = (event: RelayEvent) => void;
+
+export interface EventBusStats {
+  epoch: string;
+  lastId: string;
+  buffered: number;
+  bufferSize: number;
+  subscribers: number;
+  listeners: number;
+  published: Partial<Record<RelayEventType, number>>;
+  overflows: number;
+  resyncs: Record<ResyncEvent['reason'], number>;
+}
+
+export interface EventBus {
+  /** Assigns id and time, buffers, and delivers synchronously to listeners and subscribers. */
+  publish(input: RelayEventInput): RelayEvent;
+  subscribe(options?: SubscribeOptions): Subscription;
+  /** A plain listener (metrics, webhook): called synchronously for every event; returns the unsubscribe. */
+  listen(listener: EventListener): () => void;
+  /**
+   * Ends every subscription and refuses new ones (at shutdown, so open streams let the server close).
+   * publish() and listeners keep working: the shutdown's own close events still reach the webhook.
+   */
+  close(): void;
+  stats(): EventBusStats;
+  /** This process lifetime's id prefix. */
+  readonly epoch: string;
+}
+
+export interface EventBusOptions {
+  /** Events kept for replay (EVENTS_BUFFER_SIZE). */
+  bufferSize?: number;
+  /** Default per-subscriber limit (EVENTS_SUBSCRIBER_MAX_QUEUED). */
+  maxQueued?: number;
+  /**
+   * A subscriber above its limit is cut off when it is still above it this much later (0: at once).
+   * Closing a big room publishes thousands of events in one tick; a reader that keeps up drains them
+   * within the grace. Memory does not depend on it: unread events are a cursor into the ring.
+   */
+  overflowGraceMs?: number;
+  clock?: () => Date;
+  /** Where a throwing listener is reported (it never stops the others nor the publisher). */
+  onListenerError?: (error: unknown, event: RelayEvent) => void;
+  /** For tests: a fixed epoch (12 lowercase hex digits). */
+  epoch?: string;
+}
+
+/**
+ * @example
+ * const bus = createEventBus({ bufferSize: config.events.bufferSize })
+ * bus.publish({ type: 'router.closed', routerId, appData, reason: 'api' })
+ * for await (const event of bus.subscribe({ lastEventId })) …
+ */
+export function createEventBus(options: EventBusOptions = {}): EventBus {
+  const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+  const defaultMaxQueued = options.maxQueued ?? DEFAULT_SUBSCRIBER_MAX_QUEUED;
+  if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new Error('createEventBus: bufferSize must be a positive integer');
+  if (!Number.isInteger(defaultMaxQueued) || defaultMaxQueued < 1) throw new Error('createEventBus: maxQueued must be a positive integer');
+  const overflowGraceMs = options.overflowGraceMs ?? DEFAULT_OVERFLOW_GRACE_MS;
+  const clock = options.clock ?? (() => new Date());
+  const epoch = options.epoch ?? randomBytes(6).toString('hex');
+  if (!EPOCH_PATTERN.test(epoch)) throw new Error('createEventBus: epoch must be 12 lowercase hex digits');
+
+  const ring: Array<RelayEvent | undefined> = new Array(bufferSize);
+  let lastSeq = 0; // seq of the newest event; ids start at 1, `${epoch}-000…0` means "before the first"
+  let firstSeq = 1; // seq of the oldest buffered event (lastSeq + 1 when the buffer is empty)
+  const subscribers = new Set<Sub>();
+  const listeners = new Set<EventListener>();
+  const published: Partial<Record<RelayEventType, number>> = {};
+  const resyncs: Record<ResyncEvent['reason'], number> = { unknown_id: 0, too_old: 0, other_process: 0 };
+  let overflows = 0;
+  let closed = false;
+
+  // Intl formatting costs microseconds; events come in bursts within one second (a cascade of closes).
+  let timeSecond = NaN;
+  let timeText = '';
+  const now = () => {
+    const date = clock();
+    const second = Math.floor(date.getTime() / 1000);
+    if (second !== timeSecond) {
+      timeSecond = second;
+      timeText = formatTime(date);
+    }
+    return timeText;
+  };
+  const idOf = (seq: number) => `${epoch}-${String(seq).padStart(SEQ_DIGITS, '0')}`;
+  const at = (seq: number) => (seq >= firstSeq && seq <= lastSeq ? ring[seq % bufferSize] : undefined);
+
+  class Sub implements Subscription {
+    ended: SubscriptionEnd | undefined;
+    pending = 0;
+    readonly cursor: string;
+    private nextSeq: number;
+    private resync: ResyncEvent | undefined;
+    private waiter: ((event: RelayStreamEvent | undefined) => void) | undefined;
+    private endListeners: Array<(reason: SubscriptionEnd) => void> = [];
+    private readonly filter: ReadonlySet<string> | undefined;
+    private readonly maxQueued: number;
+    private graceTimer: NodeJS.Timeout | undefined;
+
+    constructor(opts: SubscribeOptions) {
+      this.filter = opts.routerIds && opts.routerIds.length > 0 ? new Set(opts.routerIds) : undefined;
+      this.maxQueued = opts.maxQueued ?? defaultMaxQueued;
+      const start = opts.lastEventId === undefined ? { seq: lastSeq } : resume(opts.lastEventId);
+      if ('reason' in start) {
+        resyncs[start.reason]++;
+        this.cursor = idOf(lastSeq);
+        this.resync = { id: this.cursor, type: 'resync', time: now(), reason: start.reason };
+        this.nextSeq = lastSeq + 1;
+      } else {
+        this.cursor = idOf(start.seq);
+        this.nextSeq = start.seq + 1;
+      }
+    }
+
+    matches(event: RelayStreamEvent): boolean {
+      if (!this.filter) return true;
+      const ids = routerIdsOf(event);
+      return ids === undefined || ids.some((id) => this.filter!.has(id));
+    }
+
+    /** Called by publish for a matching event (already in the ring at lastSeq). */
+    offer(event: RelayEvent): void {
+      if (this.waiter && this.resync === undefined && this.nextSeq === lastSeq) {
+        this.nextSeq++;
+        const resolve = this.waiter;
+        this.waiter = undefined;
+        resolve(event);
+        return;
+      }
+      this.pending++;
+      if (this.nextSeq < firstSeq && this.resync === undefined) this.end('overflow');
+      else if (this.pending > this.maxQueued && this.graceTimer === undefined) {
+        if (overflowGraceMs === 0) this.end('overflow');
+        else {
+          this.graceTimer = setTimeout(() => {
+            this.graceTimer = undefined;
+            if (this.pending > this.maxQueued) this.end('overflow');
+          }, overflowGraceMs);
+          this.graceTimer.unref();
+        }
+      }
+      if (!this.ended && this.waiter) {
+        const event = this.poll();
+        const resolve = this.waiter;
+        this.waiter = undefined;
+        resolve(event);
+      }
+    }
+
+    /** A filtered reader that lags far behind loses its place in the ring even under maxQueued. */
+    checkEvicted(): void {
+      if (this.nextSeq < firstSeq && this.resync === undefined) this.end('overflow');
+    }
+
+    poll(): RelayStreamEvent | undefined {
+      if (this.ended) return undefined;
+      if (this.resync) {
+        const resync = this.resync;
+        this.resync = undefined;
+        return resync;
+      }
+      // The oldest unread event left the ring: this reader cannot go on without a gap.
+      if (this.nextSeq < firstSeq) {
+        this.end('overflow');
+        return undefined;
+      }
+      while (this.nextSeq <= lastSeq) {
+        const event = at(this.nextSeq)!;
+        const live = this.nextSeq > this.liveFrom;
+        this.nextSeq++;
+        if (this.matches(event)) {
+          if (live) this.pending--;
+          return event;
+        }
+      }
+      return undefined;
+    }
+
+    /** Events with a seq above this were published after subscribing (they count in `pending`). */
+    readonly liveFrom = lastSeq;
+
+    next(): Promise<RelayStreamEvent | undefined> {
+      const ready = this.poll();
+      if (ready || this.ended) return Promise.resolve(ready);
+      if (this.waiter) return Promise.reject(new Error('Subscription.next: one call at a time'));
+      return new Promise((resolve) => (this.waiter = resolve));
+    }
+
+    close(): void {
+      this.end('closed');
+    }
+
+    onEnd(listener: (reason: SubscriptionEnd) => void): void {
+      if (this.ended) listener(this.ended);
+      else this.endListeners.push(listener);
+    }
+
+    end(reason: SubscriptionEnd): void {
+      if (this.ended) return;
+      this.ended = reason;
+      this.pending = 0;
+      clearTimeout(this.graceTimer);
+      subscribers.delete(this);
+      if (reason === 'overflow') overflows++;
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      waiter?.(undefined);
+      for (const listener of this.endListeners.splice(0)) listener(reason);
+    }
+
+    async *[Symbol.asyncIterator](): AsyncIterator<RelayStreamEvent> {
+      try {
+        for (;;) {
+          const event = await this.next();
+          if (event === undefined) return;
+          yield event;
+        }
+      } finally {
+        this.close();
+      }
+    }
+  }
+
+  /** Where a Last-Event-ID leads: the seq to continue after, or why the client must resync. */
+  function resume(lastEventId: string): { seq: number } | { reason: ResyncEvent['reason'] } {
+    const match = ID_PATTERN.exec(lastEventId);
+    if (!match) return { reason: 'unknown_id' };
+    if (match[1] !== epoch) return { reason: 'other_process' };
+    const seq = Number(match[2]);
+    if (seq > lastSeq) return { reason: 'unknown_id' }; // never issued by this bus
+    if (seq + 1 < firstSeq) return { reason: 'too_old' }; // some events after it left the buffer
+    return { seq };
+  }
+
+  return {
+    epoch,
+    publish(input) {
+      lastSeq++;
+      const event = { ...input, id: idOf(lastSeq), time: now() } as RelayEvent;
+      ring[lastSeq % bufferSize] = event;
+      if (lastSeq - firstSeq + 1 > bufferSize) firstSeq = lastSeq - bufferSize + 1;
+      published[event.type] = (published[event.type] ?? 0) + 1;
+      for (const listener of listeners) {
+        try {
+          listener(event);
+        } catch (error) {
+          options.onListenerError?.(error, event);
+        }
+      }
+      for (const sub of subscribers) {
+        if (sub.matches(event)) sub.offer(event);
+        else sub.checkEvicted();
+      }
+      return event;
+    },
+    subscribe(opts = {}) {
+      const sub = new Sub(opts);
+      if (closed) sub.end('closed');
+      else subscribers.add(sub);
+      return sub;
+    },
+    listen(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      closed = true;
+      for (const sub of [...subscribers]) sub.end('closed');
+    },
+    stats() {
+      return {
+        epoch,
+        lastId: idOf(lastSeq),
+        buffered: lastSeq - firstSeq + 1,
+        bufferSize,
+        subscribers: subscribers.size,
+        listeners: listeners.size,
+        published: { ...published },
+        overflows,
+        resyncs: { ...resyncs },
+      };
+    },
+  };
+}

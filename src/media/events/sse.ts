@@ -1,0 +1,174 @@
+// GET /events: the bus as a Server-Sent Events stream (Hono's streamSSE), resumable with Last-Event-ID.
+import { Hono } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { Logger } from '../../logger.js';
+import type { EventBus, Subscription } from './bus.js';
+import { MAX_FILTER_ROUTER_IDS } from './bus.js';
+import type { RelayStreamEvent } from './types.js';
+
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+export const DEFAULT_MAX_STREAMS = 50;
+/** Longest router id accepted in `?routerId=` (the relay's ids are 36-character UUIDs). */
+export const MAX_ROUTER_ID_LENGTH = 128;
+/** A Last-Event-ID longer than this cannot be one of ours (they are 29 characters): resync, unread. */
+export const MAX_LAST_EVENT_ID_LENGTH = 128;
+/** Events written to the socket in one write when a reader is behind. */
+const WRITE_BATCH = 256;
+const ROUTER_ID = /^[A-Za-z0-9_.:-]+$/;
+
+/** Error codes this sub-app answers with besides the guard's UNAUTHORIZED (same `{code, message, details?}` shape). */
+export const EVENT_STREAM_ERRORS = {
+  VALIDATION_ERROR: { status: 400, meaning: 'a routerId filter is malformed, too long, or there are more than 100' },
+  STREAM_LIMIT_EXCEEDED: { status: 503, meaning: 'EVENTS_MAX_STREAMS streams are open already; Retry-After is set' },
+} as const;
+
+export interface EventStreamOptions {
+  /** Comment line interval so proxies keep an idle stream open (EVENTS_HEARTBEAT_S * 1000). */
+  heartbeatMs?: number;
+  /** Streams open at once (EVENTS_MAX_STREAMS); beyond, 503 STREAM_LIMIT_EXCEEDED. */
+  maxStreams?: number;
+  /** Live events a stream may leave unwritten before it is cut off (EVENTS_SUBSCRIBER_MAX_QUEUED). */
+  maxQueued?: number;
+  logger?: Logger;
+}
+
+export interface EventStreamStats {
+  open: number;
+  opened: number;
+  cutOff: number;
+  refused: number;
+}
+
+export interface EventStreams {
+  /** A Hono app serving `GET /events`; mount it where the token guard applies: `internal.route('/v1', streams.routes)`. */
+  routes: ReturnType<typeof buildRoutes>;
+  /** Streams open now (for /internal/info and the metric). */
+  open(): number;
+  stats(): EventStreamStats;
+  /** Ends every open stream gracefully, and those opened later at once (shutdown: open streams would hold server.close() otherwise). */
+  close(): void;
+}
+
+type NodeBindings = { outgoing?: { destroy?: (error?: Error) => void } } | undefined;
+
+function frame(event: RelayStreamEvent): string {
+  // JSON.stringify escapes CR and LF, so the data is always one line.
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+function relayError(code: keyof typeof EVENT_STREAM_ERRORS, message: string, details?: Record<string, unknown>) {
+  return details ? { code, message, details } : { code, message };
+}
+
+function routerFilterIssues(routerIds: string[]): Array<{ path: string; message: string }> {
+  if (routerIds.length > MAX_FILTER_ROUTER_IDS) return [{ path: 'routerId', message: `at most ${MAX_FILTER_ROUTER_IDS} routerId values` }];
+  const issues: Array<{ path: string; message: string }> = [];
+  routerIds.forEach((id, i) => {
+    if (id.length === 0 || id.length > MAX_ROUTER_ID_LENGTH || !ROUTER_ID.test(id)) {
+      issues.push({ path: `routerId.${i}`, message: `must be 1 to ${MAX_ROUTER_ID_LENGTH} characters of A-Z a-z 0-9 _ . : -` });
+    }
+  });
+  return issues;
+}
+
+function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, 'logger' | 'maxQueued'>> & EventStreamOptions, state: {
+  stats: EventStreamStats;
+  subscriptions: Set<Subscription>;
+  closed: { value: boolean };
+}) {
+  const { stats, subscriptions } = state;
+  const logger = options.logger;
+
+  async function pump(stream: SSEStreamingApi, sub: Subscription, announceCursor: boolean) {
+    if (announceCursor) {
+      // A client that has seen nothing learns where it joined (EventSource keeps the id as its
+      // Last-Event-ID; the comment is for parsers that do not report an id without data).
+      await stream.write(`: cursor ${sub.cursor}\nid: ${sub.cursor}\n\n`);
+    }
+    let next = sub.next();
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const heartbeat = new Promise<'heartbeat'>((resolve) => (timer = setTimeout(resolve, options.heartbeatMs, 'heartbeat')));
+      const first = await Promise.race([next, heartbeat]);
+      clearTimeout(timer);
+      if (first === 'heartbeat') {
+        await stream.write(': heartbeat\n\n');
+        continue;
+      }
+      if (first === undefined) return;
+      let chunk = frame(first);
+      for (let i = 1; i < WRITE_BATCH; i++) {
+        const event = sub.poll();
+        if (event === undefined) break;
+        chunk += frame(event);
+      }
+      await stream.write(chunk);
+      next = sub.next();
+    }
+  }
+
+  return new Hono().get('/events', (c) => {
+    const routerIds = c.req.queries('routerId') ?? [];
+    const issues = routerFilterIssues(routerIds);
+    if (issues.length > 0) return c.json(relayError('VALIDATION_ERROR', 'invalid routerId filter', { issues }), 400);
+    if (stats.open >= options.maxStreams) {
+      stats.refused++;
+      c.header('Retry-After', '5');
+      return c.json(relayError('STREAM_LIMIT_EXCEEDED', `${options.maxStreams} event streams are open already`, { maxStreams: options.maxStreams }), 503);
+    }
+    const header = c.req.header('Last-Event-ID');
+    const lastEventId = header === undefined || header === '' ? undefined : header.length > MAX_LAST_EVENT_ID_LENGTH ? '' : header;
+    const sub = bus.subscribe({ routerIds, ...(lastEventId !== undefined ? { lastEventId } : {}), ...(options.maxQueued ? { maxQueued: options.maxQueued } : {}) });
+    stats.open++;
+    stats.opened++;
+    subscriptions.add(sub);
+    if (state.closed.value) sub.close(); // shutting down: the stream tells where it is, then ends
+    const env = c.env as NodeBindings;
+    c.header('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
+
+    return streamSSE(c, async (stream) => {
+      stream.onAbort(() => sub.close());
+      sub.onEnd((reason) => {
+        if (reason !== 'overflow') return;
+        stats.cutOff++;
+        logger?.warn({ routerIds: routerIds.length ? routerIds : undefined }, 'event stream cut off: the client left too many events unread (it resumes with Last-Event-ID)');
+        // A reader that stopped reading will not read a graceful end either: on @hono/node-server
+        // drop the socket at once; elsewhere end the stream.
+        if (env?.outgoing?.destroy) env.outgoing.destroy();
+        stream.abort();
+      });
+      try {
+        await pump(stream, sub, lastEventId === undefined);
+      } finally {
+        sub.close();
+        subscriptions.delete(sub);
+        stats.open--;
+      }
+    });
+  });
+}
+
+/**
+ * The event stream sub-app, its open-stream count and its shutdown.
+ * @example
+ * const streams = createEventStreams(bus, { heartbeatMs: config.events.heartbeatS * 1000, logger })
+ * internal.route('/v1', streams.routes) // GET /internal/v1/events, behind the token guard
+ */
+export function createEventStreams(bus: EventBus, options: EventStreamOptions = {}): EventStreams {
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  const maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
+  if (!(heartbeatMs > 0)) throw new Error('createEventStreams: heartbeatMs must be positive');
+  if (!Number.isInteger(maxStreams) || maxStreams < 1) throw new Error('createEventStreams: maxStreams must be a positive integer');
+  const stats: EventStreamStats = { open: 0, opened: 0, cutOff: 0, refused: 0 };
+  const subscriptions = new Set<Subscription>();
+  const closed = { value: false };
+  return {
+    routes: buildRoutes(bus, { ...options, heartbeatMs, maxStreams }, { stats, subscriptions, closed }),
+    open: () => stats.open,
+    stats: () => ({ ...stats }),
+    close() {
+      closed.value = true;
+      for (const sub of [...subscriptions]) sub.close();
+    },
+  };
+}

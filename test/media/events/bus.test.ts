@@ -1,0 +1,229 @@
+import { describe, expect, it } from 'vitest';
+import { createEventBus, type Subscription } from '../../../src/media/events/bus.js';
+import { relayEventSchema, relayStreamEventSchema, type RelayEventInput, type RelayStreamEvent } from '../../../src/media/events/types.js';
+
+const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });
+const ice = (routerId: string, n: number): RelayEventInput => ({
+  type: 'transport.ice',
+  transportId: `t${n}`,
+  routerId,
+  appData: {},
+  state: 'connected',
+});
+
+function drain(sub: Subscription): RelayStreamEvent[] {
+  const out: RelayStreamEvent[] = [];
+  for (let e = sub.poll(); e !== undefined; e = sub.poll()) out.push(e);
+  return out;
+}
+
+describe('event bus', () => {
+  it('assigns ids that increase strictly, also as strings, and the spec time format', () => {
+    const bus = createEventBus({ clock: () => new Date('2024-01-02T03:04:05Z') });
+    const ids: string[] = [];
+    for (let i = 0; i < 1200; i++) {
+      const event = bus.publish(ice('r', i));
+      expect(relayEventSchema.parse(event)).toEqual(event);
+      ids.push(event.id);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    expect(ids[0]!.startsWith(bus.epoch)).toBe(true);
+    expect(bus.publish(closed('r')).time).toBe('2024-01-02 11:04:05');
+  });
+
+  it('gives every bus (process lifetime) its own epoch', () => {
+    const epochs = new Set(Array.from({ length: 50 }, () => createEventBus().epoch));
+    expect(epochs.size).toBe(50);
+  });
+
+  it('delivers to waiting and iterating subscribers in order, filtered by router', async () => {
+    const bus = createEventBus();
+    const all = bus.subscribe();
+    const onlyA = bus.subscribe({ routerIds: ['a'] });
+    const waiting = all.next();
+    bus.publish(closed('a'));
+    bus.publish(closed('b'));
+    bus.publish({ type: 'worker.died', workerPid: 1, routerIds: ['b', 'a'], restartInMs: 500 });
+    bus.publish({ type: 'worker.died', workerPid: 2, routerIds: ['c'], restartInMs: 500 });
+    bus.publish({ type: 'relay.draining' });
+    expect(await waiting).toMatchObject({ type: 'router.closed', routerId: 'a' });
+    expect(drain(all).map((e) => e.type)).toEqual(['router.closed', 'worker.died', 'worker.died', 'relay.draining']);
+    const a = drain(onlyA);
+    expect(a.map((e) => [e.type, 'workerPid' in e ? e.workerPid : undefined])).toEqual([
+      ['router.closed', undefined],
+      ['worker.died', 1],
+      ['relay.draining', undefined],
+    ]);
+    const iterated: string[] = [];
+    const reader = (async () => {
+      for await (const e of onlyA) {
+        iterated.push(e.id);
+        if (iterated.length === 2) break;
+      }
+    })();
+    const e1 = bus.publish(closed('a'));
+    bus.publish(closed('z'));
+    const e2 = bus.publish(closed('a'));
+    await reader;
+    expect(iterated).toEqual([e1.id, e2.id]);
+    expect(onlyA.ended).toBe('closed');
+    expect(bus.stats().subscribers).toBe(1);
+  });
+
+  it('replays every buffered event after Last-Event-ID once, in order, then goes live', () => {
+    const bus = createEventBus({ bufferSize: 100 });
+    const events = Array.from({ length: 30 }, (_, i) => bus.publish(ice(i % 2 ? 'a' : 'b', i)));
+    const sub = bus.subscribe({ lastEventId: events[9]!.id });
+    expect(drain(sub).map((e) => e.id)).toEqual(events.slice(10).map((e) => e.id));
+    const more = bus.publish(closed('a'));
+    expect(drain(sub).map((e) => e.id)).toEqual([more.id]);
+    const filtered = bus.subscribe({ lastEventId: events[9]!.id, routerIds: ['a'] });
+    expect(drain(filtered).map((e) => e.id)).toEqual([...events.slice(10).filter((_, i) => i % 2 === 1), more].map((e) => e.id));
+    // The cursor of a fresh subscriber continues exactly where it joined.
+    const fresh = bus.subscribe();
+    const after = bus.publish(closed('b'));
+    const resumed = bus.subscribe({ lastEventId: fresh.cursor });
+    expect(drain(resumed).map((e) => e.id)).toEqual([after.id]);
+  });
+
+  it('accepts the id of the oldest buffered event and the one just before it, and resyncs beyond', () => {
+    const bus = createEventBus({ bufferSize: 10 });
+    const events = Array.from({ length: 25 }, (_, i) => bus.publish(ice('a', i)));
+    // Buffer holds events[15..24]; an id of events[14] misses nothing.
+    expect(drain(bus.subscribe({ lastEventId: events[14]!.id })).map((e) => e.id)).toEqual(events.slice(15).map((e) => e.id));
+    const old = drain(bus.subscribe({ lastEventId: events[13]!.id }));
+    expect(old).toHaveLength(1);
+    expect(relayStreamEventSchema.parse(old[0])).toMatchObject({ type: 'resync', reason: 'too_old', id: events[24]!.id });
+  });
+
+  it('starts with resync for an id of another process lifetime, one never issued, or garbage', () => {
+    const before = createEventBus();
+    const oldId = before.publish(closed('a')).id;
+    const bus = createEventBus();
+    let e = bus.publish(closed('a'));
+    const cases: Array<[string, string]> = [
+      [oldId, 'other_process'],
+      [`${bus.epoch}-9999999999999999`, 'unknown_id'],
+      ['garbage', 'unknown_id'],
+      ['', 'unknown_id'],
+      ['x'.repeat(10_000), 'unknown_id'],
+      [`${e.id}\n`, 'unknown_id'],
+    ];
+    for (const [lastEventId, reason] of cases) {
+      const sub = bus.subscribe({ lastEventId });
+      const got = drain(sub);
+      expect(got).toEqual([expect.objectContaining({ type: 'resync', reason, id: e.id })]);
+      const next = bus.publish(closed('a'));
+      expect(drain(sub).map((x) => x.id)).toEqual([next.id]);
+      sub.close();
+      e = next;
+    }
+    expect(bus.stats().resyncs).toEqual({ unknown_id: 5, too_old: 0, other_process: 1 });
+  });
+
+  it('cuts off a subscriber that leaves more than maxQueued live events unread, not one that replays', () => {
+    const bus = createEventBus({ bufferSize: 1000, maxQueued: 10, overflowGraceMs: 0 });
+    const history = Array.from({ length: 500 }, (_, i) => bus.publish(ice('a', i)));
+    const replaying = bus.subscribe({ lastEventId: history[0]!.id });
+    const stalled = bus.subscribe();
+    let endedWith: string | undefined;
+    stalled.onEnd((reason) => (endedWith = reason));
+    for (let i = 0; i < 10; i++) bus.publish(ice('a', i));
+    expect(stalled.ended).toBeUndefined();
+    expect(stalled.pending).toBe(10);
+    expect(replaying.ended).toBeUndefined();
+    bus.publish(ice('a', 11));
+    expect(stalled.ended).toBe('overflow');
+    expect(endedWith).toBe('overflow');
+    expect(stalled.poll()).toBeUndefined();
+    expect(replaying.ended).toBe('overflow'); // 11 live events unread as well
+    expect(bus.stats()).toMatchObject({ subscribers: 0, overflows: 2 });
+  });
+
+  it('lets a reader that keeps up ride out a burst larger than its limit, and cuts a stalled one after the grace', async () => {
+    const bus = createEventBus({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 200 });
+    const reader = bus.subscribe();
+    const stalled = bus.subscribe();
+    let read = 0;
+    const reading = (async () => {
+      while (read < 2000) {
+        const e = await reader.next();
+        if (!e) return;
+        read++;
+        if (read % 50 === 0) await new Promise((r) => setTimeout(r, 1)); // a socket write now and then
+      }
+    })();
+    const t0 = Date.now();
+    for (let i = 0; i < 2000; i++) bus.publish(ice('a', i)); // one tick: closing a big room
+    expect(reader.ended).toBeUndefined();
+    expect(stalled.ended).toBeUndefined();
+    await reading;
+    expect(read).toBe(2000);
+    expect(reader.ended).toBeUndefined();
+    await new Promise((r) => setTimeout(r, Math.max(0, 400 - (Date.now() - t0))));
+    expect(stalled.ended).toBe('overflow');
+    expect(reader.ended).toBeUndefined();
+  });
+
+  it('cuts off a filtered subscriber whose place left the ring even under its limit', () => {
+    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const sub = bus.subscribe({ routerIds: ['a'] });
+    bus.publish(closed('a'));
+    for (let i = 0; i < 25; i++) bus.publish(ice('b', i));
+    expect(sub.ended).toBe('overflow');
+  });
+
+  it('keeps a reader that keeps up, however many events pass', async () => {
+    const bus = createEventBus({ bufferSize: 50, maxQueued: 5 });
+    const sub = bus.subscribe();
+    let read = 0;
+    for (let i = 0; i < 5000; i++) {
+      bus.publish(ice('a', i));
+      if (i % 4 === 3) read += drain(sub).length;
+    }
+    read += drain(sub).length;
+    expect(read).toBe(5000);
+    expect(sub.ended).toBeUndefined();
+  });
+
+  it('calls listeners synchronously, isolates a throwing one, and close() ends subscriptions but not listeners', async () => {
+    const errors: unknown[] = [];
+    const bus = createEventBus({ onListenerError: (e) => errors.push(e) });
+    const seen: string[] = [];
+    bus.listen(() => {
+      throw new Error('boom');
+    });
+    const off = bus.listen((e) => seen.push(e.type));
+    const sub = bus.subscribe();
+    const pending = sub.next();
+    bus.publish(closed('a'));
+    expect(seen).toEqual(['router.closed']);
+    expect(errors).toHaveLength(1);
+    expect(await pending).toMatchObject({ type: 'router.closed' });
+    const waiting = sub.next();
+    bus.close();
+    expect(await waiting).toBeUndefined();
+    expect(bus.subscribe().ended).toBe('closed');
+    bus.publish({ type: 'relay.draining' });
+    expect(seen).toEqual(['router.closed', 'relay.draining']);
+    off();
+    bus.publish({ type: 'relay.draining' });
+    expect(seen).toHaveLength(2);
+    expect(bus.stats().published).toMatchObject({ 'router.closed': 1, 'relay.draining': 2 });
+  });
+});
+
+describe('event bus time', () => {
+  it('follows the clock across seconds', () => {
+    let t = Date.parse('2024-12-31T15:59:59.400Z');
+    const bus = createEventBus({ clock: () => new Date(t) });
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');
+    t += 500;
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');
+    t += 200;
+    expect(bus.publish(closed('a')).time).toBe('2025-01-01 00:00:00');
+    t -= 5000; // a clock stepped back is followed too
+    expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:55');
+  });
+});
