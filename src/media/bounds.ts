@@ -28,10 +28,12 @@ export const BOUNDS = {
    */
   capabilityCodecs: 128,
   /**
-   * Router media codecs: each takes one of mediasoup's dynamic payload types (32 in 3.11, 61 in
-   * current mediasoup, which adds 35-63) and video codecs one more for RTX; more cannot be created.
+   * Payload types of a router's media codecs: mediasoup 3.11 hands out the 32 dynamic ones (96-127),
+   * one per codec and one more per video codec for its RTX; beyond them it throws a plain Error (a
+   * 500). Codecs with a static payload type (PCMU 0, …) are counted too: no real router comes close.
+   * Current mediasoup adds 35-63 (61 in all).
    */
-  mediaCodecs: 64,
+  mediaCodecPayloadTypes: 32,
   /** RFC 3550 §6.5: an SDES item (CNAME) is at most 255 octets. Chrome sends 16, Firefox 38. */
   cname: 255,
   /**

@@ -163,8 +163,19 @@ export const dtlsParametersSchema = z.object({
   fingerprints: z.array(fingerprint).min(1).max(BOUNDS.fingerprints),
 });
 
+/** Payload types a router with these codecs needs: one per codec, one more per video codec (RTX). */
+const payloadTypesNeeded = (codecs: { mimeType: string }[]) => codecs.reduce((n, c) => n + (/^video\//i.test(c.mimeType) ? 2 : 1), 0);
+
+const mediaCodecs = z
+  .array(mediaCodec)
+  .min(1)
+  .max(BOUNDS.mediaCodecPayloadTypes)
+  .refine((codecs) => payloadTypesNeeded(codecs) <= BOUNDS.mediaCodecPayloadTypes, {
+    message: `needs more than the ${BOUNDS.mediaCodecPayloadTypes} dynamic payload types mediasoup has (one per audio codec, two per video codec with its RTX)`,
+  });
+
 export const createRouterBody = z.object({
-  mediaCodecs: z.array(mediaCodec).min(1).max(BOUNDS.mediaCodecs).optional(),
+  mediaCodecs: mediaCodecs.optional(),
   appData: appDataSchema.optional(),
 });
 
