@@ -16,7 +16,8 @@ const kind = z.enum(['audio', 'video']);
 const mimeType = z
   .string()
   .max(6 + BOUNDS.mimeSubtype)
-  .regex(/^(audio|video)\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/i, `must be audio/<codec> or video/<codec> (at most ${BOUNDS.mimeSubtype} characters)`);
+  // Case-insensitive like mediasoup's, spelt out so that the OpenAPI pattern (which has no flags) says the same.
+  .regex(/^([Aa][Uu][Dd][Ii][Oo]|[Vv][Ii][Dd][Ee][Oo])\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/, `must be audio/<codec> or video/<codec> (at most ${BOUNDS.mimeSubtype} characters)`);
 
 const clockRate = int(BOUNDS.clockRate);
 const channels = int(BOUNDS.channels);
@@ -27,7 +28,8 @@ const codecParameters = z
     z.string().max(BOUNDS.parameterKey),
     z.union([z.string().max(BOUNDS.parameterValue), z.number().min(BOUNDS.parameterNumber.min).max(BOUNDS.parameterNumber.max)]),
   )
-  .refine((parameters) => Object.keys(parameters).length <= BOUNDS.codecParameters, { message: `at most ${BOUNDS.codecParameters} parameters` });
+  .refine((parameters) => Object.keys(parameters).length <= BOUNDS.codecParameters, { message: `at most ${BOUNDS.codecParameters} parameters` })
+  .meta({ description: `At most ${BOUNDS.codecParameters} parameters.` });
 
 const rtcpFeedback = z
   .array(
@@ -172,7 +174,8 @@ const mediaCodecs = z
   .max(BOUNDS.mediaCodecPayloadTypes)
   .refine((codecs) => payloadTypesNeeded(codecs) <= BOUNDS.mediaCodecPayloadTypes, {
     message: `needs more than the ${BOUNDS.mediaCodecPayloadTypes} dynamic payload types mediasoup has (one per audio codec, two per video codec with its RTX)`,
-  });
+  })
+  .meta({ description: `Audio codecs count 1, video codecs 2 (with their RTX): at most ${BOUNDS.mediaCodecPayloadTypes} in all.` });
 
 export const createRouterBody = z.object({
   mediaCodecs: mediaCodecs.optional(),

@@ -108,6 +108,13 @@ describe('what real clients send', () => {
     expect(Object.keys(parsed.rtpParameters.encodings![0]!).sort()).toEqual(['dtx', 'ssrc']);
   });
 
+  it('takes the mimeType case-insensitively, as mediasoup does', async () => {
+    const rtpParameters = chromeOpus();
+    rtpParameters.codecs[0]!.mimeType = 'AUDIO/OPUS';
+    const res = await api.post('/internal/v1/producers', { transportId: await sendTransport(), kind: 'audio', rtpParameters });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  });
+
   it('accepts appData up to the bound and keeps it in the engine', async () => {
     const appData = { pad: 'a'.repeat(BOUNDS.appDataBytes - 10) }; // {"pad":"…"} is 10 bytes more
     const router = await api.post('/internal/v1/routers', { appData });
