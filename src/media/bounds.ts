@@ -41,6 +41,12 @@ export const BOUNDS = {
    * holds 16 bytes (the worker writes at most 8, RTC::MidMaxLength). Browsers send "0", "1", ….
    */
   mid: 16,
+  /**
+   * RFC 8830 msid: an id and an app-data token of at most 64 characters each. mediasoup-client 3.18
+   * sends "<stream id> <track id>" (73); mediasoup 3.11 keeps it with the producer, current mediasoup
+   * forwards it to consumers.
+   */
+  msid: 129,
   /** RFC 8851 rid-id grammar (alpha-numeric, "-", "_"); 16 bytes fit the one-byte extension. mediasoup-client sends r0-r2. */
   rid: /^[A-Za-z0-9_-]{1,16}$/,
   /**

@@ -93,6 +93,7 @@ export const rtpParametersSchema = z.object({
   headerExtensions: z.array(rtpHeaderExtensionParameters).max(BOUNDS.headerExtensions).optional(),
   encodings: z.array(rtpEncodingParameters).max(BOUNDS.encodings).optional(),
   rtcp: rtcpParameters.optional(),
+  msid: z.string().min(1).max(BOUNDS.msid).optional(),
 });
 
 /** Capabilities name the payload type `preferredPayloadType` (mediasoup, mediasoup-client): either name is accepted. */

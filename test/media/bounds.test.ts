@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOUNDS } from '../../src/media/bounds.js';
 import { createProducerBody } from '../../src/media/schemas.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { chromeH264, chromeOpus, chromeSimulcastVp8, chromeSvcVp9, firefoxSimulcastVp8 } from './client-parameters.js';
+import { chromeH264, chromeOpus, chromeRecvCapabilities, chromeSimulcastVp8, chromeSvcVp9, firefoxSimulcastVp8, h264WithSpropParameterSets } from './client-parameters.js';
 import { allowSlowTests, opusParameters, relay, vp8Parameters } from './support.js';
 
 allowSlowTests();
@@ -51,23 +51,46 @@ function expectRefused(res: { status: number; body: any }, path: string): void {
 }
 
 describe('what real clients send', () => {
-  it('accepts mediasoup-client rtpParameters of Chrome (opus DTX, VP8 simulcast L1T3, VP9 SVC L3T3_KEY, H264 with SPS/PPS) and Firefox', async () => {
+  it('accepts what Chrome sent through mediasoup-client (opus, VP8 simulcast L1T3, VP9 SVC L3T3_KEY, H264), H264 with SPS/PPS, and Firefox simulcast', async () => {
     const transportId = await sendTransport();
-    for (const [kind, rtpParameters] of [
+    const sent = [
       ['audio', chromeOpus()],
-      ['video', chromeSimulcastVp8('1')],
-      ['video', chromeSvcVp9('2')],
-      ['video', chromeH264('3')],
-      ['video', firefoxSimulcastVp8('4')],
-    ] as const) {
+      ['video', chromeSimulcastVp8()],
+      ['video', chromeSvcVp9()],
+      ['video', chromeH264()],
+      ['video', firefoxSimulcastVp8()],
+      ['video', h264WithSpropParameterSets()],
+    ] as const;
+    const ids: string[] = [];
+    for (const [kind, rtpParameters] of sent) {
       const res = await api.post('/internal/v1/producers', { transportId, kind, rtpParameters });
       expect(res.status, `${rtpParameters.codecs[0]!.mimeType}: ${JSON.stringify(res.body)}`).toBe(201);
-      const engine = engineProducers.get(res.body.id)!;
-      expect(engine.rtpParameters.encodings?.map((e) => e.scalabilityMode)).toEqual(rtpParameters.encodings.map((e) => ('scalabilityMode' in e ? e.scalabilityMode : undefined)));
+      ids.push(res.body.id);
+      // The engine got every member mediasoup reads, unchanged.
+      const engine = engineProducers.get(res.body.id)!.rtpParameters as any;
+      expect(engine.mid).toBe(rtpParameters.mid);
+      expect(engine.encodings.map((e: { rid?: string; scalabilityMode?: string; maxBitrate?: number }) => [e.rid, e.scalabilityMode, e.maxBitrate])).toEqual(
+        rtpParameters.encodings.map((e: { rid?: string; scalabilityMode?: string; maxBitrate?: number }) => [e.rid, e.scalabilityMode, e.maxBitrate]),
+      );
+      expect(engine.codecs[0].parameters).toEqual(rtpParameters.codecs[0]!.parameters);
+      expect(engine.headerExtensions.map((h: { uri: string }) => h.uri)).toEqual(rtpParameters.headerExtensions.map((h) => h.uri));
+      if ('msid' in rtpParameters) expect(engine.msid).toBe(rtpParameters.msid);
     }
-    // The simulcast producer is simulcast in the engine, the SVC one is SVC with 3 spatial layers.
-    const types = [...engineProducers.values()].map((p) => p.type);
-    expect(types).toEqual(expect.arrayContaining(['simulcast', 'svc']));
+    // Simulcast is simulcast in the engine, L3T3_KEY is SVC.
+    expect(ids.map((id) => engineProducers.get(id)!.type)).toEqual(['simple', 'simulcast', 'svc', 'simple', 'simulcast', 'simple']);
+  });
+
+  it('accepts the capabilities mediasoup-client gave Chrome (device.rtpCapabilities) for a consumer', async () => {
+    const router = await api.router();
+    const send = await api.transport(router.id, 'send');
+    const recv = await api.transport(router.id, 'recv');
+    for (const [kind, rtpParameters] of [['audio', chromeOpus()], ['video', chromeSimulcastVp8()]] as const) {
+      const producer = await api.post('/internal/v1/producers', { transportId: send.id, kind, rtpParameters });
+      expect(producer.status, JSON.stringify(producer.body)).toBe(201);
+      const consumer = await api.post('/internal/v1/consumers', { transportId: recv.id, producerId: producer.body.id, rtpCapabilities: chromeRecvCapabilities() });
+      expect(consumer.status, JSON.stringify(consumer.body)).toBe(201);
+      expect(consumer.body.kind).toBe(kind);
+    }
   });
 
   it('accepts the routers own capabilities back as a consumer, and the default codecs listed explicitly', async () => {
@@ -101,7 +124,7 @@ describe('what real clients send', () => {
     expect(seen).not.toContain('someFutureField');
     expect(seen).not.toContain('vendorNote');
     expect(seen).not.toContain('extra');
-    expect(engine.rtpParameters.encodings![0]!.dtx).toBe(true);
+    expect(engine.rtpParameters.encodings![0]!.ssrc).toBe(rtpParameters.encodings[0].ssrc);
     // The parsed body holds only what the schema lists, at every level.
     const parsed = createProducerBody.parse({ transportId, kind: 'audio', rtpParameters, roomCode: 'x' });
     expect(Object.keys(parsed).sort()).toEqual(['kind', 'rtpParameters', 'transportId']);
@@ -143,6 +166,7 @@ describe('out of bounds', () => {
     ['a rid of 17 characters', (p) => (p.encodings[0].rid = 'r'.repeat(17)), 'rtpParameters.encodings.0.rid'],
     ['a rid with a space', (p) => (p.encodings[0].rid = 'r 0'), 'rtpParameters.encodings.0.rid'],
     ['a mid of 17 characters', (p) => (p.mid = 'm'.repeat(17)), 'rtpParameters.mid'],
+    ['an msid of 130 characters', (p) => (p.msid = 'm'.repeat(130)), 'rtpParameters.msid'],
     ['a cname of 256 characters', (p) => (p.rtcp.cname = 'c'.repeat(256)), 'rtpParameters.rtcp.cname'],
     ['a header extension URI of 257 characters', (p) => (p.headerExtensions[0].uri = `urn:${'u'.repeat(253)}`), 'rtpParameters.headerExtensions.0.uri'],
     ['a header extension id 0', (p) => (p.headerExtensions[0].id = 0), 'rtpParameters.headerExtensions.0.id'],

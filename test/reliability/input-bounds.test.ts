@@ -9,8 +9,15 @@ import { createSignalingApp } from '../../examples/browser-demo/server.js';
 import { chromeOpus, chromeSimulcastVp8 } from '../media/client-parameters.js';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
-/** /healthz may be this much slower during an attack than its slowest answer before it. */
+/** /healthz may be this much slower during an attack than its slowest answer just before it. */
 const HEALTHZ_MARGIN_MS = 50;
+/**
+ * The machine is shared with other suites: one attempt's /healthz times can be spoilt by a moment of
+ * someone else's load. Up to this many attempts, each against its own fresh baseline, must give one
+ * clean run; and no attempt may see a /healthz slower than STALL_MS (the old code stalled for > 60 s).
+ */
+const ATTEMPTS = 3;
+const STALL_MS = 1000;
 const LONG = 200_000;
 
 let server: ServerProcess;
@@ -54,14 +61,26 @@ async function healthzBaseline(): Promise<number> {
 
 /**
  * Sends `attack` and, while it is in flight, /healthz one after another (at least 5 times, until the
- * attack is answered). Resolves with the attack's answer and the /healthz times.
+ * attack is answered); checks each answer with `check`, and that /healthz stayed within
+ * HEALTHZ_MARGIN_MS of its idle time in one of up to ATTEMPTS attempts.
  */
-async function underAttack(attack: () => Promise<Answer>): Promise<{ answer: Answer; healthz: number[] }> {
-  let done = false;
-  const pending = attack().finally(() => (done = true));
-  const times: number[] = [];
-  while (times.length < 5 || (!done && times.length < 2000)) times.push(await healthz());
-  return { answer: await pending, healthz: times };
+async function underAttack(attack: () => Promise<Answer>, check: (answer: Answer) => void): Promise<void> {
+  const seen: string[] = [];
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const baseline = await healthzBaseline();
+    let done = false;
+    const pending = attack().finally(() => (done = true));
+    const times: number[] = [];
+    while (times.length < 5 || (!done && times.length < 2000)) times.push(await healthz());
+    const answer = await pending;
+    check(answer);
+    expect(answer.ms).toBeLessThan(STALL_MS);
+    const slowest = Math.max(...times);
+    expect(slowest, `healthz ${times.map(Math.round).join(', ')} ms`).toBeLessThan(STALL_MS);
+    seen.push(`attempt ${attempt}: healthz ${times.map(Math.round).join(', ')} ms, baseline ${Math.round(baseline)} ms`);
+    if (slowest < baseline + HEALTHZ_MARGIN_MS) return;
+  }
+  expect.fail(`/healthz was never within ${HEALTHZ_MARGIN_MS} ms of its idle time during the attack:\n${seen.join('\n')}`);
 }
 
 async function sendTransport(): Promise<string> {
@@ -84,17 +103,18 @@ describe('one hostile body against the real server', () => {
   it('refuses a 200 000-character scalabilityMode with 400 at once; the worker lives and /healthz answers', { timeout: 60_000 }, async () => {
     const transportId = await sendTransport();
     const before = await workerState();
-    const baseline = await healthzBaseline();
     const rtpParameters = chromeSimulcastVp8();
     rtpParameters.encodings[0]!.scalabilityMode = `L1T3${'x'.repeat(LONG)}`;
-    const { answer, healthz: times } = await underAttack(() => call('POST', '/internal/v1/producers', { transportId, kind: 'video', rtpParameters }));
-    // Before the bound the worker died here (a new pid after the restart, deaths 1) and the answer was 404.
+    await underAttack(
+      () => call('POST', '/internal/v1/producers', { transportId, kind: 'video', rtpParameters }),
+      (answer) => {
+        // Before the bound the worker died here (alive false, then a new pid) and the answer was 404.
+        expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+        expect(answer.body.code).toBe('VALIDATION_ERROR');
+        expect(answer.body.details.issues[0].path).toBe('rtpParameters.encodings.0.scalabilityMode');
+      },
+    );
     expect(await workerState()).toEqual(before);
-    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
-    expect(answer.body.code).toBe('VALIDATION_ERROR');
-    expect(answer.body.details.issues[0].path).toBe('rtpParameters.encodings.0.scalabilityMode');
-    expect(answer.ms).toBeLessThan(1000);
-    expect(Math.max(...times), `healthz ${times.map(Math.round).join(', ')} ms; baseline ${Math.round(baseline)} ms`).toBeLessThan(baseline + HEALTHZ_MARGIN_MS);
     // The worker serves on: the same transport takes a valid producer.
     expect(before).toMatchObject({ alive: true, deaths: 0 });
     const valid = await call('POST', '/internal/v1/producers', { transportId, kind: 'video', rtpParameters: chromeSimulcastVp8() });
@@ -104,18 +124,19 @@ describe('one hostile body against the real server', () => {
   it('refuses a 200 000-character mimeType with 400 at once; /healthz answers meanwhile', { timeout: 60_000 }, async () => {
     const transportId = await sendTransport();
     const before = await workerState();
-    const baseline = await healthzBaseline();
     const rtpParameters = chromeOpus();
     rtpParameters.codecs[0]!.mimeType = `audio/${'o'.repeat(LONG)}`;
-    const { answer, healthz: times } = await underAttack(() => call('POST', '/internal/v1/producers', { transportId, kind: 'audio', rtpParameters }));
-    expect(answer.status, JSON.stringify(answer.body)).toBe(400);
-    expect(answer.body.details.issues[0].path).toBe('rtpParameters.codecs.0.mimeType');
-    expect(answer.ms).toBeLessThan(1000);
-    expect(Math.max(...times), `healthz ${times.map(Math.round).join(', ')} ms; baseline ${Math.round(baseline)} ms`).toBeLessThan(baseline + HEALTHZ_MARGIN_MS);
+    await underAttack(
+      () => call('POST', '/internal/v1/producers', { transportId, kind: 'audio', rtpParameters }),
+      (answer) => {
+        expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+        expect(answer.body.details.issues[0].path).toBe('rtpParameters.codecs.0.mimeType');
+      },
+    );
     // The router codecs take the same rule.
     const router = await call('POST', '/internal/v1/routers', { mediaCodecs: [{ kind: 'audio', mimeType: `audio/${'o'.repeat(LONG)}`, clockRate: 48000 }] });
     expect(router.status).toBe(400);
-    expect(router.ms).toBeLessThan(1000);
+    expect(router.ms).toBeLessThan(STALL_MS);
     expect(await workerState()).toEqual(before);
   });
 
