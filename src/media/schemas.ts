@@ -69,7 +69,7 @@ const rtpEncodingParameters = z.object({
   dtx: z.boolean().optional(),
   scalabilityMode: z
     .string()
-    .max(14)
+    .max('L5T4_KEY_SHIFT'.length)
     .regex(BOUNDS.scalabilityMode, 'must be a W3C scalability mode: L or S, 1-5 spatial layers, T, 1-4 temporal layers, then h, _KEY or _KEY_SHIFT (e.g. L1T3, L3T3_KEY)')
     .optional(),
   scaleResolutionDownBy: z.number().min(BOUNDS.scaleResolutionDownBy.min).max(BOUNDS.scaleResolutionDownBy.max).optional(),
