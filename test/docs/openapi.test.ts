@@ -57,6 +57,11 @@ describe('OpenAPI documents', () => {
     for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
     }
+    // The relay's input bounds are in its document (they come from the same schemas).
+    const produce = JSON.stringify(internalDoc.paths['/internal/v1/producers']!.post!.requestBody);
+    expect(produce).toContain('"scalabilityMode":{"type":"string","maxLength":14,"pattern":"^[LS][1-5]T[1-4](h|_KEY|_KEY_SHIFT)?$"}');
+    expect(produce).toMatch(/"encodings":\{"maxItems":16/);
+    expect(produce).toContain('at most 4096 bytes as JSON');
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
     expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
   });

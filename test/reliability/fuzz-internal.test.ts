@@ -1,7 +1,9 @@
 // Property-based fuzzing of every /internal endpoint (fast-check) on real mediasoup workers: hostile
 // bodies (valid ones with one part broken most often, since those reach the engine), content types,
-// tokens and path ids. Every answer is the relay's error object or the documented success, never a
-// 5xx; no worker dies (pids unchanged) and nothing leaks (registry and engine back to empty).
+// tokens and path ids; fields made very long, very many or very deep (the bodies that killed or
+// stalled a worker before the input bounds). Every answer is the relay's error object or the
+// documented success, never a 5xx; no worker dies (checked after every case, and pids unchanged at
+// the end) and nothing leaks (registry and engine back to empty).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -9,6 +11,7 @@ import {
   answerOf,
   anyJson,
   contentType,
+  expandDeep,
   expectRelayAnswer,
   FuzzStats,
   fuzzParameters,
@@ -56,6 +59,9 @@ async function info() {
   return (await call('GET', '/internal/info')).body as { workers: { pid: number | null; alive: boolean; deaths: number }[]; counts: Record<string, number> };
 }
 
+/** Valid bodies with one or two parts broken, oversized fields (long, many, deep) included. */
+const mutatedHostile = (valid: () => unknown) => mutated(valid, { oversized: true });
+
 let ssrc = 5_000_000;
 const opusParameters = () => ({
   mid: undefined as string | undefined,
@@ -97,9 +103,9 @@ const simulcastParameters = () => ({
     { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 3 },
   ],
   encodings: [
-    { rid: 'r0', scaleResolutionDownBy: 4, maxBitrate: 100_000 },
-    { rid: 'r1', scaleResolutionDownBy: 2, maxBitrate: 300_000 },
-    { rid: 'r2', maxBitrate: 900_000 },
+    { rid: 'r0', scaleResolutionDownBy: 4, maxBitrate: 100_000, scalabilityMode: 'L1T3' },
+    { rid: 'r1', scaleResolutionDownBy: 2, maxBitrate: 300_000, scalabilityMode: 'L1T3' },
+    { rid: 'r2', maxBitrate: 900_000, scalabilityMode: 'L1T3' },
   ],
   rtcp: { cname: 'fuzz-sim' },
 });
@@ -159,6 +165,9 @@ async function send(method: string, path: string, r: FuzzRequest): Promise<Answe
   const ms = performance.now() - started;
   if (ms > 500) console.log(`SLOW ${Math.round(ms)} ms: ${what(method, path, r).slice(0, 600)} → ${answer.status} ${answer.text.slice(0, 200)}`);
   stats.record(answer.status);
+  // A death is seen here at the latest on the case after the one that caused it (the worker's exit
+  // reaches the engine asynchronously); the answer of the fatal case is a 404 or 500 anyway.
+  expect(engine.deaths, `a worker died: ${what(method, path, r).slice(0, 600)} → ${answer.status} ${answer.text.slice(0, 200)}`).toEqual([]);
   return answer;
 }
 
@@ -190,7 +199,7 @@ function idOf(existing: () => Promise<string>): fc.Arbitrary<() => Promise<strin
 
 describe('fuzz /internal', () => {
   it('POST /v1/routers', async () => {
-    const body = fc.oneof(anyJson, mutated(() => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', n: 1 } })), mutated(() => ({})));
+    const body = fc.oneof(anyJson, mutatedHostile(() => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', n: 1 } })), mutatedHostile(() => ({})));
     await fc.assert(
       fc.asyncProperty(requests(body), async (r) => {
         const a = await send('POST', '/internal/v1/routers', r);
@@ -208,7 +217,7 @@ describe('fuzz /internal', () => {
   it('POST /v1/transports', async () => {
     const valid = () => ({ routerId: base.routerId, direction: 'send', enableSctp: true, appData: { peer: 'p1' } });
     await fc.assert(
-      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), mutated(() => ({ ...valid(), direction: 'recv' })))), async (r) => {
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutatedHostile(valid), mutatedHostile(() => ({ ...valid(), direction: 'recv' })))), async (r) => {
         const a = await send('POST', '/internal/v1/transports', r);
         expectRelayAnswer(a, 201, ['VALIDATION_ERROR', 'NOT_FOUND'], what('POST', '/transports', r));
         if (a.status === 201) {
@@ -222,7 +231,7 @@ describe('fuzz /internal', () => {
   });
 
   it('POST /v1/transports/:id/connect', async () => {
-    const body = fc.oneof(anyJson, mutated(() => ({ dtlsParameters: dtls() })), mutated(() => ({ dtlsParameters: { role: 'server', fingerprints: [dtls().fingerprints[0], { algorithm: 'sha-1', value: dtls().fingerprints[0]!.value.slice(0, 59) }] } })));
+    const body = fc.oneof(anyJson, mutatedHostile(() => ({ dtlsParameters: dtls() })), mutatedHostile(() => ({ dtlsParameters: { role: 'server', fingerprints: [dtls().fingerprints[0], { algorithm: 'sha-1', value: dtls().fingerprints[0]!.value.slice(0, 59) }] } })));
     await fc.assert(
       fc.asyncProperty(idOf(() => freshTransport(Math.random() < 0.5 ? 'send' : 'recv')), requests(body), async (id, r) => {
         const path = `/internal/v1/transports/${await id()}/connect`;
@@ -237,11 +246,11 @@ describe('fuzz /internal', () => {
     const valid = (kind: 'audio' | 'video', rtpParameters: unknown) => () => ({ transportId: base.send, kind, rtpParameters, paused: false, appData: { source: 'mic' } });
     const body = fc.oneof(
       anyJson,
-      mutated(() => valid('audio', opusParameters())()),
-      mutated(() => valid('video', vp8Parameters())()),
-      mutated(() => valid('video', simulcastParameters())()),
+      mutatedHostile(() => valid('audio', opusParameters())()),
+      mutatedHostile(() => valid('video', vp8Parameters())()),
+      mutatedHostile(() => valid('video', simulcastParameters())()),
       // One part broken of a body that collides with the producer already on that transport.
-      mutated(() => valid('audio', { ...opusParameters(), encodings: [{ ssrc: base.producerSsrc }] })()),
+      mutatedHostile(() => valid('audio', { ...opusParameters(), encodings: [{ ssrc: base.producerSsrc }] })()),
       fc.constant(null).map(() => valid('audio', { ...opusParameters(), encodings: [{ ssrc: base.producerSsrc }] })()),
       fc.constant(null).map(() => ({ ...valid('audio', opusParameters())(), transportId: base.recv })),
     );
@@ -258,7 +267,7 @@ describe('fuzz /internal', () => {
 
   it('POST /v1/consumers', async () => {
     const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) });
-    const body = fc.oneof(anyJson, mutated(valid), fc.constant(null).map(() => ({ ...valid(), transportId: base.send })));
+    const body = fc.oneof(anyJson, mutatedHostile(valid), fc.constant(null).map(() => ({ ...valid(), transportId: base.send })));
     await fc.assert(
       fc.asyncProperty(requests(body), async (r) => {
         const a = await send('POST', '/internal/v1/consumers', r);
@@ -307,6 +316,45 @@ describe('fuzz /internal', () => {
         if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
           expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(consumer|producer|transport|router|route)$/);
         }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
+    // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
+    // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
+    // schema and, were a bound missing, the engine: the bodies that killed or stalled a worker.
+    type Target = { path: string; body: () => unknown; success: number; codes: string[]; kind?: 'routers' | 'transports' | 'producers' | 'consumers' };
+    const producer = (kind: 'audio' | 'video', rtpParameters: () => unknown) => () => ({ transportId: base.send, kind, rtpParameters: rtpParameters(), paused: false, appData: { source: 'cam' } });
+    const producerCodes = ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'];
+    const targets: Target[] = [
+      { path: '/internal/v1/routers', body: () => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', tags: ['a', 'b'] } }), success: 201, codes: ['VALIDATION_ERROR'], kind: 'routers' },
+      { path: '/internal/v1/transports', body: () => ({ routerId: base.routerId, direction: 'send', enableSctp: true, appData: { peer: 'p1' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'transports' },
+      { path: '/internal/v1/producers', body: producer('audio', opusParameters), success: 201, codes: producerCodes, kind: 'producers' },
+      { path: '/internal/v1/producers', body: producer('video', vp8Parameters), success: 201, codes: producerCodes, kind: 'producers' },
+      { path: '/internal/v1/producers', body: producer('video', simulcastParameters), success: 201, codes: producerCodes, kind: 'producers' },
+      {
+        path: '/internal/v1/consumers',
+        body: () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) }),
+        success: 201,
+        codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'],
+        kind: 'consumers',
+      },
+    ];
+    const cases = fc.oneof(
+      ...targets.map((target) => mutated(target.body, { oversized: 'only' }).map((body) => ({ target, body }))),
+      mutated(() => ({ dtlsParameters: dtls() }), { oversized: 'only' }).map((body) => ({ target: { path: 'connect', body: () => body, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] } as Target, body })),
+    );
+    await fc.assert(
+      fc.asyncProperty(cases, async ({ target, body }) => {
+        const path = target.path === 'connect' ? `/internal/v1/transports/${await freshTransport()}/connect` : target.path;
+        const text = body === undefined ? undefined : expandDeep(JSON.stringify(body));
+        const r: FuzzRequest = { token: 'valid', contentType: 'application/json', query: '', body: { text, note: 'oversized field' } };
+        const a = await send('POST', path, r);
+        expectRelayAnswer(a, target.success, target.codes, what('POST', path, r));
+        if (a.status === 201 && target.kind) created.push({ kind: target.kind, id: (a.body as { id: string }).id });
         await cleanUp();
       }),
       fuzzParameters(),

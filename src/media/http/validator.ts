@@ -2,22 +2,49 @@
 import { zValidator } from '@hono/zod-validator';
 import type { Context } from 'hono';
 import type { ZodType } from 'zod';
+import { tooDeepAt } from '../../http/json-depth.js';
+import { BOUNDS } from './bounds.js';
 import { validationError, type ValidationIssue } from './errors.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 /**
  * Validates the JSON body against `schema`. A body that is not JSON (another Content-Type) is refused;
- * a request with no Content-Type and no body counts as `{}`, so `POST /routers` needs no body.
+ * a request with no Content-Type and no body counts as `{}`, so `POST /routers` needs no body. A body
+ * nested deeper than BOUNDS.bodyDepth is refused before the schema sees it, naming the path.
  * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
  */
 export function jsonBody<T extends ZodType>(schema: T) {
-  return zValidator('json', schema, async (result, c) => {
+  const validator = zValidator('json', schema, async (result, c) => {
     await requireJson(c);
     if (!result.success) throw validationError(result.error.issues.map(toIssue));
     const broken = unpairedSurrogateAt(result.data);
     if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
   });
+  const bodyDepth: typeof validator = async function bodyDepth(c, next) {
+    await refuseDeepBody(c);
+    return validator(c, next);
+  };
+  return bodyDepth;
+}
+
+/**
+ * Parses a JSON body (Hono caches it for the validator) and refuses one that nests too deep. A body
+ * that does not parse is left to the validator, which answers it as malformed.
+ */
+async function refuseDeepBody(c: Context): Promise<void> {
+  const mediaType = c.req.header('Content-Type')?.split(';')[0]?.trim() ?? '';
+  if (!JSON_MEDIA_TYPE.test(mediaType)) return;
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return;
+  }
+  const deep = tooDeepAt(body, BOUNDS.bodyDepth);
+  if (deep !== undefined) {
+    throw validationError([{ path: deep.join('.'), message: `nests deeper than ${BOUNDS.bodyDepth} levels` }], 'request body nests too deep');
+  }
 }
 
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

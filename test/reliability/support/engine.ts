@@ -16,6 +16,8 @@ export class EngineWatch {
   readonly transports: ms.Transport[] = [];
   readonly producers: ms.Producer[] = [];
   readonly consumers: ms.Consumer[] = [];
+  /** Workers that died (not closed): the pid of each, in order. */
+  readonly deaths: number[] = [];
 
   /** Call before the app (and its workers) is built. */
   static start(): EngineWatch {
@@ -26,6 +28,7 @@ export class EngineWatch {
 
   private adopt(worker: ms.Worker): void {
     this.workers.push(worker);
+    worker.on('died', () => void this.deaths.push(worker.pid));
     worker.observer.on('newrouter', (router: ms.Router) => {
       this.routers.push(router);
       router.observer.on('newtransport', (transport: ms.Transport) => {

@@ -144,12 +144,58 @@ function paths(value: unknown, prefix: Path = []): Path[] {
   return own;
 }
 
-type Action = 'corrupt' | 'nasty' | 'replace' | 'delete' | 'add';
+type Action = 'corrupt' | 'nasty' | 'replace' | 'delete' | 'add' | 'long' | 'longArray' | 'deep';
 
-function setAt(root: unknown, path: Path, action: Action, value: unknown, at: number, ch: string): unknown {
+/**
+ * Deep nesting cannot be built as a value (JSON.stringify would overflow the test's own stack): a
+ * marker string stands in for it and rawBody() writes the nesting into the text.
+ */
+const DEEP_MARKER = /"~fuzz-deep:(\d+):([[{])~"/g;
+
+function deepMarker(depth: number, open: '[' | '{'): string {
+  return `~fuzz-deep:${depth}:${open}~`;
+}
+
+/** The text with every deep-nesting marker replaced by that many levels of `[` or `{"a":`. */
+export function expandDeep(text: string): string {
+  return text.replace(DEEP_MARKER, (_, depth: string, open: string) => {
+    // `{"a":` is 5 characters a level: 40 000 of them still fit a 256 KiB body.
+    const n = open === '[' ? Number(depth) : Math.min(Number(depth), 40_000);
+    return open === '[' ? `${'['.repeat(n)}${']'.repeat(n)}` : `${'{"a":'.repeat(n)}0${'}'.repeat(n)}`;
+  });
+}
+
+interface Oversize {
+  length: number;
+  filler: string;
+  count: number;
+  depth: number;
+  open: '[' | '{';
+}
+
+/**
+ * A field made too long, too many or too deep: a string grown to `length` (its own start kept, so a
+ * scalabilityMode stays `L1T3…` and a mimeType `audio/…`), an array of `count` copies of the value,
+ * or nesting `depth` levels deep in its place.
+ */
+function oversized(action: Action, current: unknown, o: Oversize): unknown {
+  if (action === 'long') return typeof current === 'string' ? `${current}${o.filler.repeat(o.length)}` : o.filler.repeat(o.length);
+  if (action === 'longArray') return Array.from({ length: o.count }, () => (Array.isArray(current) ? current[0] ?? null : current));
+  return deepMarker(o.depth, o.open);
+}
+
+function setAt(root: unknown, path: Path, action: Action, value: unknown, at: number, ch: string, o?: Oversize): unknown {
   const current = path.reduce<any>((node, key) => node?.[key], root);
   const replacement =
-    action === 'corrupt' ? (typeof current === 'string' ? insertAt(current, at, ch) : value) : action === 'add' || action === 'delete' ? undefined : value;
+    action === 'long' || action === 'longArray' || action === 'deep'
+      ? oversized(action, current, o!)
+      : action === 'corrupt'
+        ? typeof current === 'string'
+          ? insertAt(current, at, ch)
+          : value
+        : action === 'add' || action === 'delete'
+          ? undefined
+          : value;
   if (path.length === 0) return action === 'delete' ? undefined : action === 'add' ? root : replacement;
   const copy: any = structuredClone(root);
   let node = copy;
@@ -169,28 +215,53 @@ function setAt(root: unknown, path: Path, action: Action, value: unknown, at: nu
   return copy;
 }
 
+const oversize: fc.Arbitrary<Oversize> = fc.record({
+  // Up to 200 000 characters: a body stays under the relay's 256 KiB limit and reaches the schema.
+  length: fc.constantFrom(100, 300, 2_000, 20_000, 200_000),
+  filler: fc.constantFrom('x', 'a', '0', '/', ' ', 'é', '\\'),
+  count: fc.constantFrom(20, 100, 500, 2_000),
+  depth: fc.constantFrom(17, 100, 5_000, 100_000),
+  open: fc.constantFrom<'[' | '{'>('[', '{'),
+});
+
 /**
  * A valid body with one or two parts broken: a field (at any depth, leaves most often) given a
  * hostile character, replaced by a nasty string or any JSON value, deleted, or given a sibling.
+ * With `oversized`, also made very long (a string leaf), very many (an array) or very deep (any
+ * field); `oversized: 'only'` does nothing else.
  */
-export function mutated(valid: () => unknown): fc.Arbitrary<unknown> {
-  const action = fc.oneof(
-    { arbitrary: fc.constant<Action>('corrupt'), weight: 4 },
-    { arbitrary: fc.constant<Action>('nasty'), weight: 2 },
-    { arbitrary: fc.constant<Action>('replace'), weight: 2 },
-    { arbitrary: fc.constantFrom<Action>('delete', 'add'), weight: 2 },
-  );
-  const step = fc.record({ leaf: fc.boolean(), at: fc.nat(), action, value: anyJson, nasty: nastyString, pos: fc.nat(), ch: hostileChar });
-  return fc.array(step, { minLength: 1, maxLength: 2 }).map((steps) => {
+export function mutated(valid: () => unknown, options: { oversized?: boolean | 'only' } = {}): fc.Arbitrary<unknown> {
+  const big = { arbitrary: fc.constantFrom<Action>('long', 'longArray', 'deep'), weight: 4 };
+  const action =
+    options.oversized === 'only'
+      ? big.arbitrary
+      : fc.oneof(
+          { arbitrary: fc.constant<Action>('corrupt'), weight: 4 },
+          { arbitrary: fc.constant<Action>('nasty'), weight: 2 },
+          { arbitrary: fc.constant<Action>('replace'), weight: 2 },
+          { arbitrary: fc.constantFrom<Action>('delete', 'add'), weight: 2 },
+          ...(options.oversized ? [big] : []),
+        );
+  const step = fc.record({ leaf: fc.boolean(), at: fc.nat(), action, value: anyJson, nasty: nastyString, pos: fc.nat(), ch: hostileChar, size: oversize });
+  return fc.array(step, { minLength: 1, maxLength: options.oversized === 'only' ? 1 : 2 }).map((steps) => {
     let body = valid();
     for (const s of steps) {
       const all = paths(body);
+      const valueAt = (p: Path) => p.reduce<any>((node, key) => node?.[key], body);
       const leaves = all.filter((p) => {
-        const v = p.reduce<any>((node, key) => node?.[key], body);
+        const v = valueAt(p);
         return v === null || typeof v !== 'object';
       });
-      const pool = s.leaf && leaves.length > 0 ? leaves : all;
-      body = setAt(body, pool[s.at % pool.length]!, s.action, s.action === 'nasty' ? s.nasty : s.value, s.pos, s.ch);
+      const targets =
+        s.action === 'long'
+          ? all.filter((p) => typeof valueAt(p) === 'string')
+          : s.action === 'longArray'
+            ? all.filter((p) => Array.isArray(valueAt(p)))
+            : s.leaf
+              ? leaves
+              : all;
+      const pool = targets.length > 0 ? targets : all;
+      body = setAt(body, pool[s.at % pool.length]!, s.action, s.action === 'nasty' ? s.nasty : s.value, s.pos, s.ch, s.size);
     }
     return body;
   });
@@ -198,9 +269,9 @@ export function mutated(valid: () => unknown): fc.Arbitrary<unknown> {
 
 /** A body as sent on the wire: JSON of a value, or something that is not (quite) JSON. */
 export function rawBody(value: fc.Arbitrary<unknown>, limitBytes: number): fc.Arbitrary<RawBody> {
-  const json = value.map((v) => body(v === undefined ? undefined : JSON.stringify(v), 'json'));
+  const json = value.map((v) => body(v === undefined ? undefined : expandDeep(JSON.stringify(v)), 'json'));
   const duplicateKeys = fc.tuple(value, fc.string({ unit: 'grapheme-ascii', maxLength: 12 }), anyJson).map(([v, key, other]) => {
-    const text = JSON.stringify(v) ?? 'null';
+    const text = expandDeep(JSON.stringify(v) ?? 'null');
     if (!text.startsWith('{') || text === '{}') return body(`{"${key}":1,"${key}":${JSON.stringify(other)}}`, 'duplicate keys');
     const firstKey = Object.keys(v as object)[0]!;
     return body(`{${JSON.stringify(firstKey)}:${JSON.stringify(other)},${text.slice(1)}`, 'duplicate keys');

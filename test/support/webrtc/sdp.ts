@@ -69,7 +69,7 @@ export type RtpCodecParameters = {
   payloadType: number;
   clockRate: number;
   channels?: number;
-  parameters?: Record<string, unknown>;
+  parameters?: Record<string, string | number>;
   rtcpFeedback?: RtcpFeedback[];
 };
 export type RtpHeaderExtensionParameters = {
@@ -88,12 +88,12 @@ export type RtpParameters = {
   rtcp?: { cname?: string; reducedSize?: boolean; mux?: boolean };
 };
 export type RtpCapabilityCodec = {
-  kind?: string;
+  kind?: MediaKind;
   mimeType: string;
   clockRate: number;
   channels?: number;
   preferredPayloadType?: number;
-  parameters?: Record<string, unknown>;
+  parameters?: Record<string, string | number>;
   rtcpFeedback?: RtcpFeedback[];
 };
 export type RtpCapabilities = {
@@ -367,8 +367,8 @@ function codecLines(codecs: RtpCodecParameters[]): string[] {
   return lines;
 }
 
-function parseFmtp(params: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function parseFmtp(params: string): Record<string, string | number> {
+  const out: Record<string, string | number> = {};
   for (const pair of params.split(';')) {
     const [k, v = ''] = splitOnce(pair.trim(), '=');
     if (!k) continue;
