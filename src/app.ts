@@ -3,6 +3,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from './http/body-limit.js';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
+import { AuditLog } from './auth/audit.js';
+import { createAuthEventsApp } from './auth/audit-routes.js';
 import { createAuthApp } from './auth/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -27,6 +29,8 @@ export interface AppDeps {
   internalToken: string;
   /** Shared by the listeners of one process; created for the app when absent. */
   metrics?: Metrics;
+  /** The audit trail of authentication events; created for the app when absent. */
+  audit?: AuditLog;
 }
 
 /**
@@ -49,7 +53,13 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const surface = options.surface ?? 'all';
   const servesPublic = surface !== 'internal';
   const servesInternal = surface !== 'public';
-  const deps: AppDeps & { metrics: Metrics } = { ...appDeps, metrics: appDeps.metrics ?? new Metrics(appDeps.media) };
+  const deps: AppDeps & { metrics: Metrics; audit: AuditLog } = {
+    ...appDeps,
+    metrics: appDeps.metrics ?? new Metrics(appDeps.media),
+    audit:
+      appDeps.audit ??
+      new AuditLog({ db: appDeps.database.db, now: appDeps.now ?? (() => new Date()), logger: appDeps.logger, retentionDays: appDeps.config.auth.eventsRetentionDays }),
+  };
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
@@ -105,6 +115,7 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
       return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
     });
     app.route('/internal', createInternalDocsApp(guard));
+    app.route('/internal', createAuthEventsApp(deps.audit, guard));
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
     app.route('/internal', createInternalApp(deps));
   }

@@ -1,0 +1,40 @@
+// Account deletion (DELETE /api/v1/auth/account): the user's row goes, and with it (foreign keys,
+// ON DELETE CASCADE) every session, rotated refresh token and reset code. Knows nothing of HTTP.
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { sessions, users } from '../db/schema.js';
+import type { AuditLog } from './audit.js';
+import { AuthError } from './errors.js';
+import { verifyPassword } from './passwords.js';
+
+export class AccountDeletion {
+  constructor(private readonly deps: { db: Db; audit: AuditLog }) {}
+
+  /**
+   * Verifies the password (AuthError `wrong_old_password`, 2003/403, otherwise), then deletes the
+   * user: username and e-mail are free again at once, every token of the user dies. The audit trail
+   * keeps the user id, event types and times; its personal fields for this user are erased.
+   */
+  async delete(userId: number, password: string): Promise<void> {
+    const { db, audit } = this.deps;
+    const [user] = await db
+      .select({ passwordHash: users.passwordHash, username: users.username, email: users.email })
+      .from(users)
+      .where(eq(users.id, userId))
+      .limit(1);
+    if (!user) throw new AuthError('invalid_access_token');
+    if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_old_password', 'password is wrong');
+    const ended = await db.select({ publicId: sessions.publicId }).from(sessions).where(eq(sessions.userId, userId));
+    // Conditional on the verified hash: a password change that committed meanwhile wins.
+    const [deleted] = await db
+      .delete(users)
+      .where(and(eq(users.id, userId), eq(users.passwordHash, user.passwordHash)))
+      .returning({ id: users.id });
+    if (!deleted) throw new AuthError('wrong_old_password', 'password is wrong');
+    await audit.forgetUser(userId, user.username, user.email);
+    await audit.record(
+      ...ended.map((s) => ({ type: 'session_ended' as const, userId, sessionId: s.publicId, detail: 'account_deletion' })),
+      { type: 'account_deleted', userId },
+    );
+  }
+}
