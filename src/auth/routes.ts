@@ -79,8 +79,8 @@ export function createAuthApp(deps: AppDeps) {
 
   /** After register or login: the session cap, and the audit row with the new session's public id. */
   async function opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
-    const trimmed = await devices.trimToCap(userId);
-    const session = await devices.publicIdByAccessId(accessToken.split('.')[0]!);
+    const session = await devices.byAccessId(accessToken.split('.')[0]!);
+    const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
     await audit.record(
       { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
       ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),

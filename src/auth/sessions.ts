@@ -42,10 +42,10 @@ export class SessionDirectory {
     return rows.map(({ id, ...row }) => ({ ...row, current: id === currentSessionId }));
   }
 
-  /** The public id of the session an access token id belongs to (right after login or register). */
-  async publicIdByAccessId(accessId: string): Promise<{ publicId: string; userId: number } | undefined> {
+  /** The session an access token id belongs to (right after login or register). */
+  async byAccessId(accessId: string): Promise<{ id: number; publicId: string; userId: number } | undefined> {
     const [row] = await this.deps.db
-      .select({ publicId: sessions.publicId, userId: sessions.userId })
+      .select({ id: sessions.id, publicId: sessions.publicId, userId: sessions.userId })
       .from(sessions)
       .where(eq(sessions.accessId, accessId))
       .limit(1);
@@ -93,18 +93,21 @@ export class SessionDirectory {
     return publicIds.filter((id) => !alive.has(id));
   }
 
-  /** Ends the user's least recently used sessions beyond MAX_SESSIONS_PER_USER; returns their public ids. */
-  async trimToCap(userId: number): Promise<string[]> {
+  /**
+   * Ends the user's least recently used sessions beyond MAX_SESSIONS_PER_USER, never `openedId`
+   * (the session just opened); returns their public ids.
+   */
+  async trimToCap(userId: number, openedId: number): Promise<string[]> {
     const { db } = this.deps;
     const keep = db
       .select({ id: sessions.id })
       .from(sessions)
-      .where(eq(sessions.userId, userId))
+      .where(and(eq(sessions.userId, userId), ne(sessions.id, openedId)))
       .orderBy(desc(sessions.lastUsedAt), desc(sessions.id))
-      .limit(MAX_SESSIONS_PER_USER);
+      .limit(MAX_SESSIONS_PER_USER - 1);
     const ended = await db
       .delete(sessions)
-      .where(and(eq(sessions.userId, userId), notInArray(sessions.id, keep)))
+      .where(and(eq(sessions.userId, userId), ne(sessions.id, openedId), notInArray(sessions.id, keep)))
       .returning({ publicId: sessions.publicId });
     return ended.map((row) => row.publicId);
   }
