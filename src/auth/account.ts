@@ -1,6 +1,6 @@
 // Account deletion (DELETE /api/v1/auth/account): the user's row goes, and with it (foreign keys,
 // ON DELETE CASCADE) every session, rotated refresh token and reset code. Knows nothing of HTTP.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { sessions, users } from '../db/schema.js';
 import type { AuditLog } from './audit.js';
@@ -37,4 +37,14 @@ export class AccountDeletion {
       { type: 'account_deleted', userId },
     );
   }
+}
+
+/** The id of the user an account (username or e-mail, as login reads it) names, for the audit of a failed login. */
+export async function userIdOfAccount(db: Db, account: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
+    .limit(1);
+  return row?.id;
 }

@@ -7,7 +7,7 @@ import { ApiCode, ApiError, ok } from '../http/envelope.js';
 import { clientAddress, rateLimit } from '../http/rate-limit.js';
 import { validate } from '../http/validator.js';
 import { createMailer } from '../mail/mailer.js';
-import { AccountDeletion } from './account.js';
+import { AccountDeletion, userIdOfAccount } from './account.js';
 import { AuditLog, normaliseAccount } from './audit.js';
 import { AuthError } from './errors.js';
 import { assertAcceptablePassword } from './password-policy.js';
@@ -112,7 +112,8 @@ export function createAuthApp(deps: AppDeps) {
         result = await service.login(account, password, client);
       } catch (error) {
         if (error instanceof AuthError) {
-          await audit.record({ type: 'login_failed', account: normaliseAccount(account), detail: error.reason, ip: client.ip, userAgent: client.userAgent });
+          const userId = error.reason === 'no_such_account' ? undefined : await userIdOfAccount(db, account).catch(() => undefined);
+          await audit.record({ type: 'login_failed', userId, account: normaliseAccount(account), detail: error.reason, ip: client.ip, userAgent: client.userAgent });
         }
         throw error;
       }
