@@ -2,8 +2,8 @@
 // ON DELETE CASCADE) every session, rotated refresh token and reset code. Knows nothing of HTTP.
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { sessions, users } from '../db/schema.js';
-import type { AuditLog } from './audit.js';
+import { authEvents, sessions, users } from '../db/schema.js';
+import { forgottenEventsOf, type AuditLog } from './audit.js';
 import { AuthError } from './errors.js';
 import { verifyPassword } from './passwords.js';
 
@@ -25,13 +25,24 @@ export class AccountDeletion {
     if (!user) throw new AuthError('invalid_access_token');
     if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_old_password', 'password is wrong');
     const ended = await db.select({ publicId: sessions.publicId }).from(sessions).where(eq(sessions.userId, userId));
-    // Conditional on the verified hash: a password change that committed meanwhile wins.
-    const [deleted] = await db
-      .delete(users)
-      .where(and(eq(users.id, userId), eq(users.passwordHash, user.passwordHash)))
-      .returning({ id: users.id });
+    // One statement, so the user and the personal fields of its audit rows go together or not at all;
+    // conditional on the verified hash: a password change that committed meanwhile wins.
+    const gone = db.$with('gone').as(
+      db
+        .delete(users)
+        .where(and(eq(users.id, userId), eq(users.passwordHash, user.passwordHash)))
+        .returning({ id: users.id }),
+    );
+    // Data-modifying CTEs run whether or not the select reads them.
+    const erased = db.$with('erased').as(
+      db
+        .update(authEvents)
+        .set({ account: null, ip: null, userAgent: null })
+        .where(and(sql`exists (select 1 from gone)`, forgottenEventsOf(userId, user.username, user.email)))
+        .returning({ id: authEvents.id }),
+    );
+    const [deleted] = await db.with(gone, erased).select({ id: gone.id }).from(gone);
     if (!deleted) throw new AuthError('wrong_old_password', 'password is wrong');
-    await audit.forgetUser(userId, user.username, user.email);
     await audit.record(
       ...ended.map((s) => ({ type: 'session_ended' as const, userId, sessionId: s.publicId, detail: 'account_deletion' })),
       { type: 'account_deleted', userId },

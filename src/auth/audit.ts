@@ -133,17 +133,15 @@ export class AuditLog {
       .limit(query.limit);
   }
 
-  /**
-   * Account deletion: the user's rows keep their type, time and user id; the account typed, the
-   * address and the user agent go. So do those fields of failed logins that typed the deleted
-   * username or e-mail address (with no user id, or another one).
-   */
-  async forgetUser(userId: number, username: string, email: string): Promise<void> {
-    await this.deps.db
-      .update(authEvents)
-      .set({ account: null, ip: null, userAgent: null })
-      .where(or(eq(authEvents.userId, userId), inArray(authEvents.account, [normaliseAccount(username), normaliseAccount(email)])));
-  }
+}
+
+/**
+ * Account deletion: the user's rows keep their type, time and user id; the account typed, the
+ * address and the user agent go. So do those fields of failed logins that typed the deleted
+ * username or e-mail address (with no user id, or another one). The rows to erase, as a condition.
+ */
+export function forgottenEventsOf(userId: number, username: string, email: string): SQL {
+  return or(eq(authEvents.userId, userId), inArray(authEvents.account, [normaliseAccount(username), normaliseAccount(email)]))!;
 }
 
 /** Opaque page cursor: the id of the last row of the page, base64url. */

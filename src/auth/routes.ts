@@ -77,14 +77,28 @@ export function createAuthApp(deps: AppDeps) {
     userAgent: deviceLabel(c.req.header('user-agent')),
   });
 
+  /**
+   * Work after an action that has already happened (the session cap, audit rows): a failure here is
+   * logged, and the caller still gets the answer of the action, which stands.
+   */
+  async function afterwards(what: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      deps.logger.error({ err: error instanceof Error ? error.message : String(error) }, `account API: ${what} failed after the action succeeded`);
+    }
+  }
+
   /** After register or login: the session cap, and the audit row with the new session's public id. */
-  async function opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
-    const session = await devices.byAccessId(accessToken.split('.')[0]!);
-    const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
-    await audit.record(
-      { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
-      ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),
-    );
+  function opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
+    return afterwards(type, async () => {
+      const session = await devices.byAccessId(accessToken.split('.')[0]!);
+      const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
+      await audit.record(
+        { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
+        ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),
+      );
+    });
   }
 
   const resetEnabled = createMiddleware(async function resetEnabled(_c, next) {
@@ -150,14 +164,17 @@ export function createAuthApp(deps: AppDeps) {
       const { auth } = c.var;
       assertAcceptablePassword('new_password', new_password, auth.user);
       const client = sessionClient(c);
+      // For the audit: the sessions the change is about to end (the service deletes them in its statement).
       const others = await devices.publicIds(auth.user.id, auth.sessionId);
       await service.changePassword(auth, old_password, new_password);
-      const ended = await devices.gone(others);
-      await audit.record(
-        ...ended.map((id) => ({ type: 'session_ended' as const, userId: auth.user.id, sessionId: id, detail: 'password_change', ip: client.ip, userAgent: client.userAgent })),
-        { type: 'password_changed', userId: auth.user.id, ip: client.ip, userAgent: client.userAgent },
-      );
       mailer?.send(passwordChangedNotice(auth.user.email, now()));
+      await afterwards('password change audit', async () => {
+        const ended = await devices.gone(others);
+        await audit.record(
+          ...ended.map((id) => ({ type: 'session_ended' as const, userId: auth.user.id, sessionId: id, detail: 'password_change', ip: client.ip, userAgent: client.userAgent })),
+          { type: 'password_changed', userId: auth.user.id, ip: client.ip, userAgent: client.userAgent },
+        );
+      });
       return ok(c, null);
     })
     .get('/sessions', apiLimit, requireSession, async (c) => {
