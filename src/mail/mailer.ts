@@ -16,8 +16,6 @@ export interface Mailer {
   readonly kind: 'smtp' | 'log';
   /** Queues the message; failures are logged, never thrown. False when the queue is full and it was dropped. */
   send(message: MailMessage): boolean;
-  /** Resolves when every queued message has been handed over or has failed. */
-  idle(): Promise<void>;
 }
 
 /** Messages waiting at once; beyond it new ones are dropped (and logged), so a flood cannot grow memory. */
@@ -68,6 +66,5 @@ function queued(kind: Mailer['kind'], logger: Logger, deliver: (message: MailMes
         });
       return true;
     },
-    idle: () => tail,
   };
 }
