@@ -3,6 +3,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from './http/body-limit.js';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
+import { AuditLog } from './auth/audit.js';
+import { createAuthEventsApp } from './auth/audit-routes.js';
 import { createAuthApp } from './auth/routes.js';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
@@ -28,6 +30,8 @@ export interface AppDeps {
   internalToken: string;
   /** Shared by the listeners of one process; created for the app when absent. */
   metrics?: Metrics;
+  /** The audit trail of authentication events; created for the app when absent. */
+  audit?: AuditLog;
 }
 
 /**
@@ -50,7 +54,13 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const surface = options.surface ?? 'all';
   const servesPublic = surface !== 'internal';
   const servesInternal = surface !== 'public';
-  const deps: AppDeps & { metrics: Metrics } = { ...appDeps, metrics: appDeps.metrics ?? new Metrics(appDeps.media) };
+  const deps: AppDeps & { metrics: Metrics; audit: AuditLog } = {
+    ...appDeps,
+    metrics: appDeps.metrics ?? new Metrics(appDeps.media),
+    audit:
+      appDeps.audit ??
+      new AuditLog({ db: appDeps.database.db, now: appDeps.now ?? (() => new Date()), logger: appDeps.logger, retentionDays: appDeps.config.auth.eventsRetentionDays }),
+  };
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
@@ -99,7 +109,7 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   }
 
   if (servesInternal) {
-    // Operations endpoints beside the relay, each behind the same token guard.
+    // Operations endpoints beside the relay (metrics, docs, the audit trail), each behind the same token guard.
     const guard = internalToken({ token: deps.internalToken });
     const operations = new Hono<AppEnv>()
       .get('/metrics', guard, async (c) => {
@@ -107,6 +117,7 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
         return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
       })
       .route('/', createInternalDocsApp(guard))
+      .route('/', createAuthEventsApp(deps.audit, guard))
       .onError(relayErrorHandler(logger));
     app.route('/internal', operations);
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its

@@ -47,6 +47,15 @@ const envSchema = z
     EVENTS_WEBHOOK_SECRET: optionalString.pipe(z.string().max(1024).optional()),
     EVENTS_WEBHOOK_BATCH_MAX: int(100, 1, 1_000),
     EVENTS_WEBHOOK_QUEUE_MAX: int(10_000, 1, 1_000_000),
+    AUTH_EVENTS_RETENTION_DAYS: int(90, 1, 36500),
+    // smtp:// or smtps://, credentials in the URL (never logged). Unset: no mail (see Config['mail']).
+    SMTP_URL: optionalString.pipe(
+      z
+        .string()
+        .refine((v) => URL.canParse(v) && ['smtp:', 'smtps:'].includes(new URL(v).protocol), 'must be an smtp:// or smtps:// URL')
+        .optional(),
+    ),
+    MAIL_FROM: z.string().trim().min(3).max(254).default('chat-backend <no-reply@localhost>'),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -119,7 +128,12 @@ export interface Config {
   /** When set, /internal/* is served only on this second listener (e.g. Fly's private 6PN address). */
   internalListener: { host: string; port: number } | undefined;
   database: { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string | undefined };
-  auth: { accessTokenTtl: number; refreshTokenTtl: number };
+  auth: {
+    accessTokenTtl: number;
+    refreshTokenTtl: number;
+    /** auth_events rows older than this are pruned. */
+    eventsRetentionDays: number;
+  };
   rateLimit: { authPerMin: number; refreshPerMin: number; apiPerMin: number; trustProxy: Env['TRUST_PROXY'] };
   logLevel: Env['LOG_LEVEL'];
   /** Undefined when not configured; the server then generates one and prints it once. */
@@ -146,6 +160,11 @@ export interface Config {
     /** Undefined unless EVENTS_WEBHOOK_URL is set. */
     webhook: { url: string; secret: string; batchMax: number; queueMax: number } | undefined;
   };
+  /**
+   * Outgoing mail (password reset codes, password-changed notices). Without an SMTP URL, messages
+   * go to the log at warn outside production; in production the password reset endpoints answer 1004.
+   */
+  mail: { smtpUrl: string | undefined; from: string };
 }
 
 export class ConfigError extends Error {
@@ -179,7 +198,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         : url.startsWith('memory://')
           ? { kind: 'pglite', dataDir: undefined }
           : { kind: 'postgres', url },
-    auth: { accessTokenTtl: env.ACCESS_TOKEN_TTL, refreshTokenTtl: env.REFRESH_TOKEN_TTL },
+    auth: { accessTokenTtl: env.ACCESS_TOKEN_TTL, refreshTokenTtl: env.REFRESH_TOKEN_TTL, eventsRetentionDays: env.AUTH_EVENTS_RETENTION_DAYS },
     rateLimit: {
       authPerMin: env.RATE_LIMIT_AUTH_PER_MIN,
       refreshPerMin: env.RATE_LIMIT_REFRESH_PER_MIN,
@@ -210,5 +229,6 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           ? { url: env.EVENTS_WEBHOOK_URL, secret: env.EVENTS_WEBHOOK_SECRET, batchMax: env.EVENTS_WEBHOOK_BATCH_MAX, queueMax: env.EVENTS_WEBHOOK_QUEUE_MAX }
           : undefined,
     },
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
   };
 }

@@ -17,13 +17,24 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe('0.0.0.0');
     expect(config.database).toEqual({ kind: 'pglite', dataDir: './.data' });
-    expect(config.auth).toEqual({ accessTokenTtl: 7200, refreshTokenTtl: 2592000 });
+    expect(config.auth).toEqual({ accessTokenTtl: 7200, refreshTokenTtl: 2592000, eventsRetentionDays: 90 });
+    expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none' });
     expect(config.media.rtcMinPort).toBe(40000);
     expect(config.media.rtcMaxPort).toBe(40199);
     expect(config.media.maxRouters).toBe(500);
     expect(config.media.restartBaseMs).toBe(500);
     expect(config.media.restartMaxMs).toBe(30000);
+  });
+
+  it('reads the mail and audit settings, refusing a URL that is not SMTP', () => {
+    const config = loadConfig({ SMTP_URL: ' smtps://user:pw@smtp.example.com:465 ', MAIL_FROM: 'Chat <no-reply@chat.example>', AUTH_EVENTS_RETENTION_DAYS: '30' });
+    expect(config.mail).toEqual({ smtpUrl: 'smtps://user:pw@smtp.example.com:465', from: 'Chat <no-reply@chat.example>' });
+    expect(config.auth.eventsRetentionDays).toBe(30);
+    expect(loadConfig({ SMTP_URL: '' }).mail.smtpUrl).toBeUndefined();
+    for (const url of ['http://smtp.example.com', 'smtp.example.com:25', 'not a url']) expect(errorOf({ SMTP_URL: url }).message).toContain('SMTP_URL');
+    for (const days of ['0', '-1', 'abc', '36501']) expect(errorOf({ AUTH_EVENTS_RETENTION_DAYS: days }).message).toContain('AUTH_EVENTS_RETENTION_DAYS');
+    expect(errorOf({ MAIL_FROM: 'x'.repeat(300) }).message).toContain('MAIL_FROM');
   });
 
   it('selects the database from DATABASE_URL', () => {

@@ -12,6 +12,16 @@ interface DemoState {
   stats: { audio?: InboundCounters; video?: InboundCounters };
   /** Milliseconds from the resume calls to the first received video frame on screen. */
   firstFrameMs?: number;
+  /** The account's sessions as last listed by GET /api/v1/auth/sessions. */
+  devices: SignedInDevice[];
+}
+interface SignedInDevice {
+  id: string;
+  device: string | null;
+  ip: string | null;
+  created_at: string;
+  last_used_at: string;
+  current: boolean;
 }
 interface InboundCounters {
   at: number;
@@ -30,7 +40,7 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {} };
+const state: DemoState = { phase: 'logged-out', stats: {}, devices: [] };
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -81,8 +91,65 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
   request.then(() => {
     setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
     joinButton.disabled = false;
+    return refreshDevices();
   }, fail);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Devices: the account's sessions (GET /api/v1/auth/sessions), each with a button that ends it
+// (DELETE /api/v1/auth/sessions/:id). Ending this page's own session logs the page out.
+
+async function authenticated<T>(method: 'GET' | 'DELETE', path: string): Promise<T> {
+  const res = await fetch(`/api/v1/auth${path}`, { method, headers: { Authorization: `Bearer ${accessToken}` } });
+  const envelope = (await res.json()) as { code: number; message: string; data: T };
+  if (envelope.code !== 0) throw new Error(`${method} ${path}: ${envelope.message} (code ${envelope.code})`);
+  return envelope.data;
+}
+
+async function refreshDevices() {
+  state.devices = await authenticated<SignedInDevice[]>('GET', '/sessions');
+  $('devices').classList.remove('hidden');
+  const rows = state.devices.map((d) => {
+    const row = document.createElement('tr');
+    row.dataset.sessionId = d.id;
+    const cells = [d.device ?? 'unknown device', d.ip ?? '–', d.created_at, d.last_used_at];
+    for (const [i, text] of cells.entries()) {
+      const cell = document.createElement('td');
+      cell.textContent = text;
+      if (i === 0) {
+        cell.className = 'device';
+        cell.title = text;
+        if (d.current) cell.classList.add('current');
+      }
+      row.append(cell);
+    }
+    const action = document.createElement('td');
+    const end = document.createElement('button');
+    end.className = 'end-session';
+    end.textContent = d.current ? 'End (this page)' : 'End';
+    end.addEventListener('click', () => void endDevice(d).catch(fail));
+    action.append(end);
+    row.append(action);
+    return row;
+  });
+  $('devices-list').replaceChildren(...rows);
+}
+
+async function endDevice(device: SignedInDevice) {
+  await authenticated('DELETE', `/sessions/${encodeURIComponent(device.id)}`);
+  if (device.current) {
+    await leave();
+    accessToken = undefined;
+    state.devices = [];
+    $('devices').classList.add('hidden');
+    joinButton.disabled = true;
+    setStatus('This session was ended. Log in again.', 'logged-out');
+    return;
+  }
+  await refreshDevices();
+}
+
+$('devices-refresh').addEventListener('click', () => void refreshDevices().catch(fail));
 
 // ---------------------------------------------------------------------------------------------
 // Signaling: the demo server's JSON endpoints. It checks the access token against the account API

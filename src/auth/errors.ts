@@ -8,7 +8,11 @@ export type AuthFailure =
   | 'wrong_password'
   | 'wrong_old_password'
   | 'invalid_access_token'
-  | 'invalid_refresh_token';
+  | 'invalid_refresh_token'
+  | 'weak_password'
+  | 'no_such_session'
+  | 'invalid_reset_code'
+  | 'mail_disabled';
 
 /** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
 export class AuthError extends Error {
@@ -29,6 +33,10 @@ const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
   wrong_old_password: 'old_password is wrong',
   invalid_access_token: 'access token is invalid, expired or revoked',
   invalid_refresh_token: 'refresh token is invalid, expired or revoked',
+  weak_password: 'password: must not be a common password',
+  no_such_session: 'no such session',
+  invalid_reset_code: 'the code is wrong, used or expired; ask for a new one',
+  mail_disabled: 'password reset is not available: mail is not configured',
 };
 
 const RESPONSES = {
@@ -40,6 +48,13 @@ const RESPONSES = {
   wrong_old_password: [ApiCode.WRONG_PASSWORD, 403],
   invalid_access_token: [ApiCode.UNAUTHENTICATED, 401],
   invalid_refresh_token: [ApiCode.UNAUTHENTICATED, 401],
+  // A new password the rules refuse is a field failure, like any other rule of the body.
+  weak_password: [ApiCode.INVALID_REQUEST, 400],
+  // Another user's session answers exactly like an unknown one.
+  no_such_session: [ApiCode.NOT_FOUND, 404],
+  invalid_reset_code: [ApiCode.INVALID_RESET_CODE, 400],
+  // In production without SMTP_URL the reset endpoints do not exist.
+  mail_disabled: [ApiCode.NOT_FOUND, 404],
 } as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
 
 export function authErrorToApiError(error: AuthError): ApiError {

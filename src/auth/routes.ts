@@ -1,14 +1,31 @@
 // The account API under /api/v1/auth: parse, call the service, shape the answer.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Hono, type Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppDeps, AppEnv } from '../app.js';
-import { ok } from '../http/envelope.js';
+import { ApiCode, ApiError, ok } from '../http/envelope.js';
 import { clientAddress, rateLimit } from '../http/rate-limit.js';
 import { validate } from '../http/validator.js';
+import { createMailer } from '../mail/mailer.js';
+import { AccountDeletion, userIdOfAccount } from './account.js';
+import { AuditLog, normaliseAccount } from './audit.js';
 import { AuthError } from './errors.js';
-import { changePasswordBody, loginBody, refreshBody, registerBody, updateProfileBody } from './schemas.js';
+import { assertAcceptablePassword } from './password-policy.js';
+import { PasswordReset, passwordChangedNotice } from './password-reset.js';
+import {
+  changePasswordBody,
+  deleteAccountBody,
+  forgotPasswordBody,
+  loginBody,
+  logoutScope,
+  refreshBody,
+  registerBody,
+  resetPasswordBody,
+  updateProfileBody,
+} from './schemas.js';
 import { AuthService, type Authenticated, type SessionClient } from './service.js';
-import { profileView, sessionView, tokenSetView } from './views.js';
+import { SessionDirectory, type LogoutScope } from './sessions.js';
+import { deviceSessionView, profileView, sessionView, tokenSetView } from './views.js';
 
 export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated } };
 
@@ -19,14 +36,28 @@ const BEARER = /^Bearer +(\S+) *$/i;
  */
 export function createAuthApp(deps: AppDeps) {
   const { config } = deps;
+  const now = deps.now ?? (() => new Date());
+  const db = deps.database.db;
+  const audit = deps.audit ?? new AuditLog({ db, now, logger: deps.logger, retentionDays: config.auth.eventsRetentionDays });
+  // Who is asking, for the audit rows written from inside the service (refresh reuse).
+  const requestClient = new AsyncLocalStorage<SessionClient>();
   const service = new AuthService({
-    db: deps.database.db,
+    db,
     accessTokenTtl: config.auth.accessTokenTtl,
     refreshTokenTtl: config.auth.refreshTokenTtl,
-    now: deps.now ?? (() => new Date()),
+    now,
     logger: deps.logger,
-    onRefreshReuse: () => deps.metrics?.recordAuth('refresh', 'reused'),
+    onRefreshReuse: (revoked) => {
+      deps.metrics?.recordAuth('refresh', 'reused');
+      const client = requestClient.getStore();
+      const common = { userId: revoked.userId, sessionId: revoked.sessionPublicId, ip: client?.ip, userAgent: client?.userAgent };
+      void audit.record({ type: 'refresh_reuse_detected', ...common }, { type: 'session_ended', ...common, detail: 'refresh_reuse' });
+    },
   });
+  const devices = new SessionDirectory({ db, now });
+  const deletion = new AccountDeletion({ db, audit });
+  const mailer = createMailer(config, deps.logger);
+  const reset = mailer ? new PasswordReset({ db, now, logger: deps.logger, mailer, audit }) : undefined;
   const { trustProxy } = config.rateLimit;
   // One limiter (one counter per client) per budget: login and register share theirs.
   const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy });
@@ -42,27 +73,79 @@ export function createAuthApp(deps: AppDeps) {
 
   const sessionClient = (c: Context): SessionClient => ({
     ip: clientAddress(c, trustProxy)?.slice(0, 64),
-    userAgent: c.req.header('user-agent')?.slice(0, 512),
+    // The device label: trimmed, at most 200 characters (code points, so no surrogate is cut in half).
+    userAgent: deviceLabel(c.req.header('user-agent')),
+  });
+
+  /**
+   * Work after an action that has already happened (the session cap, audit rows): a failure here is
+   * logged, and the caller still gets the answer of the action, which stands.
+   */
+  async function afterwards(what: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      deps.logger.error({ err: error instanceof Error ? error.message : String(error) }, `account API: ${what} failed after the action succeeded`);
+    }
+  }
+
+  /** After register or login: the session cap, and the audit row with the new session's public id. */
+  function opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
+    return afterwards(type, async () => {
+      const session = await devices.byAccessId(accessToken.split('.')[0]!);
+      const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
+      await audit.record(
+        { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
+        ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),
+      );
+    });
+  }
+
+  const resetEnabled = createMiddleware(async function resetEnabled(_c, next) {
+    if (!reset) throw new AuthError('mail_disabled');
+    await next();
   });
 
   return new Hono<AuthEnv>()
     .post('/register', authLimit, validate('json', registerBody), async (c) => {
       const body = c.req.valid('json');
+      assertAcceptablePassword('password', body.password, body);
+      const client = sessionClient(c);
       const result = await service.register(
         { username: body.username, email: body.email, password: body.password, nickname: body.nickname },
-        sessionClient(c),
+        client,
       );
+      await opened('registered', result.user.id, result.tokens.accessToken, client);
       return ok(c, sessionView(result));
     })
     .post('/login', authLimit, validate('json', loginBody), async (c) => {
       const { account, password } = c.req.valid('json');
-      return ok(c, sessionView(await service.login(account, password, sessionClient(c))));
+      const client = sessionClient(c);
+      let result;
+      try {
+        result = await service.login(account, password, client);
+      } catch (error) {
+        if (error instanceof AuthError) {
+          const userId = error.reason === 'no_such_account' ? undefined : await userIdOfAccount(db, account).catch(() => undefined);
+          await audit.record({ type: 'login_failed', userId, account: normaliseAccount(account), detail: error.reason, ip: client.ip, userAgent: client.userAgent });
+        }
+        throw error;
+      }
+      await opened('login_succeeded', result.user.id, result.tokens.accessToken, client, normaliseAccount(account));
+      return ok(c, sessionView(result));
     })
     .post('/refresh-token', refreshLimit, validate('json', refreshBody), async (c) => {
-      return ok(c, tokenSetView(await service.refresh(c.req.valid('json').refresh_token)));
+      const refreshToken = c.req.valid('json').refresh_token;
+      return ok(c, tokenSetView(await requestClient.run(sessionClient(c), () => service.refresh(refreshToken))));
     })
     .post('/logout', apiLimit, requireSession, async (c) => {
-      await service.logout(c.var.auth.sessionId);
+      const scope = await logoutScopeOf(c);
+      const { auth } = c.var;
+      const client = sessionClient(c);
+      const ended = await devices.endByScope(auth.user.id, auth.sessionId, scope);
+      await audit.record(
+        ...ended.map((id) => ({ type: 'session_ended' as const, userId: auth.user.id, sessionId: id, detail: 'user', ip: client.ip, userAgent: client.userAgent })),
+      );
       return ok(c, null);
     })
     .get('/profile', apiLimit, requireSession, (c) => ok(c, profileView(c.var.auth.user)))
@@ -78,7 +161,71 @@ export function createAuthApp(deps: AppDeps) {
     })
     .put('/password', apiLimit, requireSession, validate('json', changePasswordBody), async (c) => {
       const { old_password, new_password } = c.req.valid('json');
-      await service.changePassword(c.var.auth, old_password, new_password);
+      const { auth } = c.var;
+      assertAcceptablePassword('new_password', new_password, auth.user);
+      const client = sessionClient(c);
+      // For the audit: the sessions the change is about to end (the service deletes them in its statement).
+      const others = await devices.publicIds(auth.user.id, auth.sessionId);
+      await service.changePassword(auth, old_password, new_password);
+      mailer?.send(passwordChangedNotice(auth.user.email, now()));
+      await afterwards('password change audit', async () => {
+        const ended = await devices.gone(others);
+        await audit.record(
+          ...ended.map((id) => ({ type: 'session_ended' as const, userId: auth.user.id, sessionId: id, detail: 'password_change', ip: client.ip, userAgent: client.userAgent })),
+          { type: 'password_changed', userId: auth.user.id, ip: client.ip, userAgent: client.userAgent },
+        );
+      });
+      return ok(c, null);
+    })
+    .get('/sessions', apiLimit, requireSession, async (c) => {
+      const { auth } = c.var;
+      return ok(c, (await devices.list(auth.user.id, auth.sessionId)).map(deviceSessionView));
+    })
+    .delete('/sessions/:id', apiLimit, requireSession, async (c) => {
+      const { auth } = c.var;
+      const client = sessionClient(c);
+      const ended = await devices.end(auth.user.id, c.req.param('id'));
+      await audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', ip: client.ip, userAgent: client.userAgent });
+      return ok(c, null);
+    })
+    .delete('/account', apiLimit, requireSession, validate('json', deleteAccountBody), async (c) => {
+      await deletion.delete(c.var.auth.user.id, c.req.valid('json').password);
+      return ok(c, null);
+    })
+    .post('/password/forgot', authLimit, resetEnabled, validate('json', forgotPasswordBody), async (c) => {
+      await reset!.request(c.req.valid('json').email, sessionClient(c));
+      return ok(c, null);
+    })
+    .post('/password/reset', authLimit, resetEnabled, validate('json', resetPasswordBody), async (c) => {
+      const { email, code, new_password } = c.req.valid('json');
+      await reset!.reset(email, code, new_password, sessionClient(c));
       return ok(c, null);
     });
+}
+
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+/**
+ * Logout's optional body. Only a JSON object with a `scope` is read; anything else (no body, another
+ * content type, not JSON, no `scope`) means `current`, exactly as logout behaved before it had a body.
+ */
+async function logoutScopeOf(c: Context): Promise<LogoutScope> {
+  const mediaType = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
+  if (!JSON_MEDIA_TYPE.test(mediaType)) return 'current';
+  let body: unknown;
+  try {
+    body = JSON.parse(await c.req.text());
+  } catch {
+    return 'current';
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || !Object.hasOwn(body, 'scope')) return 'current';
+  const parsed = logoutScope.safeParse((body as { scope: unknown }).scope);
+  if (!parsed.success) throw new ApiError(ApiCode.INVALID_REQUEST, 'scope: one of "current", "others", "all"', 400);
+  return parsed.data;
+}
+
+function deviceLabel(userAgent: string | undefined): string | undefined {
+  const trimmed = userAgent?.trim();
+  if (!trimmed) return undefined;
+  return trimmed.length <= 200 ? trimmed : Array.from(trimmed).slice(0, 200).join('');
 }

@@ -105,3 +105,23 @@ export type RegisterBody = z.infer<typeof registerBody>;
 export type LoginBody = z.infer<typeof loginBody>;
 export type UpdateProfileBody = z.infer<typeof updateProfileBody>;
 export type ChangePasswordBody = z.infer<typeof changePasswordBody>;
+
+// ------------------------------------------------------------------ sessions, deletion, reset (issue 16)
+
+/** The current password to confirm a destructive action; bounded like any field (a longer one can never be right). */
+const currentPassword = nonEmpty(RULES.required).refine((value) => characterCount(value) <= 1024, 'at most 1024 characters');
+
+export const LOGOUT_SCOPES = ['current', 'others', 'all'] as const;
+/** Logout's optional body: only `scope` is read, and only when the body is a JSON object that has it. */
+export const logoutScope = z.enum(LOGOUT_SCOPES, { error: 'one of "current", "others", "all"' });
+export const logoutBody = z.object({ scope: logoutScope.optional() });
+
+export const deleteAccountBody = z.object({ password: currentPassword });
+
+export const forgotPasswordBody = z.object({ email });
+
+export const resetPasswordBody = z.object({
+  email,
+  code: z.string(rule('6 digits')).regex(/^[0-9]{6}$/, '6 digits'),
+  new_password: password,
+});

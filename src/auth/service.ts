@@ -51,8 +51,8 @@ export interface AuthServiceDeps {
   refreshTokenTtl: number;
   now: () => Date;
   logger: Logger;
-  /** Told when a rotated refresh token comes back and its session is revoked (for metrics). */
-  onRefreshReuse?: () => void;
+  /** Told when a rotated refresh token comes back and its session is revoked (for metrics and the audit trail). */
+  onRefreshReuse?: (revoked: { userId: number; sessionPublicId: string }) => void;
 }
 
 /**
@@ -347,6 +347,7 @@ export class AuthService {
       lastUsedAt: now,
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
+      publicId: sql`gen_random_uuid()`,
     } satisfies Record<keyof typeof sessions.$inferInsert & string, unknown> & { userId: SQL };
     return { tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl }, values };
   }
@@ -372,10 +373,10 @@ export class AuthService {
     const [revoked] = await db
       .delete(sessions)
       .where(eq(sessions.id, rotated.sessionId))
-      .returning({ id: sessions.id, userId: sessions.userId });
+      .returning({ id: sessions.id, userId: sessions.userId, publicId: sessions.publicId });
     if (revoked) {
       logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
-      this.deps.onRefreshReuse?.();
+      this.deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId });
     }
   }
 

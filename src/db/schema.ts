@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, smallint, text, timestamp, uniqueIndex, varchar } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, smallint, text, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 
 export const users = pgTable(
   'users',
@@ -45,9 +45,12 @@ export const sessions = pgTable(
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }).notNull().defaultNow(),
     ip: varchar('ip', { length: 64 }),
     userAgent: varchar('user_agent', { length: 512 }),
+    /** The session's id as clients see it (GET /sessions): random, so it reveals neither a token nor a count. */
+    publicId: uuid('public_id').notNull().defaultRandom(),
   },
   (t) => [
     uniqueIndex('sessions_access_id_key').on(t.accessId),
+    uniqueIndex('sessions_public_id_key').on(t.publicId),
     uniqueIndex('sessions_refresh_id_key').on(t.refreshId),
     index('sessions_user_id_idx').on(t.userId),
   ],
@@ -68,4 +71,53 @@ export const rotatedRefreshTokens = pgTable(
     rotatedAt: timestamp('rotated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index('rotated_refresh_tokens_session_id_idx').on(t.sessionId)],
+);
+
+/**
+ * One-time codes of the forgotten-password flow. Only a salted SHA-256 digest of the 6-digit code is
+ * stored; a code dies when used, after 5 wrong tries, at expiry, or when a newer code is issued.
+ * Rows go with their user.
+ */
+export const passwordResetCodes = pgTable(
+  'password_reset_codes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    codeSalt: text('code_salt').notNull(),
+    codeHash: text('code_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    failedAttempts: smallint('failed_attempts').notNull().default(0),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (t) => [index('password_reset_codes_user_id_idx').on(t.userId, t.createdAt)],
+);
+
+/**
+ * The audit trail of authentication events (ASVS 16.3.1). No foreign key: a row outlives its user
+ * (with the personal fields erased, see AuditLog.forgetUser) and its session. Never holds a secret.
+ */
+export const authEvents = pgTable(
+  'auth_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    occurredAt: timestamp('occurred_at', { withTimezone: true }).notNull(),
+    type: varchar('type', { length: 40 }).notNull(),
+    userId: integer('user_id'),
+    /** The public id of the session concerned, when there is one. */
+    sessionId: uuid('session_id'),
+    /** Login failures: the account as typed, trimmed and lower-cased. */
+    account: varchar('account', { length: 254 }),
+    /** What happened or who did it, e.g. the failure reason or who ended a session. */
+    detail: varchar('detail', { length: 40 }),
+    ip: varchar('ip', { length: 64 }),
+    userAgent: varchar('user_agent', { length: 200 }),
+  },
+  (t) => [
+    index('auth_events_occurred_at_idx').on(t.occurredAt),
+    index('auth_events_user_id_idx').on(t.userId, t.id),
+    index('auth_events_type_idx').on(t.type, t.id),
+  ],
 );

@@ -2,7 +2,19 @@
 // the requests (z.toJSONSchema); response shapes are described here with zod as well.
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { changePasswordBody, loginBody, refreshBody, registerBody, updateProfileBody } from '../auth/schemas.js';
+import { AUTH_EVENT_TYPES } from '../auth/audit.js';
+import { AUTH_EVENTS_MAX_LIMIT, authEventsQuery } from '../auth/audit-routes.js';
+import {
+  changePasswordBody,
+  deleteAccountBody,
+  forgotPasswordBody,
+  loginBody,
+  logoutBody,
+  refreshBody,
+  registerBody,
+  resetPasswordBody,
+  updateProfileBody,
+} from '../auth/schemas.js';
 import { ApiCode } from '../http/envelope.js';
 import { RELAY_COMMON, relayError, relayOperations } from '../media/http/openapi.js';
 
@@ -14,6 +26,10 @@ export interface Operation {
   summary: string;
   description?: string;
   body?: z.ZodType;
+  /** Whether the body may be left out (logout's). */
+  optionalBody?: boolean;
+  /** Query parameters, from the schema that validates them. */
+  query?: z.ZodObject;
   /** Success status and shape; `null` for an empty body (204). */
   success: { status: number; schema: z.ZodType | null; description: string };
   /** Error codes this operation can answer with, as [code, HTTP status, meaning]. */
@@ -38,6 +54,15 @@ const sessionUser = z.object({
   roles: z.array(z.string()),
 });
 const profile = sessionUser.extend({ gender: z.union([z.literal(0), z.literal(1), z.literal(2)]), phone: z.string(), created_at: timeString });
+
+const deviceSession = z.object({
+  id: z.string().describe('opaque session id (not a token)'),
+  device: z.string().nullable().describe('User-Agent at login, trimmed, at most 200 characters'),
+  ip: z.string().nullable().describe('client address at login, as used for rate limits'),
+  created_at: timeString,
+  last_used_at: timeString.describe('updated at most once a minute'),
+  current: z.boolean().describe('the session of the access token of this request'),
+});
 
 const envelope = (data: z.ZodType) => z.object({ code: z.literal(0), message: z.literal('ok'), data });
 const apiError = z.object({ code: z.int().describe('non-zero error code'), message: z.string(), data: z.null() });
@@ -69,10 +94,14 @@ const accountOperations: Operation[] = [
   {
     method: 'post',
     path: '/api/v1/auth/logout',
-    summary: 'Log out: deletes the session of the access token',
+    summary: 'Log out: deletes the session of the access token (scope current, the default), every other session (others) or all of them (all)',
+    description:
+      'The body is optional. Only a JSON object with a `scope` member is read; without a body, or with any other body, the current session is ended, as before the scope existed.',
     security: 'bearer',
-    success: { status: 200, schema: envelope(z.null()), description: 'session deleted' },
-    errors: [UNAUTHENTICATED],
+    body: logoutBody,
+    optionalBody: true,
+    success: { status: 200, schema: envelope(z.null()), description: 'sessions deleted; their access and refresh tokens are dead' },
+    errors: [[ApiCode.INVALID_REQUEST, 400, 'scope is not one of current, others, all'], UNAUTHENTICATED],
   },
   {
     method: 'post',
@@ -108,6 +137,51 @@ const accountOperations: Operation[] = [
     success: { status: 200, schema: envelope(z.null()), description: 'password changed' },
     errors: [INVALID, UNAUTHENTICATED, [ApiCode.WRONG_PASSWORD, 403, 'old_password is wrong']],
   },
+  {
+    method: 'get',
+    path: '/api/v1/auth/sessions',
+    summary: "The caller's sessions (devices), newest first",
+    security: 'bearer',
+    success: { status: 200, schema: envelope(z.array(deviceSession)), description: 'the sessions' },
+    errors: [UNAUTHENTICATED],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/auth/sessions/{id}',
+    summary: "End one of the caller's sessions: its access and refresh tokens stop working at once",
+    security: 'bearer',
+    success: { status: 200, schema: envelope(z.null()), description: 'session ended' },
+    errors: [UNAUTHENTICATED, [ApiCode.NOT_FOUND, 404, "no such session (another user's session answers the same)"]],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/auth/account',
+    summary: "Delete the caller's account: every session ends, username and e-mail become free, personal data is removed",
+    security: 'bearer',
+    body: deleteAccountBody,
+    success: { status: 200, schema: envelope(z.null()), description: 'account deleted' },
+    errors: [INVALID, UNAUTHENTICATED, [ApiCode.WRONG_PASSWORD, 403, 'password is wrong']],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/auth/password/forgot',
+    summary: 'Mail a 6-digit reset code to a registered e-mail (the same answer, in the same time, for any e-mail)',
+    body: forgotPasswordBody,
+    success: { status: 200, schema: envelope(z.null()), description: 'accepted (whether or not the e-mail is registered)' },
+    errors: [INVALID, [ApiCode.NOT_FOUND, 404, 'password reset is not available (production without SMTP_URL)']],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/auth/password/reset',
+    summary: 'Set a new password with a mailed code; every session ends',
+    body: resetPasswordBody,
+    success: { status: 200, schema: envelope(z.null()), description: 'password set' },
+    errors: [
+      [ApiCode.INVALID_REQUEST, 400, 'a field fails its rule, or new_password is too common or equals the username or e-mail'],
+      [ApiCode.INVALID_RESET_CODE, 400, 'the code is wrong, used, replaced by a newer one, expired (15 min) or had 5 wrong tries; ask for a new one'],
+      [ApiCode.NOT_FOUND, 404, 'password reset is not available (production without SMTP_URL)'],
+    ],
+  },
 ];
 
 const healthOperations: Operation[] = [
@@ -132,6 +206,37 @@ const healthOperations: Operation[] = [
 ];
 
 const anyObject = z.record(z.string(), z.unknown());
+
+// The audit trail's read endpoint (src/auth/audit-routes.ts), served beside the relay.
+const authEventsOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/internal/v1/auth-events',
+    summary: `Audit trail of authentication events, newest first (at most ${AUTH_EVENTS_MAX_LIMIT} a page; follow next_cursor)`,
+    query: authEventsQuery,
+    success: {
+      status: 200,
+      schema: z.object({
+        events: z.array(
+          z.object({
+            id: z.int(),
+            type: z.enum(AUTH_EVENT_TYPES),
+            time: timeString,
+            user_id: z.int().nullable(),
+            session_id: z.string().nullable(),
+            account: z.string().nullable().describe('login failures: the account as typed, trimmed and lower-cased'),
+            detail: z.string().nullable().describe('failure reason, or who ended a session'),
+            ip: z.string().nullable(),
+            user_agent: z.string().nullable(),
+          }),
+        ),
+        next_cursor: z.string().nullable(),
+      }),
+      description: 'a page of events',
+    },
+    errors: [['VALIDATION_ERROR', 400, 'a query parameter fails its rule, is unknown or repeated; details.issues']],
+  },
+];
 
 const publicDocOperations: Operation[] = [
   {
@@ -179,13 +284,18 @@ function buildDocument(
         content: { 'application/json': { schema: jsonSchema(errorSchema, 'output'), examples: Object.fromEntries(list.map(([code, meaning]) => [String(code), { value: { code, message: meaning, ...(typeof code === 'number' ? { data: null } : {}) } }])) } },
       };
     }
-    const parameters = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: Array<Record<string, unknown>> = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    if (op.query) {
+      const properties = (jsonSchema(op.query, 'input').properties ?? {}) as Record<string, Record<string, unknown>>;
+      for (const [name, schema] of Object.entries(properties)) parameters.push({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' ? { description: schema.description } : {}) });
+    }
     paths[op.path] ??= {};
     paths[op.path]![op.method] = {
       summary: op.summary,
       operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, ch: string | undefined) => (ch ? ch.toUpperCase() : ''))}`,
       ...(parameters.length ? { parameters } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
+      ...(op.description ? { description: op.description } : {}),
+      ...(op.body ? { requestBody: { required: !op.optionalBody, content: { 'application/json': { schema: jsonSchema(op.body, 'input') } } } } : {}),
       ...(op.security === 'bearer' ? { security: [{ bearer: [] }] } : {}),
       responses,
     };
@@ -222,7 +332,7 @@ export function relayApiDocument() {
       description:
         'For the signaling backend only. Every /internal/ path needs the X-Internal-Token header. Errors are {code, message, details?}.',
     },
-    relayOperations,
+    [...relayOperations, ...authEventsOperations],
     relayError,
     { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
     RELAY_COMMON,

@@ -13,6 +13,7 @@ export const ApiCode = {
   EMAIL_TAKEN: 2002,
   WRONG_PASSWORD: 2003,
   NO_SUCH_ACCOUNT: 2004,
+  INVALID_RESET_CODE: 2005,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 

@@ -52,7 +52,7 @@ describe('OpenAPI documents', () => {
     const register = publicDoc.paths['/api/v1/auth/register']!.post!;
     expect(JSON.stringify(register.requestBody)).toContain('^[A-Za-z0-9_]{3,50}$');
     const codes = JSON.stringify(publicDoc);
-    for (const code of [1000, 1001, 1002, 1003, 2001, 2002, 2003, 2004]) expect(codes).toContain(`"code":${code}`);
+    for (const code of [1000, 1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004, 2005]) expect(codes).toContain(`"code":${code}`);
     const relay = JSON.stringify(internalDoc);
     for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
@@ -62,6 +62,10 @@ describe('OpenAPI documents', () => {
     expect(produce).toContain('"scalabilityMode":{"type":"string","maxLength":14,"pattern":"^[LS][1-5]T[1-4](h|_KEY|_KEY_SHIFT)?$"}');
     expect(produce).toMatch(/"encodings":\{"maxItems":16/);
     expect(produce).toContain('at most 4096 bytes as JSON');
+    const events = internalDoc.paths['/internal/v1/auth-events']!.get! as unknown as { parameters: Array<{ name: string; in: string }> };
+    expect(events.parameters.map((p) => `${p.in}:${p.name}`).sort()).toEqual(['query:cursor', 'query:limit', 'query:since', 'query:type', 'query:userId']);
+    const logout = publicDoc.paths['/api/v1/auth/logout']!.post! as unknown as { requestBody: { required: boolean } };
+    expect(logout.requestBody.required).toBe(false);
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
     expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
   });

@@ -1,6 +1,7 @@
 // A real browser through the relay: Debian's Chromium (fake camera and microphone) opens the
-// browser demo, registers, joins, and its consumers' getStats() must show audio packets and decoded
-// video frames growing. The service and the demo server start as `npm run demo` starts them.
+// browser demo, registers, ends a second device from the devices list, joins, and its consumers'
+// getStats() must show audio packets and decoded video frames growing. The service and the demo
+// server start as `npm run demo` starts them.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ interface Counters {
   framesDecoded?: number;
 }
 interface PageState {
+  devices: Array<{ id: string; device: string | null; current: boolean }>;
   phase: string;
   error?: string;
   handlerName?: string;
@@ -90,6 +92,32 @@ describe('browser demo in a real Chromium', () => {
       await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.phase !== 'logged-out', null, { timeout: 10_000 });
       expect((await readState(page)).phase, (await readState(page)).error).toBe('ready');
       mark('registered');
+
+      // Devices: the page lists this session; a second device (a login from here, through the demo's
+      // /api proxy) shows up after Refresh, and its End button kills both of its tokens at once.
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.devices.length === 1, null, { timeout: 10_000 });
+      expect(await page.locator('#devices-list tr').count()).toBe(1);
+      const api = (path: string, init: RequestInit = {}) => fetch(new URL(`api/v1/auth${path}`, demo!.url), init).then((r) => r.json() as Promise<{ code: number; data: any }>);
+      const second = await api('/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'e2e-second-device/1.0' },
+        body: JSON.stringify({ account: username, password: 'correct horse' }),
+      });
+      expect(second.code).toBe(0);
+      await page.click('#devices-refresh');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.devices.length === 2, null, { timeout: 10_000 });
+      const row = page.locator('#devices-list tr', { hasText: 'e2e-second-device/1.0' });
+      expect(await row.count()).toBe(1);
+      expect(await page.locator('#devices-list td.current').count()).toBe(1);
+      await row.locator('button.end-session').click();
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.devices.length === 1, null, { timeout: 10_000 });
+      expect((await readState(page)).devices[0]!.current).toBe(true);
+      expect((await api('/profile', { headers: { authorization: `Bearer ${second.data.token}` } })).code).toBe(1002);
+      expect(
+        (await api('/refresh-token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ refresh_token: second.data.refresh_token }) })).code,
+      ).toBe(1002);
+      expect((await readState(page)).phase).toBe('ready');
+      mark('devices');
 
       await page.click('#join');
       await page.waitForFunction(

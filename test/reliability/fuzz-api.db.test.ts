@@ -14,6 +14,7 @@ import {
   contentType,
   corrupted,
   expectApiAnswer,
+  expectRelayAnswer,
   FuzzStats,
   fuzzParameters,
   headerValueOf,
@@ -25,12 +26,20 @@ import {
 } from './support/fuzz.js';
 
 const API_LIMIT = 64 * 1024;
+/** Forgot-password answers take 250 ms each by design; its run count is capped. */
+const FUZZ_RUNS_FORGOT = Math.max(1, Number(process.env.FUZZ_RUNS ?? 60));
 const stats = new FuzzStats('/api');
 let t: TestApp;
 /** The fuzz user; its password and tokens follow what the fuzzed requests changed. */
 let owner: Registered & { password: string };
 let refreshPair: { token: string; refresh_token: string };
 let logoutToken: string;
+/** A user with several sessions whose ids the DELETE /sessions/:id fuzz may pick. */
+let devicesOwner: Registered;
+let deviceIds: string[] = [];
+/** Users the account deletion and password reset fuzz may change. */
+let deletable: Registered;
+let resettable: Registered;
 
 beforeAll(async () => {
   t = await buildTestApp({
@@ -43,6 +52,20 @@ beforeAll(async () => {
   const second = await register(t.app);
   refreshPair = second.tokens;
   logoutToken = (await register(t.app)).tokens.token;
+  devicesOwner = await register(t.app);
+  for (let i = 0; i < 3; i++) {
+    await t.app.request('/api/v1/auth/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': `fuzz-device-${i}` },
+      body: JSON.stringify({ account: devicesOwner.username, password: devicesOwner.password }),
+    });
+  }
+  const listed = (await (await t.app.request('/api/v1/auth/sessions', { headers: { authorization: `Bearer ${devicesOwner.tokens.token}` } })).json()) as {
+    data: Array<{ id: string; current: boolean }>;
+  };
+  deviceIds = listed.data.filter((d) => !d.current).map((d) => d.id);
+  deletable = await register(t.app);
+  resettable = await register(t.app);
 }, APP_TIMEOUT);
 
 afterAll(async () => {
@@ -105,6 +128,9 @@ const validEmail = fc.oneof(
 const username = fc.oneof(validUsername, corrupted(validUsername), anyString, anyJson);
 const email = fc.oneof(validEmail, corrupted(validEmail), anyString, anyJson);
 const nickname = fc.oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 50 }), corrupted(fc.string({ unit: 'grapheme', maxLength: 40 })), anyString, anyJson);
+
+/** encodeURIComponent throws on a lone surrogate: replace them as a browser would (U+FFFD). */
+const wellFormed = (value: string) => value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 describe('fuzz /api/v1/auth', () => {
   it('POST /register', async () => {
@@ -169,9 +195,135 @@ describe('fuzz /api/v1/auth', () => {
         requests(anyJson, authorization(() => logoutToken)),
         async (r) => {
           const a = await send('POST', '/api/v1/auth/logout', r);
-          expectApiAnswer(a, [0, 1002], describeRequest('POST', '/logout', r));
+          // 1001 only for a JSON object whose `scope` is not one of the three.
+          expectApiAnswer(a, [0, 1001, 1002], describeRequest('POST', '/logout', r));
         },
       ),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /logout {scope}', async () => {
+    let token = (await register(t.app)).tokens.token;
+    const scope = fc.oneof(fc.constantFrom('current', 'others', 'all'), anyString, anyJson);
+    const body = fc.oneof(anyJson, fc.record({ scope }, { requiredKeys: [] }), mutated(() => ({ scope: 'others' })));
+    await fc.assert(
+      fc.asyncProperty(requests(body, fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${token}`), weight: 4 }, authorization(() => token))), async (r) => {
+        const a = await send('POST', '/api/v1/auth/logout', r);
+        expectApiAnswer(a, [0, 1001, 1002], describeRequest('POST', '/logout', r));
+        // Logged out (some scope ended this session): carry on with a fresh one.
+        if ((a.body as { code: number }).code === 0) token = (await register(t.app)).tokens.token;
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /sessions', async () => {
+    await fc.assert(
+      fc.asyncProperty(requests(anyJson, authorization(() => devicesOwner.tokens.token)), async (r) => {
+        const a = await send('GET', '/api/v1/auth/sessions', r);
+        expectApiAnswer(a, [0, 1002], describeRequest('GET', '/sessions', r));
+        const body = a.body as { code: number; data: unknown[] };
+        if (body.code === 0) expect(body.data.length).toBeGreaterThanOrEqual(1);
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('DELETE /sessions/:id: only the caller\'s own sessions end', async () => {
+    const id = fc.oneof(
+      notAnId,
+      fc.uuid(),
+      fc.constant(null).map(() => deviceIds[0] ?? 'gone'),
+      fc.constant(null).map(() => owner.tokens.token.split('.')[0]!),
+    );
+    await fc.assert(
+      fc.asyncProperty(id, requests(anyJson, fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${devicesOwner.tokens.token}`), weight: 3 }, authorization(() => devicesOwner.tokens.token))), async (sessionId, r) => {
+        const a = await send('DELETE', `/api/v1/auth/sessions/${sessionId}`, r);
+        const what = describeRequest('DELETE', `/sessions/${sessionId.slice(0, 80)}`, r);
+        expectApiAnswer(a, [0, 1002, 1004], what);
+        if ((a.body as { code: number }).code === 0) {
+          expect(deviceIds, what).toContain(sessionId);
+          deviceIds = deviceIds.filter((d) => d !== sessionId);
+        }
+      }),
+      fuzzParameters(),
+    );
+    // The caller's own session never ended through a foreign or malformed id.
+    const profile = await t.app.request('/api/v1/auth/profile', { headers: { authorization: `Bearer ${owner.tokens.token}` } });
+    expect(((await profile.json()) as { code: number }).code).toBe(0);
+  });
+
+  it('DELETE /account', async () => {
+    const valid = () => ({ password: deletable.password });
+    const fields = fc.record({ password: fc.oneof(anyString, anyJson, fc.constantFrom('', 'x'.repeat(1025), 'x'.repeat(20000))) }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(
+        requests(fc.oneof(anyJson, fields, { arbitrary: mutated(valid), weight: 1 }), fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${deletable.tokens.token}`), weight: 4 }, authorization(() => deletable.tokens.token))),
+        async (r) => {
+          const a = await send('DELETE', '/api/v1/auth/account', r);
+          expectApiAnswer(a, [0, 1001, 1002, 2003], describeRequest('DELETE', '/account', r));
+          if ((a.body as { code: number }).code === 0) deletable = await register(t.app);
+        },
+      ),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /password/forgot (answers padded to 250 ms, so fewer runs)', async () => {
+    const valid = () => ({ email: resettable.email });
+    const fields = fc.record({ email: fc.oneof(email, fc.constant(null).map(() => resettable.email.toUpperCase())) }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields)), async (r) => {
+        const a = await send('POST', '/api/v1/auth/password/forgot', r);
+        expectApiAnswer(a, [0, 1001], describeRequest('POST', '/password/forgot', r));
+      }),
+      fuzzParameters(Math.min(FUZZ_RUNS_FORGOT, 60)),
+    );
+  });
+
+  it('POST /password/reset', async () => {
+    const valid = () => ({ email: resettable.email, code: '123456', new_password: 'a brand new pass' });
+    const fields = fc.record(
+      {
+        email: fc.oneof(email, fc.constant(null).map(() => resettable.email)),
+        code: fc.oneof(fc.stringMatching(/^[0-9]{6}$/), corrupted(fc.stringMatching(/^[0-9]{6}$/)), anyString, anyJson),
+        new_password: fc.oneof(anyString, anyJson, fc.constantFrom('password1', '123456')),
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields)), async (r) => {
+        const a = await send('POST', '/api/v1/auth/password/reset', r);
+        expectApiAnswer(a, [0, 1001, 2005], describeRequest('POST', '/password/reset', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /internal/v1/auth-events', async () => {
+    const names = fc.constantFrom('userId', 'type', 'since', 'limit', 'cursor', 'other', '__proto__', '');
+    const value = fc.oneof(
+      anyString,
+      fc.constantFrom('1', '0', '-1', '200', '201', '1e3', 'login_failed', 'registered', '2025-01-01 08:00:00', '2025-01-01T00:00:00Z', 'ZTE', 'ZTA', 'x'.repeat(3000)),
+      fc.integer().map(String),
+    );
+    const encoded = fc.array(fc.tuple(names, value), { maxLength: 6 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(wellFormed(v))}`).join('&')}`));
+    const raw = fc.constantFrom('?userId=%zz', '?%', '?type=%00', '?since=%E0%A4%A', '?limit=1&limit=2', '?cursor=', '?userId=', '?&&&', '?userId=1%00', `?since=${'9'.repeat(3000)}`);
+    const query = fc.oneof({ arbitrary: encoded, weight: 5 }, raw);
+    const token = fc.oneof({ arbitrary: fc.constant(t.internalToken), weight: 6 }, fc.constantFrom(undefined, '', 'wrong'), headerValueOf(200));
+    await fc.assert(
+      fc.asyncProperty(query, token, async (q, internal) => {
+        const res = await t.app.request(`/internal/v1/auth-events${q}`, { headers: internal === undefined ? {} : { 'X-Internal-Token': internal } });
+        const a = await answerOf(res);
+        stats.record(a.status);
+        const what = `GET /internal/v1/auth-events${q.slice(0, 200)} token=${internal === t.internalToken ? 'valid' : String(internal).slice(0, 20)}`;
+        expectRelayAnswer(a, 200, ['VALIDATION_ERROR'], what);
+        if (a.status === 200) {
+          const body = a.body as { events: unknown[]; next_cursor: unknown };
+          expect(Array.isArray(body.events) && body.events.length <= 200, what).toBe(true);
+        }
+      }),
       fuzzParameters(),
     );
   });
@@ -255,7 +407,7 @@ describe('fuzz /api/v1/auth', () => {
     const path = fc.oneof(
       fc.constantFrom('/api', '/api/', '/api/v1', '/api/v1/auth', '/api/v1/auth/', '/api/v2/auth/login', '/api/v1/auth/LOGIN', '/api/v1/auth/login/', '/api/v1/auth/%2e%2e/login', '/api/v1/auth/profile/..', '/api/v1/./auth/profile'),
       notAnId.map((id) => `/api/v1/auth/${id}`),
-      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
+      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token', 'sessions', 'account', 'password/reset'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/api/${segments.join('/')}`),
     );
     await fc.assert(

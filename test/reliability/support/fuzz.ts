@@ -393,6 +393,7 @@ const API_STATUS: Record<number, number[]> = {
   2002: [409],
   2003: [401, 403],
   2004: [401],
+  2005: [400],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */

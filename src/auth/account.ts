@@ -1,0 +1,61 @@
+// Account deletion (DELETE /api/v1/auth/account): the user's row goes, and with it (foreign keys,
+// ON DELETE CASCADE) every session, rotated refresh token and reset code. Knows nothing of HTTP.
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db } from '../db/client.js';
+import { authEvents, sessions, users } from '../db/schema.js';
+import { forgottenEventsOf, type AuditLog } from './audit.js';
+import { AuthError } from './errors.js';
+import { verifyPassword } from './passwords.js';
+
+export class AccountDeletion {
+  constructor(private readonly deps: { db: Db; audit: AuditLog }) {}
+
+  /**
+   * Verifies the password (AuthError `wrong_old_password`, 2003/403, otherwise), then deletes the
+   * user: username and e-mail are free again at once, every token of the user dies. The audit trail
+   * keeps the user id, event types and times; its personal fields for this user are erased.
+   */
+  async delete(userId: number, password: string): Promise<void> {
+    const { db, audit } = this.deps;
+    const [user] = await db
+      .select({ passwordHash: users.passwordHash, username: users.username, email: users.email })
+      .from(users)
+      .where(eq(users.id, userId))
+      .limit(1);
+    if (!user) throw new AuthError('invalid_access_token');
+    if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_old_password', 'password is wrong');
+    const ended = await db.select({ publicId: sessions.publicId }).from(sessions).where(eq(sessions.userId, userId));
+    // One statement, so the user and the personal fields of its audit rows go together or not at all;
+    // conditional on the verified hash: a password change that committed meanwhile wins.
+    const gone = db.$with('gone').as(
+      db
+        .delete(users)
+        .where(and(eq(users.id, userId), eq(users.passwordHash, user.passwordHash)))
+        .returning({ id: users.id }),
+    );
+    // Data-modifying CTEs run whether or not the select reads them.
+    const erased = db.$with('erased').as(
+      db
+        .update(authEvents)
+        .set({ account: null, ip: null, userAgent: null })
+        .where(and(sql`exists (select 1 from gone)`, forgottenEventsOf(userId, user.username, user.email)))
+        .returning({ id: authEvents.id }),
+    );
+    const [deleted] = await db.with(gone, erased).select({ id: gone.id }).from(gone);
+    if (!deleted) throw new AuthError('wrong_old_password', 'password is wrong');
+    await audit.record(
+      ...ended.map((s) => ({ type: 'session_ended' as const, userId, sessionId: s.publicId, detail: 'account_deletion' })),
+      { type: 'account_deleted', userId },
+    );
+  }
+}
+
+/** The id of the user an account (username or e-mail, as login reads it) names, for the audit of a failed login. */
+export async function userIdOfAccount(db: Db, account: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
+    .limit(1);
+  return row?.id;
+}

@@ -1,0 +1,161 @@
+// The audit trail (issue 16): a row for each event type, never a secret; GET /internal/v1/auth-events
+// behind the internal token with filters and cursor pages; pruning after AUTH_EVENTS_RETENTION_DAYS.
+import { eq, lt } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { authEvents } from '../../src/db/schema.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { codeOf, startTestSmtp, type TestSmtp } from '../support/smtp.js';
+import { APP_TIMEOUT, call, expectOk, register, TIME_FORMAT } from './helpers.js';
+
+let offsetMs = 0;
+const now = () => new Date(Date.now() + offsetMs);
+
+let t: TestApp;
+let smtp: TestSmtp;
+beforeAll(async () => {
+  smtp = await startTestSmtp();
+  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30' }, { now });
+}, APP_TIMEOUT);
+afterEach(() => {
+  offsetMs = 0;
+});
+afterAll(async () => {
+  await t?.close();
+  await smtp?.close();
+}, APP_TIMEOUT);
+
+interface EventView {
+  id: number;
+  type: string;
+  time: string;
+  user_id: number | null;
+  session_id: string | null;
+  account: string | null;
+  detail: string | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+async function events(query: string, token: string | null = t.internalToken) {
+  const res = await t.app.request(`/internal/v1/auth-events${query}`, { headers: token === null ? {} : { 'X-Internal-Token': token } });
+  return { status: res.status, body: (await res.json()) as { events: EventView[]; next_cursor: string | null } & { code?: string; details?: unknown } };
+}
+
+const headers = { 'user-agent': 'AuditAgent/1.0', 'x-forwarded-for': '192.0.2.44' };
+
+describe('auth_events', () => {
+  it('records every event type with time, address and user agent, and never a secret', async () => {
+    const password = 'Audit-secret-1';
+    const user = await register(t.app, { password });
+    const api = (method: string, path: string, body?: unknown, token?: string) => call(t.app, method, path, { headers, ...(body === undefined ? {} : { body }), ...(token ? { token } : {}) });
+    const secrets: string[] = [password];
+    const keep = (set: { token: string; refresh_token: string }) => secrets.push(set.token, set.refresh_token, set.token.split('.')[1]!, set.refresh_token.split('.')[1]!);
+    keep(user.tokens);
+
+    const login = (await api('POST', '/login', { account: user.username.toUpperCase(), password })).body.data;
+    keep(login);
+    expect((await api('POST', '/login', { account: user.username, password: 'Wrong-secret-2' })).body.code).toBe(2003);
+    secrets.push('Wrong-secret-2');
+    expect((await api('POST', '/login', { account: 'Nobody_Here@Example.com', password: 'Wrong-secret-3' })).body.code).toBe(2004);
+    const rotated = (await api('POST', '/refresh-token', { refresh_token: login.refresh_token })).body.data;
+    keep(rotated);
+    expect((await api('POST', '/refresh-token', { refresh_token: login.refresh_token })).body.code).toBe(1002);
+    const third = (await api('POST', '/login', { account: user.email, password })).body.data;
+    keep(third);
+    expectOk(await api('PUT', '/password', { old_password: password, new_password: 'Audit-secret-4' }, user.tokens.token));
+    secrets.push('Audit-secret-4');
+    expectOk(await api('POST', '/password/forgot', { email: user.email }));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('code')));
+    secrets.push(code);
+    expectOk(await api('POST', '/password/reset', { email: user.email, code, new_password: 'Audit-secret-5' }));
+    secrets.push('Audit-secret-5');
+    const last = (await api('POST', '/login', { account: user.username, password: 'Audit-secret-5' })).body.data;
+    keep(last);
+    expectOk(await api('POST', '/logout', undefined, last.token));
+
+    const { status, body } = await events(`?userId=${user.id}&limit=200`);
+    expect(status).toBe(200);
+    const mine = body.events;
+    const types = new Set(mine.map((e) => e.type));
+    for (const type of ['registered', 'login_succeeded', 'login_failed', 'refresh_reuse_detected', 'session_ended', 'password_changed', 'password_reset_requested', 'password_reset']) {
+      expect(types, type).toContain(type);
+    }
+    const ended = mine.filter((e) => e.type === 'session_ended').map((e) => e.detail);
+    expect(ended).toEqual(expect.arrayContaining(['user', 'refresh_reuse', 'password_change', 'password_reset']));
+    const failed = mine.find((e) => e.type === 'login_failed')!;
+    expect(failed).toMatchObject({ account: user.username.toLowerCase(), detail: 'wrong_password', ip: '192.0.2.44', user_agent: 'AuditAgent/1.0' });
+    expect(failed.time).toMatch(TIME_FORMAT);
+    const ok = mine.find((e) => e.type === 'login_succeeded' && e.account === user.username.toLowerCase())!;
+    expect(ok.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    // The unknown account, normalised, without a user.
+    const unknown = (await events('?type=login_failed&limit=200')).body.events.find((e) => e.account === 'nobody_here@example.com');
+    expect(unknown).toMatchObject({ user_id: null, detail: 'no_such_account' });
+
+    const everything = JSON.stringify(await t.database.db.select().from(authEvents));
+    for (const secret of secrets) expect(everything, `secret ${secret.slice(0, 4)}… in auth_events`).not.toContain(secret);
+
+    // account_deleted, last.
+    const fresh = await register(t.app);
+    expectOk(await call(t.app, 'DELETE', '/account', { token: fresh.tokens.token, body: { password: fresh.password } }));
+    const deleted = await events(`?userId=${fresh.id}&type=account_deleted`);
+    expect(deleted.body.events).toHaveLength(1);
+    expect(deleted.body.events[0]).toMatchObject({ account: null, ip: null, user_agent: null });
+  });
+
+  it('pages newest first with an opaque cursor and filters by type and since', async () => {
+    const user = await register(t.app);
+    for (let i = 0; i < 5; i++) await call(t.app, 'POST', '/login', { body: { account: user.username, password: 'Wrong-pw-x' } });
+    const seen: number[] = [];
+    let cursor: string | null = '';
+    for (let page = 0; page < 10 && cursor !== null; page++) {
+      const r = await events(`?userId=${user.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(r.status).toBe(200);
+      expect(r.body.events.length).toBeLessThanOrEqual(2);
+      seen.push(...r.body.events.map((e) => e.id));
+      cursor = r.body.next_cursor;
+    }
+    expect(cursor).toBeNull();
+    // registered and 5 failed logins, each once, newest first.
+    expect(seen).toHaveLength(6);
+    expect([...seen].sort((a, b) => b - a)).toEqual(seen);
+  });
+
+  it('refuses bad queries with VALIDATION_ERROR and a missing token with 401', async () => {
+    expect((await events('', null)).status).toBe(401);
+    expect((await events('', 'wrong')).status).toBe(401);
+    for (const q of ['?limit=0', '?limit=201', '?limit=abc', '?userId=0', '?userId=-1', '?userId=99999999999', '?type=bogus', '?since=yesterday', '?since=2025-13-01%2000:00:00', '?cursor=%%%', '?cursor=ZZZZ', '?other=1', '?type=login_failed&type=registered', `?cursor=${'a'.repeat(100)}`]) {
+      const r = await events(q);
+      expect(r.status, q).toBe(400);
+      expect(r.body.code, q).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('accepts since as Asia/Shanghai yyyy-MM-dd HH:mm:ss or ISO 8601', async () => {
+    const user = await register(t.app);
+    const later = await events(`?userId=${user.id}&since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    expect(later.body.events).toHaveLength(0);
+    const earlier = await events(`?userId=${user.id}&since=${encodeURIComponent('2020-01-01 08:00:00')}`);
+    expect(earlier.body.events.length).toBeGreaterThan(0);
+  });
+
+  it(`prunes rows older than AUTH_EVENTS_RETENTION_DAYS (30 here) on a later write, and never lists them`, async () => {
+    offsetMs = -40 * 86_400_000;
+    const old = await register(t.app);
+    offsetMs = 0;
+    // Not listed even before pruning.
+    expect((await events(`?userId=${old.id}`)).body.events).toHaveLength(0);
+    expect((await t.database.db.select().from(authEvents).where(eq(authEvents.userId, old.id))).length).toBeGreaterThan(0);
+    // Pruning runs on a write at most once an hour: an hour later, the next event prunes.
+    offsetMs = 3600_000 + 1000;
+    await register(t.app);
+    const deadline = Date.now() + 5000;
+    let left = -1;
+    while (Date.now() < deadline && left !== 0) {
+      left = (await t.database.db.select().from(authEvents).where(eq(authEvents.userId, old.id))).length;
+      if (left !== 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(left).toBe(0);
+    const cutoff = new Date(Date.now() + offsetMs - 30 * 86_400_000);
+    expect(await t.database.db.select().from(authEvents).where(lt(authEvents.occurredAt, cutoff))).toHaveLength(0);
+  });
+});
