@@ -10,6 +10,7 @@ import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
+import type { RateLimitStores } from './http/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { handleRelayError, notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/routes.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   internalToken: string;
   /** Shared by the listeners of one process; created for the app when absent. */
   metrics?: Metrics;
+  /** Where rate-limit counters live; when absent, each budget counts in this app's memory. */
+  rateLimitStores?: RateLimitStores;
 }
 
 /**

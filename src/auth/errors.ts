@@ -8,13 +8,17 @@ export type AuthFailure =
   | 'wrong_password'
   | 'wrong_old_password'
   | 'invalid_access_token'
-  | 'invalid_refresh_token';
+  | 'invalid_refresh_token'
+  | 'too_many_failures'
+  | 'server_busy';
 
 /** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
 export class AuthError extends Error {
   constructor(
     readonly reason: AuthFailure,
     message: string = DEFAULT_MESSAGES[reason],
+    /** Seconds, sent as Retry-After (for too_many_failures and server_busy). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'AuthError';
@@ -29,6 +33,8 @@ const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
   wrong_old_password: 'old_password is wrong',
   invalid_access_token: 'access token is invalid, expired or revoked',
   invalid_refresh_token: 'refresh token is invalid, expired or revoked',
+  too_many_failures: 'too many failed attempts for this account, retry later',
+  server_busy: 'server busy, retry later',
 };
 
 const RESPONSES = {
@@ -40,11 +46,14 @@ const RESPONSES = {
   wrong_old_password: [ApiCode.WRONG_PASSWORD, 403],
   invalid_access_token: [ApiCode.UNAUTHENTICATED, 401],
   invalid_refresh_token: [ApiCode.UNAUTHENTICATED, 401],
+  too_many_failures: [ApiCode.RATE_LIMITED, 429],
+  server_busy: [ApiCode.SERVER_BUSY, 503],
 } as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
 
 export function authErrorToApiError(error: AuthError): ApiError {
   const [code, status] = RESPONSES[error.reason];
   const headers: Record<string, string> =
     error.reason === 'invalid_access_token' ? { 'WWW-Authenticate': 'Bearer realm="api"' } : {};
+  if (error.retryAfterS !== undefined) headers['Retry-After'] = String(error.retryAfterS);
   return new ApiError(code, error.message, status, headers);
 }

@@ -4,13 +4,15 @@ import { createMiddleware } from 'hono/factory';
 import type { AppDeps, AppEnv } from '../app.js';
 import { ok } from '../http/envelope.js';
 import { clientAddress, rateLimit } from '../http/rate-limit.js';
+import { memoryStores } from '../http/rate-limit-store.js';
 import { validate } from '../http/validator.js';
 import { AuthError } from './errors.js';
+import { accountKey, LoginGuard } from './login-guard.js';
 import { changePasswordBody, loginBody, refreshBody, registerBody, updateProfileBody } from './schemas.js';
 import { AuthService, type Authenticated, type SessionClient } from './service.js';
 import { profileView, sessionView, tokenSetView } from './views.js';
 
-export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated } };
+export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated; arrivedAt: Date } };
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -19,19 +21,29 @@ const BEARER = /^Bearer +(\S+) *$/i;
  */
 export function createAuthApp(deps: AppDeps) {
   const { config } = deps;
+  const now = deps.now ?? (() => new Date());
   const service = new AuthService({
     db: deps.database.db,
     accessTokenTtl: config.auth.accessTokenTtl,
     refreshTokenTtl: config.auth.refreshTokenTtl,
-    now: deps.now ?? (() => new Date()),
+    now,
     logger: deps.logger,
     onRefreshReuse: () => deps.metrics?.recordAuth('refresh', 'reused'),
+    refreshReuseGraceS: config.auth.refreshReuseGraceS,
+    hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
   const { trustProxy } = config.rateLimit;
+  const stores = deps.rateLimitStores ?? memoryStores();
   // One limiter (one counter per client) per budget: login and register share theirs.
-  const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy });
-  const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy });
-  const apiLimit = rateLimit({ perMinute: config.rateLimit.apiPerMin, trustProxy });
+  const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
+  const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });
+  const apiLimit = rateLimit({ perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') });
+  // Failed logins and failed password changes, per account whatever the client address: one budget.
+  const failures = new LoginGuard({
+    limit: config.auth.failuresPerAccount,
+    windowMs: config.auth.failureWindowS * 1000,
+    store: stores.store('failures'),
+  });
 
   const requireSession = createMiddleware<AuthEnv>(async function requireSession(c, next) {
     const match = BEARER.exec(c.req.header('authorization') ?? '');
@@ -46,6 +58,11 @@ export function createAuthApp(deps: AppDeps) {
   });
 
   return new Hono<AuthEnv>()
+    .use(async function arrival(c, next) {
+      // Before any await of this request: a refresh compares it with the rotation time of its token.
+      c.set('arrivedAt', now());
+      await next();
+    })
     .post('/register', authLimit, validate('json', registerBody), async (c) => {
       const body = c.req.valid('json');
       const result = await service.register(
@@ -56,10 +73,11 @@ export function createAuthApp(deps: AppDeps) {
     })
     .post('/login', authLimit, validate('json', loginBody), async (c) => {
       const { account, password } = c.req.valid('json');
-      return ok(c, sessionView(await service.login(account, password, sessionClient(c))));
+      const client = sessionClient(c);
+      return ok(c, sessionView(await failures.run([accountKey(account)], () => service.login(account, password, client))));
     })
     .post('/refresh-token', refreshLimit, validate('json', refreshBody), async (c) => {
-      return ok(c, tokenSetView(await service.refresh(c.req.valid('json').refresh_token)));
+      return ok(c, tokenSetView(await service.refresh(c.req.valid('json').refresh_token, c.var.arrivedAt)));
     })
     .post('/logout', apiLimit, requireSession, async (c) => {
       await service.logout(c.var.auth.sessionId);
@@ -78,7 +96,9 @@ export function createAuthApp(deps: AppDeps) {
     })
     .put('/password', apiLimit, requireSession, validate('json', changePasswordBody), async (c) => {
       const { old_password, new_password } = c.req.valid('json');
-      await service.changePassword(c.var.auth, old_password, new_password);
+      const { user } = c.var.auth;
+      // The budget of the account's login names, so guesses here and at login add up.
+      await failures.run([accountKey(user.username), accountKey(user.email)], () => service.changePassword(c.var.auth, old_password, new_password));
       return ok(c, null);
     });
 }
