@@ -69,7 +69,16 @@ function closingWhenShuttingDown(app: ReturnType<typeof createApp>) {
 
 function listen(name: string, app: ReturnType<typeof createApp>, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host }, (info) => {
+    const { http } = config;
+    const serverOptions = {
+      // Node's defaults drop slow headers only after ~60-90 s and keep a slowly sent body for 300 s.
+      headersTimeout: http.headersTimeoutMs,
+      requestTimeout: http.requestTimeoutMs,
+      keepAliveTimeout: http.keepAliveTimeoutMs,
+      // Both timeouts are enforced only when Node checks the connections (every 30 s by default).
+      connectionsCheckingInterval: http.connectionsCheckingIntervalMs,
+    };
+    const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host, serverOptions }, (info) => {
       logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
       resolve();
     }) as Server;
