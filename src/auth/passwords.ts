@@ -15,10 +15,11 @@ const ARGON2ID = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 
 const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
 
 /**
- * Who a hash is for: waiting hashes queue per lane (an account, a user), and a free slot goes to the
- * lanes in turn. A flood from one lane (wrong password changes of one account, guesses at one
- * account) then delays any other lane by at most one hash per busy lane, instead of by the whole
- * flood as in one FIFO queue; and the flood itself meets the wait bound first (`maxWaitMs`).
+ * Who a hash is for: waiting hashes queue per lane (an account name, a user, a client), and a free
+ * slot goes to the waiting lane that was served least lately (its hashes, halved every second). A
+ * flood from one lane (wrong password changes of one account, guesses at one name) is then served
+ * after every lighter lane: another account's login waits for the hash that is running and its own,
+ * not for the flood as in one FIFO queue; and the flood itself meets the wait bound (`maxWaitMs`).
  */
 export interface HashOptions {
   lane: string;
@@ -31,15 +32,40 @@ const SHARED: HashOptions = { lane: '', maxWaitMs: 2000 };
 
 interface Waiter {
   start: () => void;
+  refuse: (error: AuthError) => void;
+  queuedAt: number;
+  maxWaitMs: number;
 }
 
 let running = 0;
-/** Insertion order is the turn order: a lane served goes to the back. */
+/** Lanes with waiters, in the order they began waiting (the tie-break). */
 const lanes = new Map<string, Waiter[]>();
+/** Hashes served per lane lately, decayed: the lightest waiting lane goes first. */
+const usage = new Map<string, { hashes: number; at: number }>();
+const USAGE_HALF_LIFE_MS = 1000;
 /** Running average of one hash's duration, ms: what a place in the queue costs. Starts at a typical figure. */
 let averageHashMs = 60;
 
-/** Hashes that run before one added now to `lane` (round robin: each other lane gives at most as many as this one holds before it). */
+function usageOf(lane: string, now: number): number {
+  const entry = usage.get(lane);
+  return entry ? entry.hashes * 0.5 ** ((now - entry.at) / USAGE_HALF_LIFE_MS) : 0;
+}
+
+function recordUse(lane: string, now: number): void {
+  usage.set(lane, { hashes: usageOf(lane, now) + 1, at: now });
+  if (usage.size > 10_000) {
+    for (const [name] of usage) if (usageOf(name, now) < 0.01 && !lanes.has(name)) usage.delete(name);
+  }
+}
+
+function busy(maxWaitMs: number): AuthError {
+  return new AuthError('server_busy', undefined, Math.max(1, Math.ceil(maxWaitMs / 1000)));
+}
+
+/**
+ * Hashes that run before one added now to `lane`, as if lanes took turns (each other lane gives at
+ * most as many as this one holds before it): exact for even lanes, generous to the heaviest.
+ */
 function hashesAhead(lane: string): number {
   const own = lanes.get(lane)?.length ?? 0;
   let ahead = own;
@@ -47,33 +73,62 @@ function hashesAhead(lane: string): number {
   return ahead;
 }
 
+/**
+ * Throws AuthError `server_busy` when a hash for `lane` would be refused now: lets a request answer
+ * 503 before spending database work on an answer it cannot give.
+ */
+export function ensureHashCapacity(options: HashOptions): void {
+  if (running < MAX_CONCURRENT_HASHES) return;
+  if (expectedWaitMs(options.lane) > options.maxWaitMs) throw busy(options.maxWaitMs);
+}
+
+function expectedWaitMs(lane: string): number {
+  return Math.ceil((hashesAhead(lane) + 1) / MAX_CONCURRENT_HASHES) * averageHashMs;
+}
+
 function acquire(options: HashOptions): Promise<void> | void {
   if (running < MAX_CONCURRENT_HASHES) {
     running += 1;
+    recordUse(options.lane, performance.now());
     return;
   }
-  const expectedWaitMs = Math.ceil((hashesAhead(options.lane) + 1) / MAX_CONCURRENT_HASHES) * averageHashMs;
-  if (expectedWaitMs > options.maxWaitMs) {
-    throw new AuthError('server_busy', undefined, Math.max(1, Math.ceil(options.maxWaitMs / 1000)));
-  }
-  return new Promise<void>((resolve) => {
+  if (expectedWaitMs(options.lane) > options.maxWaitMs) throw busy(options.maxWaitMs);
+  return new Promise<void>((start, refuse) => {
+    const waiter = { start, refuse, queuedAt: performance.now(), maxWaitMs: options.maxWaitMs };
     const queue = lanes.get(options.lane);
-    if (queue) queue.push({ start: resolve });
-    else lanes.set(options.lane, [{ start: resolve }]);
+    if (queue) queue.push(waiter);
+    else lanes.set(options.lane, [waiter]);
   });
 }
 
+/** Hands the freed slot to the first waiter of the lightest lane; waiters kept twice their bound are answered busy instead. */
 function release(): void {
-  const next = lanes.entries().next();
-  if (next.done) {
-    running -= 1;
+  const now = performance.now();
+  for (;;) {
+    let chosen: string | undefined;
+    let lightest = Infinity;
+    for (const lane of lanes.keys()) {
+      const used = usageOf(lane, now);
+      if (used < lightest) {
+        lightest = used;
+        chosen = lane;
+      }
+    }
+    if (chosen === undefined) {
+      running -= 1;
+      return;
+    }
+    const queue = lanes.get(chosen)!;
+    const waiter = queue.shift()!;
+    if (queue.length === 0) lanes.delete(chosen);
+    if (now - waiter.queuedAt > 2 * waiter.maxWaitMs) {
+      waiter.refuse(busy(waiter.maxWaitMs));
+      continue;
+    }
+    recordUse(chosen, now);
+    waiter.start();
     return;
   }
-  const [lane, queue] = next.value;
-  const waiter = queue.shift()!;
-  lanes.delete(lane);
-  if (queue.length > 0) lanes.set(lane, queue);
-  waiter.start();
 }
 
 async function limited<T>(options: HashOptions, work: () => Promise<T>): Promise<T> {

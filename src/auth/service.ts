@@ -5,7 +5,7 @@ import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { AuthError } from './errors.js';
-import { hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
+import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
@@ -131,13 +131,14 @@ export class AuthService {
   /** `account` with an `@` is an e-mail address, otherwise a username; both case-insensitive. */
   async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     const { db } = this.deps;
+    // One lane per account name, the same whether or not it exists.
+    const hashing = this.hashing(`account:${account.toLowerCase()}`);
+    ensureHashCapacity(hashing);
     const [user] = await db
       .select()
       .from(users)
       .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
       .limit(1);
-    // One lane per account name, the same whether or not it exists.
-    const hashing = this.hashing(`account:${account.toLowerCase()}`);
     if (!user) {
       await verifyAgainstDummy(password, hashing);
       throw new AuthError('no_such_account');
@@ -295,9 +296,10 @@ export class AuthService {
   async changePassword(auth: Authenticated, oldPassword: string, newPassword: string): Promise<void> {
     const { db } = this.deps;
     const userId = auth.user.id;
+    const hashing = this.hashing(`user:${userId}`);
+    ensureHashCapacity(hashing);
     const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
     if (!current) throw new AuthError('invalid_access_token');
-    const hashing = this.hashing(`user:${userId}`);
     if (!(await verifyPassword(current.passwordHash, oldPassword, hashing))) throw new AuthError('wrong_old_password');
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
     const passwordHash = await hashPassword(newPassword, hashing);
