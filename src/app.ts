@@ -108,6 +108,13 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
       return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
     });
     app.route('/internal', createInternalDocsApp(guard));
+    // The relay builds /internal/info; the rate-limit mode in force is added to it here.
+    app.use('/internal/info', async function rateLimitInfo(c, next) {
+      await next();
+      if (c.req.method !== 'GET' || c.res.status !== 200 || !c.res.headers.get('content-type')?.includes('application/json')) return;
+      const info = (await c.res.json()) as Record<string, unknown>;
+      c.res = c.json({ ...info, rate_limits: { store: deps.rateLimitStores?.mode() ?? 'memory' } }, 200);
+    });
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its 256 KiB body limit.
     app.route('/internal', createInternalApp(deps));
   }

@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
+import { memoryStores, redisStores } from './http/rate-limit-store.js';
 import { createLogger } from './logger.js';
 import { MediaService } from './media/service.js';
 import { Metrics } from './observability/metrics.js';
@@ -42,7 +43,16 @@ try {
   process.exit(1);
 }
 
-const deps = { config, database, media, logger, internalToken, metrics: new Metrics(media) };
+const metrics = new Metrics(media);
+const rateLimitStores = config.rateLimit.redisUrl
+  ? redisStores({ url: config.rateLimit.redisUrl, logger, onFallback: () => metrics.recordRateLimitFallback() })
+  : memoryStores();
+metrics.watchRateLimitMode(() => rateLimitStores.mode());
+// A Redis that is not there yet is not waited for: limits start in the per-instance fallback.
+await rateLimitStores.ready(1000);
+logger.info({ rateLimits: rateLimitStores.mode() }, 'rate limits ready');
+
+const deps = { config, database, media, logger, internalToken, metrics, rateLimitStores };
 const servers: Server[] = [];
 let shuttingDown = false;
 
@@ -97,7 +107,7 @@ try {
   }
 } catch (error) {
   logger.fatal({ err: error }, 'could not listen');
-  await Promise.allSettled([media.close(), database.close()]);
+  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   process.exit(1);
 }
 
@@ -123,7 +133,7 @@ async function shutdown(signal: NodeJS.Signals) {
   await Promise.all(closed);
   clearTimeout(force);
 
-  await Promise.allSettled([media.close(), database.close()]);
+  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   logger.info('shutdown complete');
   clearTimeout(deadline);
   process.exit(0);

@@ -2,12 +2,14 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { MediaService } from '../media/service.js';
 
 export type AuthAction = 'login' | 'refresh';
 export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
 
 const RESOURCE_KINDS = ['routers', 'transports', 'producers', 'consumers'] as const;
+const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-fallback'];
 
 /**
  * @example
@@ -20,6 +22,8 @@ export class Metrics {
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly authOutcomes: Counter<'action' | 'outcome'>;
+  private readonly rateLimitFallbacks: Counter;
+  private rateLimitMode: () => RateLimitMode = () => 'memory';
 
   constructor(media: MediaService) {
     const registers = [this.registry];
@@ -43,6 +47,23 @@ export class Metrics {
       help: 'Account API outcomes: login and refresh ok/failed/rate_limited; refresh reused (a revoking reuse, also counted as failed)',
       labelNames: ['action', 'outcome'],
       registers,
+    });
+
+    this.rateLimitFallbacks = new Counter({
+      name: 'rate_limit_store_fallback_total',
+      help: 'Switches of the rate-limit counters from Redis to per-instance memory (Redis failed or was late)',
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'rate_limit_store_mode',
+      help: 'Where rate limits count now: 1 for the mode in force (memory by configuration, redis shared, memory-fallback while Redis fails)',
+      labelNames: ['mode'],
+      registers,
+      collect() {
+        const current = metrics.rateLimitMode();
+        for (const mode of RATE_LIMIT_MODES) this.set({ mode }, mode === current ? 1 : 0);
+      },
     });
 
     new Gauge({
@@ -107,6 +128,15 @@ export class Metrics {
         for (const [slot, worker] of media.info().workers.entries()) this.inc({ worker: String(slot) }, worker.deaths);
       },
     });
+  }
+
+  /** The gauge of the rate-limit mode reads `mode` from now on. */
+  watchRateLimitMode(mode: () => RateLimitMode): void {
+    this.rateLimitMode = mode;
+  }
+
+  recordRateLimitFallback(): void {
+    this.rateLimitFallbacks.inc();
   }
 
   recordAuth(action: AuthAction, outcome: AuthOutcome): void {
