@@ -275,6 +275,9 @@ const relayOperations: Operation[] = [
         workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
         counts: z.object({ routers: z.int(), transports: z.int(), producers: z.int(), consumers: z.int() }),
         limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
+        rate_limits: z
+          .object({ store: z.enum(['memory', 'redis', 'memory-fallback']) })
+          .describe('where the account API rate limits count: memory (no REDIS_URL), redis (shared), memory-fallback (Redis failing)'),
       }),
       description: 'service information',
     },
