@@ -107,7 +107,7 @@ export function redisStores(options: RedisStoresOptions): RateLimitStores {
     mode: () => mode,
     async ready(ms) {
       if (redis.status === 'ready') return;
-      await deadline(new Promise<void>((resolve) => redis.once('ready', () => resolve())), ms).catch(() => {});
+      await deadline(new Promise<void>((resolve) => redis.once('ready', () => resolve())), ms).catch(fellBack);
     },
     async close() {
       closed = true;

@@ -272,3 +272,21 @@ describe('rate limits shared by two instances through Redis', () => {
     }
   }, 60_000);
 });
+
+describe('REDIS_URL set but Redis absent at start-up', () => {
+  it('starts in the per-instance fallback, ready, with its limits in force', async () => {
+    const port = await freePort();
+    const server = await startServer({ REDIS_URL: `redis://127.0.0.1:${port}`, TRUST_PROXY: 'xff', RATE_LIMIT_AUTH_PER_MIN: '3' });
+    try {
+      expect(await storeMode(server)).toBe('memory-fallback');
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const ip = address();
+      const codes = [];
+      for (let i = 0; i < 4; i++) codes.push((await api(server, 'POST', '/api/v1/auth/login', { account: `nobody_${i}`, password: 'x-password' }, from(ip))).code);
+      expect(codes).toEqual([2004, 2004, 2004, 1003]);
+      expect(server.logLines().filter((l) => l.msg.startsWith('rate limits: Redis unavailable'))).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
