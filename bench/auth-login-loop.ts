@@ -19,16 +19,19 @@ async function pollHealthz(client: HttpClient, until: () => boolean): Promise<nu
   return latencies.sort((a, b) => a - b);
 }
 
-export async function authLoginLoop(): Promise<void> {
-  console.log(`auth-login-loop: ${LOGIN_CONCURRENCY} concurrent login loops for up to ${STORM.maxMs / 1000} s, /healthz polled every ${POLL_INTERVAL_MS} ms on its own connection`);
+/** With `redisUrl`: rate limits and the per-account failure limit on (far above the load) and counted in that Redis; figures end in -redis. */
+export async function authLoginLoop(options: { redisUrl?: string } = {}): Promise<void> {
+  const suffix = options.redisUrl ? '-redis' : '';
+  console.log(`auth-login-loop${suffix}: ${LOGIN_CONCURRENCY} concurrent login loops for up to ${STORM.maxMs / 1000} s, /healthz polled every ${POLL_INTERVAL_MS} ms on its own connection${options.redisUrl ? `, rate limits counted in Redis at ${options.redisUrl}` : ''}`);
   if (!(await postgresReachable())) throw new Error('PostgreSQL at BENCH_DATABASE_URL is not reachable');
   const db = await scratchPostgresDatabase('bench_login');
+  const limits: Record<string, string> = options.redisUrl
+    ? { REDIS_URL: options.redisUrl, RATE_LIMIT_AUTH_PER_MIN: '1000000', RATE_LIMIT_REFRESH_PER_MIN: '1000000', RATE_LIMIT_API_PER_MIN: '1000000', LOGIN_FAILURES_PER_ACCOUNT: '1000000' }
+    : { RATE_LIMIT_AUTH_PER_MIN: '0', RATE_LIMIT_REFRESH_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
   const server = await startServer({
     DATABASE_URL: db.url,
     MEDIASOUP_WORKERS: '1',
-    RATE_LIMIT_AUTH_PER_MIN: '0',
-    RATE_LIMIT_REFRESH_PER_MIN: '0',
-    RATE_LIMIT_API_PER_MIN: '0',
+    ...limits,
   }).catch(async (error: unknown) => {
     await db.drop();
     throw error;
@@ -61,9 +64,9 @@ export async function authLoginLoop(): Promise<void> {
     info(`logins: ${storm.count} in ${(storm.elapsedMs / 1000).toFixed(1)} s, login p50 ${percentile(loginLatencies, 50).toFixed(0)} ms, p99 ${percentile(loginLatencies, 99).toFixed(0)} ms`);
     info(`/healthz idle:        p50 ${percentile(idle, 50).toFixed(2)} ms, p99 ${percentile(idle, 99).toFixed(2)} ms (${idle.length} polls)`);
     info(`/healthz under login: p50 ${percentile(loaded, 50).toFixed(2)} ms, p99 ${percentile(loaded, 99).toFixed(2)} ms, max ${loaded.at(-1)!.toFixed(2)} ms (${loaded.length} polls)`);
-    bench('auth-logins-per-s', storm.perSecond, 'logins/s');
-    bench('healthz-p99-idle-ms', percentile(idle, 99), 'ms');
-    bench('healthz-p99-under-login-ms', percentile(loaded, 99), 'ms');
+    bench(`auth-logins-per-s${suffix}`, storm.perSecond, 'logins/s');
+    bench(`healthz-p99-idle-ms${suffix}`, percentile(idle, 99), 'ms');
+    bench(`healthz-p99-under-login-ms${suffix}`, percentile(loaded, 99), 'ms');
   } finally {
     logins.close();
     health.close();

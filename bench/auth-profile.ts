@@ -26,16 +26,22 @@ async function measure(label: string, task: () => Promise<void>, pid: number) {
   return { seq: seq.perSecond, conc: conc.perSecond };
 }
 
-export async function authProfile(): Promise<void> {
-  console.log('auth-profile: GET /api/v1/auth/profile, keep-alive HTTP on 127.0.0.1, PostgreSQL (pool of 10 on both)');
+/**
+ * With `redisUrl` the server counts its rate limits in that Redis, the limits on but far above the
+ * load (every request pays the Redis round trip, none is refused), and every figure's name ends in -redis.
+ */
+export async function authProfile(options: { redisUrl?: string } = {}): Promise<void> {
+  const suffix = options.redisUrl ? '-redis' : '';
+  console.log(`auth-profile${suffix}: GET /api/v1/auth/profile, keep-alive HTTP on 127.0.0.1, PostgreSQL (pool of 10 on both)${options.redisUrl ? `, rate limits counted in Redis at ${options.redisUrl}` : ''}`);
   if (!(await postgresReachable())) throw new Error('PostgreSQL at BENCH_DATABASE_URL is not reachable');
   const db = await scratchPostgresDatabase('bench_profile');
+  const limits: Record<string, string> = options.redisUrl
+    ? { REDIS_URL: options.redisUrl, RATE_LIMIT_AUTH_PER_MIN: '1000000', RATE_LIMIT_REFRESH_PER_MIN: '1000000', RATE_LIMIT_API_PER_MIN: '100000000' }
+    : { RATE_LIMIT_AUTH_PER_MIN: '0', RATE_LIMIT_REFRESH_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
   const ours = await startServer({
     DATABASE_URL: db.url,
     MEDIASOUP_WORKERS: '1',
-    RATE_LIMIT_AUTH_PER_MIN: '0',
-    RATE_LIMIT_REFRESH_PER_MIN: '0',
-    RATE_LIMIT_API_PER_MIN: '0',
+    ...limits,
   }).catch(async (error: unknown) => {
     await db.drop();
     throw error;
@@ -64,12 +70,12 @@ export async function authProfile(): Promise<void> {
     const bareConc = avg(runs.bare.map((r) => r.conc));
     const oursSeq = avg(runs.ours.map((r) => r.seq));
     const bareSeq = avg(runs.bare.map((r) => r.seq));
-    bench('auth-profile-bare-seq', bareSeq, 'req/s');
-    bench('auth-profile-bare-c8', bareConc, 'req/s');
-    bench('auth-profile-ours-seq', oursSeq, 'req/s');
-    bench('auth-profile-ours-c8', oursConc, 'req/s');
-    bench('auth-profile-ratio-seq', oursSeq / bareSeq, 'ratio');
-    bench('auth-profile-ratio', oursConc / bareConc, 'ratio');
+    bench(`auth-profile-bare-seq${suffix}`, bareSeq, 'req/s');
+    bench(`auth-profile-bare-c8${suffix}`, bareConc, 'req/s');
+    bench(`auth-profile-ours-seq${suffix}`, oursSeq, 'req/s');
+    bench(`auth-profile-ours-c8${suffix}`, oursConc, 'req/s');
+    bench(`auth-profile-ratio-seq${suffix}`, oursSeq / bareSeq, 'ratio');
+    bench(`auth-profile-ratio${suffix}`, oursConc / bareConc, 'ratio');
   } finally {
     oursClient.close();
     bareClient.close();

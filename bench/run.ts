@@ -8,6 +8,8 @@ const BENCHMARKS = [
   { name: 'media-fanout', limitMs: 120_000 },
   { name: 'auth-profile', limitMs: 120_000 },
   { name: 'auth-login-loop', limitMs: 60_000 },
+  { name: 'auth-profile-redis', limitMs: 120_000 },
+  { name: 'auth-login-loop-redis', limitMs: 60_000 },
   { name: 'startup', limitMs: 120_000 },
 ];
 const TOTAL_LIMIT_MS = 10 * 60_000;

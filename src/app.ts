@@ -12,6 +12,7 @@ import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
+import type { RateLimitStores } from './http/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/http/app.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The audit trail of authentication events; created for the app when absent. */
   audit?: AuditLog;
+  /** Where rate-limit counters live; when absent, each budget counts in this app's memory. */
+  rateLimitStores?: RateLimitStores;
 }
 
 /**
@@ -120,6 +123,13 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
       .route('/', createAuthEventsApp(deps.audit, guard))
       .onError(relayErrorHandler(logger));
     app.route('/internal', operations);
+    // The relay builds /internal/info; the rate-limit mode in force is added to it here.
+    app.use('/internal/info', async function rateLimitInfo(c, next) {
+      await next();
+      if (c.req.method !== 'GET' || c.res.status !== 200 || !c.res.headers.get('content-type')?.includes('application/json')) return;
+      const info = (await c.res.json()) as Record<string, unknown>;
+      c.res = c.json({ ...info, rate_limits: { store: deps.rateLimitStores?.mode() ?? 'memory' } }, 200);
+    });
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its
     // 256 KiB body limit; it answers its own errors in the relay's shape.
     app.route('/internal', createInternalApp(deps));

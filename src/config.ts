@@ -26,6 +26,15 @@ const envSchema = z
     RATE_LIMIT_REFRESH_PER_MIN: int(60),
     RATE_LIMIT_API_PER_MIN: int(300),
     TRUST_PROXY: z.enum(['none', 'fly', 'xff']).default('none'),
+    LOGIN_FAILURES_PER_ACCOUNT: int(10),
+    LOGIN_FAILURE_WINDOW_S: int(900, 1, 86_400),
+    REFRESH_REUSE_GRACE_S: int(10, 0, 3600),
+    PASSWORD_HASH_MAX_WAIT_MS: int(2000, 1, 60_000),
+    REDIS_URL: optionalString,
+    HTTP_HEADERS_TIMEOUT_MS: int(10_000, 1000, 600_000),
+    HTTP_REQUEST_TIMEOUT_MS: int(30_000, 1000, 3_600_000),
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: int(5000, 1000, 600_000),
+    HTTP_CONNECTIONS_CHECK_MS: int(1000, 100, 30_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     INTERNAL_TOKEN: optionalString,
     MEDIASOUP_WORKERS: int(os.availableParallelism(), 1, 256),
@@ -69,6 +78,13 @@ const envSchema = z
     }
     if (env.INTERNAL_PORT !== undefined && env.INTERNAL_PORT !== 0 && env.INTERNAL_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['INTERNAL_PORT'], message: 'must differ from PORT' });
+    }
+    if (env.HTTP_REQUEST_TIMEOUT_MS < env.HTTP_HEADERS_TIMEOUT_MS) {
+      // Node refuses a headersTimeout above requestTimeout.
+      ctx.addIssue({ code: 'custom', path: ['HTTP_REQUEST_TIMEOUT_MS'], message: 'must be >= HTTP_HEADERS_TIMEOUT_MS' });
+    }
+    if (env.REDIS_URL !== undefined && !/^rediss?:\/\//.test(env.REDIS_URL)) {
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be a redis:// or rediss:// URL' });
     }
     if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
@@ -133,8 +149,24 @@ export interface Config {
     refreshTokenTtl: number;
     /** auth_events rows older than this are pruned. */
     eventsRetentionDays: number;
+    /** Seconds after its rotation during which a refresh token presented again is a lost race, not reuse. */
+    refreshReuseGraceS: number;
+    /** Failed logins and password changes allowed per account and window; 0 disables. */
+    failuresPerAccount: number;
+    failureWindowS: number;
+    /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
+    hashMaxWaitMs: number;
   };
-  rateLimit: { authPerMin: number; refreshPerMin: number; apiPerMin: number; trustProxy: Env['TRUST_PROXY'] };
+  rateLimit: {
+    authPerMin: number;
+    refreshPerMin: number;
+    apiPerMin: number;
+    trustProxy: Env['TRUST_PROXY'];
+    /** Counters shared by every instance in this Redis; undefined: in this process's memory. */
+    redisUrl: string | undefined;
+  };
+  /** Node's HTTP server timeouts, milliseconds. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; connectionsCheckingIntervalMs: number };
   logLevel: Env['LOG_LEVEL'];
   /** Undefined when not configured; the server then generates one and prints it once. */
   internalToken: string | undefined;
@@ -198,12 +230,27 @@ export function loadConfig(source: Record<string, string | undefined> = process.
         : url.startsWith('memory://')
           ? { kind: 'pglite', dataDir: undefined }
           : { kind: 'postgres', url },
-    auth: { accessTokenTtl: env.ACCESS_TOKEN_TTL, refreshTokenTtl: env.REFRESH_TOKEN_TTL, eventsRetentionDays: env.AUTH_EVENTS_RETENTION_DAYS },
+    auth: {
+      accessTokenTtl: env.ACCESS_TOKEN_TTL,
+      refreshTokenTtl: env.REFRESH_TOKEN_TTL,
+      eventsRetentionDays: env.AUTH_EVENTS_RETENTION_DAYS,
+      refreshReuseGraceS: env.REFRESH_REUSE_GRACE_S,
+      failuresPerAccount: env.LOGIN_FAILURES_PER_ACCOUNT,
+      failureWindowS: env.LOGIN_FAILURE_WINDOW_S,
+      hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
+    },
     rateLimit: {
       authPerMin: env.RATE_LIMIT_AUTH_PER_MIN,
       refreshPerMin: env.RATE_LIMIT_REFRESH_PER_MIN,
       apiPerMin: env.RATE_LIMIT_API_PER_MIN,
       trustProxy: env.TRUST_PROXY,
+      redisUrl: env.REDIS_URL,
+    },
+    http: {
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingIntervalMs: env.HTTP_CONNECTIONS_CHECK_MS,
     },
     logLevel: env.LOG_LEVEL,
     internalToken: env.INTERNAL_TOKEN,

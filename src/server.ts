@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
+import { memoryStores, redisStores } from './http/rate-limit-store.js';
 import { createLogger } from './logger.js';
 import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
@@ -42,7 +43,16 @@ try {
   process.exit(1);
 }
 
-const deps = { config, database, media, logger, internalToken, metrics: new Metrics(media) };
+const metrics = new Metrics(media);
+const rateLimitStores = config.rateLimit.redisUrl
+  ? redisStores({ url: config.rateLimit.redisUrl, logger, onFallback: () => metrics.recordRateLimitFallback() })
+  : memoryStores();
+metrics.watchRateLimitMode(() => rateLimitStores.mode());
+// A Redis that is not there yet is not waited for: limits start in the per-instance fallback.
+await rateLimitStores.ready(1000);
+logger.info({ rateLimits: rateLimitStores.mode() }, 'rate limits ready');
+
+const deps = { config, database, media, logger, internalToken, metrics, rateLimitStores };
 const servers: Server[] = [];
 let shuttingDown = false;
 
@@ -69,7 +79,16 @@ function closingWhenShuttingDown(app: ReturnType<typeof createApp>) {
 
 function listen(name: string, app: ReturnType<typeof createApp>, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host }, (info) => {
+    const { http } = config;
+    const serverOptions = {
+      // Node's defaults drop slow headers only after ~60-90 s and keep a slowly sent body for 300 s.
+      headersTimeout: http.headersTimeoutMs,
+      requestTimeout: http.requestTimeoutMs,
+      keepAliveTimeout: http.keepAliveTimeoutMs,
+      // Both timeouts are enforced only when Node checks the connections (every 30 s by default).
+      connectionsCheckingInterval: http.connectionsCheckingIntervalMs,
+    };
+    const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host, serverOptions }, (info) => {
       logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
       resolve();
     }) as Server;
@@ -88,7 +107,7 @@ try {
   }
 } catch (error) {
   logger.fatal({ err: error }, 'could not listen');
-  await Promise.allSettled([media.close(), database.close()]);
+  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   process.exit(1);
 }
 
@@ -114,7 +133,7 @@ async function shutdown(signal: NodeJS.Signals) {
   await Promise.all(closed);
   clearTimeout(force);
 
-  await Promise.allSettled([media.close(), database.close()]);
+  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   logger.info('shutdown complete');
   clearTimeout(deadline);
   process.exit(0);

@@ -17,9 +17,18 @@ describe('loadConfig', () => {
     expect(config.port).toBe(3000);
     expect(config.host).toBe('0.0.0.0');
     expect(config.database).toEqual({ kind: 'pglite', dataDir: './.data' });
-    expect(config.auth).toEqual({ accessTokenTtl: 7200, refreshTokenTtl: 2592000, eventsRetentionDays: 90 });
+    expect(config.auth).toEqual({
+      accessTokenTtl: 7200,
+      refreshTokenTtl: 2592000,
+      refreshReuseGraceS: 10,
+      failuresPerAccount: 10,
+      failureWindowS: 900,
+      hashMaxWaitMs: 2000,
+      eventsRetentionDays: 90,
+    });
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
-    expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none' });
+    expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });
+    expect(config.http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, connectionsCheckingIntervalMs: 1000 });
     expect(config.media.rtcMinPort).toBe(40000);
     expect(config.media.rtcMaxPort).toBe(40199);
     expect(config.media.maxRouters).toBe(500);
@@ -45,6 +54,8 @@ describe('loadConfig', () => {
   it('names the bad variable', () => {
     expect(errorOf({ PORT: 'abc' }).message).toContain('PORT');
     expect(errorOf({ TRUST_PROXY: 'everyone' }).message).toContain('TRUST_PROXY');
+    expect(errorOf({ REDIS_URL: 'http://x' }).message).toContain('REDIS_URL');
+    expect(errorOf({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' }).message).toContain('HTTP_REQUEST_TIMEOUT_MS');
   });
 
   it('fails when the port range holds fewer ports than workers', () => {

@@ -12,13 +12,17 @@ export type AuthFailure =
   | 'weak_password'
   | 'no_such_session'
   | 'invalid_reset_code'
-  | 'mail_disabled';
+  | 'mail_disabled'
+  | 'too_many_failures'
+  | 'server_busy';
 
 /** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
 export class AuthError extends Error {
   constructor(
     readonly reason: AuthFailure,
     message: string = DEFAULT_MESSAGES[reason],
+    /** Seconds, sent as Retry-After (for too_many_failures and server_busy). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'AuthError';
@@ -37,6 +41,8 @@ const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
   no_such_session: 'no such session',
   invalid_reset_code: 'the code is wrong, used or expired; ask for a new one',
   mail_disabled: 'password reset is not available: mail is not configured',
+  too_many_failures: 'too many failed attempts for this account, retry later',
+  server_busy: 'server busy, retry later',
 };
 
 const RESPONSES = {
@@ -55,11 +61,14 @@ const RESPONSES = {
   invalid_reset_code: [ApiCode.INVALID_RESET_CODE, 400],
   // In production without SMTP_URL the reset endpoints do not exist.
   mail_disabled: [ApiCode.NOT_FOUND, 404],
+  too_many_failures: [ApiCode.RATE_LIMITED, 429],
+  server_busy: [ApiCode.SERVER_BUSY, 503],
 } as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
 
 export function authErrorToApiError(error: AuthError): ApiError {
   const [code, status] = RESPONSES[error.reason];
   const headers: Record<string, string> =
     error.reason === 'invalid_access_token' ? { 'WWW-Authenticate': 'Bearer realm="api"' } : {};
+  if (error.retryAfterS !== undefined) headers['Retry-After'] = String(error.retryAfterS);
   return new ApiError(code, error.message, status, headers);
 }

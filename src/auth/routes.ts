@@ -5,11 +5,13 @@ import { createMiddleware } from 'hono/factory';
 import type { AppDeps, AppEnv } from '../app.js';
 import { ApiCode, ApiError, ok } from '../http/envelope.js';
 import { clientAddress, rateLimit } from '../http/rate-limit.js';
+import { memoryStores } from '../http/rate-limit-store.js';
 import { validate } from '../http/validator.js';
 import { createMailer } from '../mail/mailer.js';
 import { AccountDeletion, userIdOfAccount } from './account.js';
 import { AuditLog, normaliseAccount } from './audit.js';
 import { AuthError } from './errors.js';
+import { accountKey, LoginGuard } from './login-guard.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { PasswordReset, passwordChangedNotice } from './password-reset.js';
 import {
@@ -27,7 +29,7 @@ import { AuthService, type Authenticated, type SessionClient } from './service.j
 import { SessionDirectory, type LogoutScope } from './sessions.js';
 import { deviceSessionView, profileView, sessionView, tokenSetView } from './views.js';
 
-export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated } };
+export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated; arrivedAt: Date } };
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -53,16 +55,25 @@ export function createAuthApp(deps: AppDeps) {
       const common = { userId: revoked.userId, sessionId: revoked.sessionPublicId, ip: client?.ip, userAgent: client?.userAgent };
       void audit.record({ type: 'refresh_reuse_detected', ...common }, { type: 'session_ended', ...common, detail: 'refresh_reuse' });
     },
+    refreshReuseGraceS: config.auth.refreshReuseGraceS,
+    hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
   const devices = new SessionDirectory({ db, now });
   const deletion = new AccountDeletion({ db, audit });
   const mailer = createMailer(config, deps.logger);
   const reset = mailer ? new PasswordReset({ db, now, logger: deps.logger, mailer, audit }) : undefined;
   const { trustProxy } = config.rateLimit;
+  const stores = deps.rateLimitStores ?? memoryStores();
   // One limiter (one counter per client) per budget: login and register share theirs.
-  const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy });
-  const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy });
-  const apiLimit = rateLimit({ perMinute: config.rateLimit.apiPerMin, trustProxy });
+  const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
+  const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });
+  const apiLimit = rateLimit({ perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') });
+  // Failed logins and failed password changes, per account whatever the client address: one budget.
+  const failures = new LoginGuard({
+    limit: config.auth.failuresPerAccount,
+    windowMs: config.auth.failureWindowS * 1000,
+    store: stores.store('failures'),
+  });
 
   const requireSession = createMiddleware<AuthEnv>(async function requireSession(c, next) {
     const match = BEARER.exec(c.req.header('authorization') ?? '');
@@ -107,6 +118,11 @@ export function createAuthApp(deps: AppDeps) {
   });
 
   return new Hono<AuthEnv>()
+    .use(async function arrival(c, next) {
+      // Before any await of this request: a refresh compares it with the rotation time of its token.
+      c.set('arrivedAt', now());
+      await next();
+    })
     .post('/register', authLimit, validate('json', registerBody), async (c) => {
       const body = c.req.valid('json');
       assertAcceptablePassword('password', body.password, body);
@@ -123,7 +139,7 @@ export function createAuthApp(deps: AppDeps) {
       const client = sessionClient(c);
       let result;
       try {
-        result = await service.login(account, password, client);
+        result = await failures.run([accountKey(account)], () => service.login(account, password, client));
       } catch (error) {
         if (error instanceof AuthError) {
           const userId = error.reason === 'no_such_account' ? undefined : await userIdOfAccount(db, account).catch(() => undefined);
@@ -136,7 +152,7 @@ export function createAuthApp(deps: AppDeps) {
     })
     .post('/refresh-token', refreshLimit, validate('json', refreshBody), async (c) => {
       const refreshToken = c.req.valid('json').refresh_token;
-      return ok(c, tokenSetView(await requestClient.run(sessionClient(c), () => service.refresh(refreshToken))));
+      return ok(c, tokenSetView(await requestClient.run(sessionClient(c), () => service.refresh(refreshToken, c.var.arrivedAt))));
     })
     .post('/logout', apiLimit, requireSession, async (c) => {
       const scope = await logoutScopeOf(c);
@@ -166,7 +182,8 @@ export function createAuthApp(deps: AppDeps) {
       const client = sessionClient(c);
       // For the audit: the sessions the change is about to end (the service deletes them in its statement).
       const others = await devices.publicIds(auth.user.id, auth.sessionId);
-      await service.changePassword(auth, old_password, new_password);
+      // The budget of the account's login names, so guesses here and at login add up.
+      await failures.run([accountKey(auth.user.username), accountKey(auth.user.email)], () => service.changePassword(auth, old_password, new_password));
       mailer?.send(passwordChangedNotice(auth.user.email, now()));
       await afterwards('password change audit', async () => {
         const ended = await devices.gone(others);
@@ -189,7 +206,9 @@ export function createAuthApp(deps: AppDeps) {
       return ok(c, null);
     })
     .delete('/account', apiLimit, requireSession, validate('json', deleteAccountBody), async (c) => {
-      await deletion.delete(c.var.auth.user.id, c.req.valid('json').password);
+      const { user } = c.var.auth;
+      // A password check like PUT /password: it spends the same per-account budget.
+      await failures.run([accountKey(user.username), accountKey(user.email)], () => deletion.delete(user.id, c.req.valid('json').password));
       return ok(c, null);
     })
     .post('/password/forgot', authLimit, resetEnabled, validate('json', forgotPasswordBody), async (c) => {

@@ -5,7 +5,7 @@ import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { AuthError } from './errors.js';
-import { hashPassword, verifyAgainstDummy, verifyPassword } from './passwords.js';
+import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
@@ -53,6 +53,10 @@ export interface AuthServiceDeps {
   logger: Logger;
   /** Told when a rotated refresh token comes back and its session is revoked (for metrics and the audit trail). */
   onRefreshReuse?: (revoked: { userId: number; sessionPublicId: string }) => void;
+  /** Seconds after a rotation during which the rotated token, presented again, revokes nothing (default 0). */
+  refreshReuseGraceS?: number;
+  /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy` (default 2000). */
+  hashMaxWaitMs?: number;
 }
 
 /**
@@ -99,7 +103,7 @@ export class AuthService {
     if (taken.some((u) => u.username.toLowerCase() === input.username.toLowerCase())) throw new AuthError('username_taken');
     if (taken.some((u) => u.email === email)) throw new AuthError('email_taken');
 
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await hashPassword(input.password, this.hashing(`client:${client.ip ?? ''}`));
     const now = this.deps.now();
     const { tokens, values } = this.newSession(sql`new_user.id`, client, now);
     // One statement, so atomic without a client-side transaction (see `Db` on why there are none):
@@ -127,16 +131,19 @@ export class AuthService {
   /** `account` with an `@` is an e-mail address, otherwise a username; both case-insensitive. */
   async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     const { db } = this.deps;
+    // One lane per account name, the same whether or not it exists.
+    const hashing = this.hashing(`account:${account.toLowerCase()}`);
+    ensureHashCapacity(hashing);
     const [user] = await db
       .select()
       .from(users)
       .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
       .limit(1);
     if (!user) {
-      await verifyAgainstDummy(password);
+      await verifyAgainstDummy(password, hashing);
       throw new AuthError('no_such_account');
     }
-    if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_password');
+    if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
     const now = this.deps.now();
     // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
     await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
@@ -156,13 +163,14 @@ export class AuthService {
    * Rotates the session's token pair: the presented refresh token and its access token stop
    * working at once. A refresh token presented after it was rotated away revokes its session
    * (reuse detection, RFC 9700 §4.14.2). Of concurrent refreshes with one token exactly one wins;
-   * the others get invalid_refresh_token and revoke nothing.
+   * the others get invalid_refresh_token and revoke nothing, as does a token presented again within
+   * `refreshReuseGraceS` of its rotation.
+   * @param presentedAt when the request arrived (taken before any await): compared with the rotation time to tell a lost race from a reuse
    */
-  async refresh(refreshToken: string): Promise<TokenSet> {
+  async refresh(refreshToken: string, presentedAt: Date = this.deps.now()): Promise<TokenSet> {
     const { db } = this.deps;
     const parsed = parseToken(refreshToken);
     if (!parsed) throw new AuthError('invalid_refresh_token');
-    // When this presentation began; compared with the rotation time to tell a lost race from a reuse.
     const now = this.deps.now();
 
     const [session] = await db
@@ -171,7 +179,7 @@ export class AuthService {
       .where(eq(sessions.refreshId, parsed.id))
       .limit(1);
     if (!session) {
-      await this.revokeIfReused(parsed.id, parsed.secret, now);
+      await this.revokeIfReused(parsed.id, parsed.secret, presentedAt);
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
@@ -288,11 +296,13 @@ export class AuthService {
   async changePassword(auth: Authenticated, oldPassword: string, newPassword: string): Promise<void> {
     const { db } = this.deps;
     const userId = auth.user.id;
+    const hashing = this.hashing(`user:${userId}`);
+    ensureHashCapacity(hashing);
     const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
     if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, oldPassword))) throw new AuthError('wrong_old_password');
+    if (!(await verifyPassword(current.passwordHash, oldPassword, hashing))) throw new AuthError('wrong_old_password');
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
-    const passwordHash = await hashPassword(newPassword);
+    const passwordHash = await hashPassword(newPassword, hashing);
     const now = this.deps.now();
     // One statement: the new hash (only if the verified one is still current) and the end of every
     // other session. The number of the last session opened when the change took the user's row
@@ -354,8 +364,10 @@ export class AuthService {
 
   /**
    * A rotated refresh token presented again means it leaked: end the session it belonged to.
-   * A presentation that began before the rotation is a concurrent request that lost the race (its
-   * lookup merely ran after the winner committed), not a reuse; it revokes nothing.
+   * A presentation that began before the rotation, or at the same millisecond, is a concurrent
+   * request that lost the race (its lookup merely ran after the winner committed), not a reuse; so
+   * is one within the grace period after the rotation (RFC 9700 §4.14.2 allows one): a client whose
+   * two tabs refreshed a moment apart, or that retried after a lost answer, keeps its session.
    */
   private async revokeIfReused(refreshId: string, secret: string, presentedAt: Date): Promise<void> {
     const { db, logger } = this.deps;
@@ -369,7 +381,8 @@ export class AuthService {
       .where(eq(rotatedRefreshTokens.refreshId, refreshId))
       .limit(1);
     if (!rotated || !secretMatches(secret, rotated.refreshHash)) return;
-    if (presentedAt.getTime() < rotated.rotatedAt.getTime()) return;
+    const sinceRotationMs = presentedAt.getTime() - rotated.rotatedAt.getTime();
+    if (sinceRotationMs <= 0 || sinceRotationMs < (this.deps.refreshReuseGraceS ?? 0) * 1000) return;
     const [revoked] = await db
       .delete(sessions)
       .where(eq(sessions.id, rotated.sessionId))
@@ -378,6 +391,10 @@ export class AuthService {
       logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
       this.deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId });
     }
+  }
+
+  private hashing(lane: string): HashOptions {
+    return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000 };
   }
 
   private accessExpiry(now: Date): Date {

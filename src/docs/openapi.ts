@@ -69,10 +69,11 @@ const apiError = z.object({ code: z.int().describe('non-zero error code'), messa
 
 const COMMON_API_ERRORS: Array<[number, number, string]> = [
   [ApiCode.INTERNAL, 500, 'internal error'],
-  [ApiCode.RATE_LIMITED, 429, 'too many requests; Retry-After is set'],
+  [ApiCode.RATE_LIMITED, 429, 'too many requests (per client; on login and password change also too many failures for the account); Retry-After is set'],
 ];
 const INVALID: [number, number, string] = [ApiCode.INVALID_REQUEST, 400, 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)'];
 const UNAUTHENTICATED: [number, number, string] = [ApiCode.UNAUTHENTICATED, 401, 'access token missing, malformed, expired or revoked'];
+const BUSY: [number, number, string] = [ApiCode.SERVER_BUSY, 503, 'too much password hashing queued; Retry-After is set, nothing was done'];
 
 const accountOperations: Operation[] = [
   {
@@ -81,7 +82,7 @@ const accountOperations: Operation[] = [
     summary: 'Register a user and open a session',
     body: registerBody,
     success: { status: 200, schema: envelope(tokenSet.extend({ user: sessionUser })), description: 'tokens and the new user' },
-    errors: [INVALID, [ApiCode.USERNAME_TAKEN, 409, 'username already taken'], [ApiCode.EMAIL_TAKEN, 409, 'e-mail already registered']],
+    errors: [INVALID, [ApiCode.USERNAME_TAKEN, 409, 'username already taken'], [ApiCode.EMAIL_TAKEN, 409, 'e-mail already registered'], BUSY],
   },
   {
     method: 'post',
@@ -89,7 +90,7 @@ const accountOperations: Operation[] = [
     summary: 'Log in with a username or an e-mail address',
     body: loginBody,
     success: { status: 200, schema: envelope(tokenSet.extend({ user: sessionUser })), description: 'tokens and the user' },
-    errors: [INVALID, [ApiCode.WRONG_PASSWORD, 401, 'wrong password'], [ApiCode.NO_SUCH_ACCOUNT, 401, 'no account with that username or e-mail']],
+    errors: [INVALID, [ApiCode.WRONG_PASSWORD, 401, 'wrong password'], [ApiCode.NO_SUCH_ACCOUNT, 401, 'no account with that username or e-mail'], BUSY],
   },
   {
     method: 'post',
@@ -109,7 +110,7 @@ const accountOperations: Operation[] = [
     summary: 'Exchange a refresh token for a new token set (rotation; reuse revokes the session)',
     body: refreshBody,
     success: { status: 200, schema: envelope(tokenSet), description: 'a new token set' },
-    errors: [INVALID, [ApiCode.UNAUTHENTICATED, 401, 'refresh token missing, malformed, expired, revoked or reused']],
+    errors: [INVALID, [ApiCode.UNAUTHENTICATED, 401, 'refresh token missing, malformed, expired, revoked or reused (reuse after the REFRESH_REUSE_GRACE_S grace period revokes the session)']],
   },
   {
     method: 'get',
@@ -135,7 +136,7 @@ const accountOperations: Operation[] = [
     security: 'bearer',
     body: changePasswordBody,
     success: { status: 200, schema: envelope(z.null()), description: 'password changed' },
-    errors: [INVALID, UNAUTHENTICATED, [ApiCode.WRONG_PASSWORD, 403, 'old_password is wrong']],
+    errors: [INVALID, UNAUTHENTICATED, [ApiCode.WRONG_PASSWORD, 403, 'old_password is wrong'], BUSY],
   },
   {
     method: 'get',

@@ -9,6 +9,8 @@ export const ApiCode = {
   UNAUTHENTICATED: 1002,
   RATE_LIMITED: 1003,
   NOT_FOUND: 1004,
+  /** Too much password hashing queued: answered at once with Retry-After instead of a long wait. */
+  SERVER_BUSY: 1005,
   USERNAME_TAKEN: 2001,
   EMAIL_TAKEN: 2002,
   WRONG_PASSWORD: 2003,

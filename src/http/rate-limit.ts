@@ -1,7 +1,8 @@
 // Per-client rate limits for /api (hono-rate-limiter); over the limit: 429 with code 1003.
+import { isIPv4, isIPv6 } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { rateLimiter } from 'hono-rate-limiter';
+import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
 
@@ -26,6 +27,43 @@ export function clientAddress(c: Context, trustProxy: TrustProxy): string | unde
   return socketAddress(c);
 }
 
+/**
+ * The rate-limit key of a client address: an IPv4 address as it is (an IPv4-mapped IPv6 address,
+ * `::ffff:192.0.2.1`, is that IPv4 address), an IPv6 address by its /64, since one subscriber
+ * usually holds a whole /64 and can rotate freely inside it. Anything else is kept as it is.
+ * @example addressKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
+ */
+export function addressKey(address: string): string {
+  const bare = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  const noZone = bare.split('%')[0]!;
+  if (isIPv4(noZone)) return noZone;
+  if (!isIPv6(noZone)) return address;
+  const groups = expandIPv6(noZone);
+  // ::ffff:0:0/96 holds IPv4 addresses (RFC 4291 2.5.5.2), as a dual-stack socket reports them.
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (with `::` and an embedded IPv4 tail). */
+function expandIPv6(address: string): number[] {
+  let text = address.toLowerCase();
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const middle = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...middle, ...right].map((g) => parseInt(g, 16));
+}
+
 function socketAddress(c: Context): string | undefined {
   try {
     return getConnInfo(c).remote.address || undefined;
@@ -36,12 +74,12 @@ function socketAddress(c: Context): string | undefined {
 }
 
 /**
- * A limiter with its own in-memory store (one per call, so every app and test has its own
- * counters). A limit of 0 disables it.
+ * A limiter keyed by the client's address (IPv6 by its /64), counting in `store`, or in an
+ * in-memory store of its own (so every app and test has its own counters). A limit of 0 disables it.
  * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none' }), handler)
  */
-export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number }): MiddlewareHandler {
-  const { perMinute, trustProxy, windowMs = 60_000 } = options;
+export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store }): MiddlewareHandler {
+  const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore() } = options;
   if (!Number.isInteger(perMinute) || perMinute < 0) throw new RangeError(`rate limit must be a non-negative integer, got ${perMinute}`);
   if (perMinute === 0) {
     return async function rateLimitDisabled(_c, next) {
@@ -53,7 +91,11 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
     limit: perMinute,
     // draft-7: `RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`; plus `Retry-After` on 429.
     standardHeaders: 'draft-7',
-    keyGenerator: (c) => clientAddress(c, trustProxy) ?? UNKNOWN_CLIENT,
+    keyGenerator: (c) => {
+      const address = clientAddress(c, trustProxy);
+      return address === undefined ? UNKNOWN_CLIENT : addressKey(address);
+    },
+    store,
     handler: (c) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429)),
   });
 }

@@ -7,9 +7,12 @@ import { KIND_PLURALS } from '../media/registry/kinds.js';
 import type { EventBus } from '../media/events/bus.js';
 import type { EventStreams } from '../media/events/sse.js';
 import type { WebhookSink } from '../media/events/webhook.js';
+import type { RateLimitMode } from '../http/rate-limit-store.js';
 
 export type AuthAction = 'login' | 'refresh';
 export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
+
+const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-fallback'];
 
 /**
  * @example
@@ -22,6 +25,8 @@ export class Metrics {
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly authOutcomes: Counter<'action' | 'outcome'>;
+  private readonly rateLimitFallbacks: Counter;
+  private rateLimitMode: () => RateLimitMode = () => 'memory';
 
   constructor(media: MediaService) {
     const registers = [this.registry];
@@ -45,6 +50,23 @@ export class Metrics {
       help: 'Account API outcomes: login and refresh ok/failed/rate_limited; refresh reused (a revoking reuse, also counted as failed)',
       labelNames: ['action', 'outcome'],
       registers,
+    });
+
+    this.rateLimitFallbacks = new Counter({
+      name: 'rate_limit_store_fallback_total',
+      help: 'Switches of the rate-limit counters from Redis to per-instance memory (Redis failed or was late)',
+      registers,
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'rate_limit_store_mode',
+      help: 'Where rate limits count now: 1 for the mode in force (memory by configuration, redis shared, memory-fallback while Redis fails)',
+      labelNames: ['mode'],
+      registers,
+      collect() {
+        const current = metrics.rateLimitMode();
+        for (const mode of RATE_LIMIT_MODES) this.set({ mode }, mode === current ? 1 : 0);
+      },
     });
 
     new Gauge({
@@ -114,6 +136,15 @@ export class Metrics {
   /** Adds the relay event metrics (bus, streams, webhook) to this registry. */
   trackEvents(sources: EventMetricSources): void {
     registerEventMetrics(this.registry, sources);
+  }
+
+  /** The gauge of the rate-limit mode reads `mode` from now on. */
+  watchRateLimitMode(mode: () => RateLimitMode): void {
+    this.rateLimitMode = mode;
+  }
+
+  recordRateLimitFallback(): void {
+    this.rateLimitFallbacks.inc();
   }
 
   recordAuth(action: AuthAction, outcome: AuthOutcome): void {

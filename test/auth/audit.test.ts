@@ -14,7 +14,8 @@ let t: TestApp;
 let smtp: TestSmtp;
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30' }, { now });
+  // No refresh grace period: the second presentation of a rotated token below must count as reuse.
+  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' }, { now });
 }, APP_TIMEOUT);
 afterEach(() => {
   offsetMs = 0;

@@ -17,6 +17,9 @@ afterEach(() => {
 });
 afterAll(() => t.close(), APP_TIMEOUT);
 
+/** Past the default REFRESH_REUSE_GRACE_S (10 s) after a rotation made at offset 0. */
+const AFTER_GRACE_MS = 10_500;
+
 const refresh = (refresh_token: unknown) => call<TokenSet>(t.app, 'POST', '/refresh-token', { body: { refresh_token } });
 const profile = (token: string) => call(t.app, 'GET', '/profile', { token });
 
@@ -76,12 +79,13 @@ describe('token lifecycle', () => {
 });
 
 describe('refresh', () => {
-  it('detects reuse: a rotated refresh token presented again revokes the session', async () => {
+  it('detects reuse: a rotated refresh token presented again after the grace period revokes the session', async () => {
     const user = await register(t.app);
     const first = await refresh(user.tokens.refresh_token);
     expectOk(first);
     expectOk(await profile(first.body.data.token));
 
+    offsetMs = AFTER_GRACE_MS;
     expectError(await refresh(user.tokens.refresh_token), 401, 1002);
     // The whole session is gone: the pair issued by the legitimate rotation is dead too.
     expectError(await profile(first.body.data.token), 401, 1002);
@@ -92,6 +96,7 @@ describe('refresh', () => {
     const user = await register(t.app);
     const other = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } });
     expectOk(await refresh(user.tokens.refresh_token));
+    offsetMs = AFTER_GRACE_MS;
     expectError(await refresh(user.tokens.refresh_token), 401, 1002);
     expectOk(await profile(other.body.data.token));
   });
@@ -100,6 +105,7 @@ describe('refresh', () => {
     const user = await register(t.app);
     const next = await refresh(user.tokens.refresh_token);
     const [id] = user.tokens.refresh_token.split('.');
+    offsetMs = AFTER_GRACE_MS;
     expectError(await refresh(`${id}.${'A'.repeat(43)}`), 401, 1002);
     expectOk(await profile(next.body.data.token));
   });
@@ -132,9 +138,26 @@ describe('refresh', () => {
     expectError(await refresh(user.tokens.refresh_token), 401, 1002);
     offsetMs = 0;
     expectOk(await profile(winner.body.data.token));
-    // Presented again now, after the rotation: that is reuse.
+    // Presented again after the rotation and its grace period: that is reuse.
+    offsetMs = AFTER_GRACE_MS;
     expectError(await refresh(user.tokens.refresh_token), 401, 1002);
     expectError(await profile(winner.body.data.token), 401, 1002);
+  });
+
+  it('does not revoke for a rotated token presented again within REFRESH_REUSE_GRACE_S (10 s) of its rotation', async () => {
+    const user = await register(t.app);
+    const winner = await refresh(user.tokens.refresh_token);
+    expectOk(winner);
+    // A retry after a lost answer, or a second tab, 9.5 s later: 1002, and the session lives on.
+    offsetMs = 9_500;
+    expectError(await refresh(user.tokens.refresh_token), 401, 1002);
+    expectOk(await profile(winner.body.data.token));
+    const next = await refresh(winner.body.data.refresh_token);
+    expectOk(next);
+    // Presented again once the grace period of that rotation has passed: reuse, the session ends.
+    offsetMs = 9_500 + AFTER_GRACE_MS;
+    expectError(await refresh(winner.body.data.refresh_token), 401, 1002);
+    expectError(await profile(next.body.data.token), 401, 1002);
   });
 
   it('forgets rotated tokens that have expired anyway, so a session refreshed for months stays bounded', async () => {

@@ -33,6 +33,7 @@ describe('GET /internal/info', () => {
       ],
       counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
       limits: { maxRouters: 50, rtcMinPort, rtcMaxPort },
+      rate_limits: { store: 'memory' },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });

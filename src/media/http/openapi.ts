@@ -40,6 +40,9 @@ export const relayOperations: RelayOperation[] = [
         workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
         counts: z.object(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()]))),
         limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
+        rate_limits: z
+          .object({ store: z.enum(['memory', 'redis', 'memory-fallback']) })
+          .describe('where the account API rate limits count: memory (no REDIS_URL), redis (shared), memory-fallback (Redis failing)'),
       }),
       description: 'service information',
     },

@@ -1,0 +1,72 @@
+// Per-account limit on password guessing: failed logins and failed password changes of one account
+// name, whatever the client's address.
+import { createHash } from 'node:crypto';
+import type { ClientRateLimitInfo, HonoConfigType, Store } from 'hono-rate-limiter';
+import { AuthError, type AuthFailure } from './errors.js';
+
+/** The failures that are a password guess; any other outcome gives its attempt back. */
+const GUESSES: ReadonlySet<AuthFailure> = new Set(['no_such_account', 'wrong_password', 'wrong_old_password']);
+
+export interface LoginGuardOptions {
+  /** Failures allowed per key and window; 0 disables the guard. */
+  limit: number;
+  windowMs: number;
+  store: Store;
+}
+
+/**
+ * The key of an account name as typed at login: a username or an e-mail address, lower-cased as
+ * the lookup compares them, and digested so the counter store never holds an address. Whether the
+ * account exists plays no part, so the limit answers alike for unknown accounts.
+ */
+export function accountKey(account: string): string {
+  const kind = account.includes('@') ? 'e' : 'u';
+  return `${kind}:${createHash('sha256').update(account.toLowerCase()).digest('base64url').slice(0, 22)}`;
+}
+
+/**
+ * The count as of this increment. The memory store answers with its live record, which concurrent
+ * attempts go on incrementing before this one reads it after an await.
+ */
+function snapshot(result: ClientRateLimitInfo | Promise<ClientRateLimitInfo>): ClientRateLimitInfo | Promise<ClientRateLimitInfo> {
+  const copy = (info: ClientRateLimitInfo): ClientRateLimitInfo => ({ totalHits: info.totalHits, ...(info.resetTime && { resetTime: info.resetTime }) });
+  return result instanceof Promise ? result.then(copy) : copy(result);
+}
+
+/**
+ * Counts each attempt before it runs (so concurrent guesses cannot all pass a check made before any
+ * failed) and gives it back unless it failed as a guess. Windows are fixed, counted from an account's
+ * first failure: however many attempts follow, the owner can log in again when the window ends.
+ * @example await guard.run([accountKey(account)], () => service.login(account, password, client))
+ */
+export class LoginGuard {
+  constructor(private readonly options: LoginGuardOptions) {
+    if (!Number.isInteger(options.limit) || options.limit < 0) throw new RangeError(`failure limit must be a non-negative integer, got ${options.limit}`);
+    options.store.init?.({ windowMs: options.windowMs } as HonoConfigType);
+  }
+
+  async run<T>(keys: string[], attempt: () => Promise<T>): Promise<T> {
+    const { limit, store } = this.options;
+    if (limit === 0) return attempt();
+    const counts = await Promise.all(keys.map((key) => snapshot(store.increment(key))));
+    const over = counts.filter((count) => count.totalHits > limit);
+    if (over.length > 0) {
+      const resetMs = Math.max(...over.map((count) => (count.resetTime?.getTime() ?? Date.now() + this.options.windowMs) - Date.now()));
+      throw new AuthError('too_many_failures', undefined, Math.max(1, Math.ceil(resetMs / 1000)));
+    }
+    let result: T;
+    try {
+      result = await attempt();
+    } catch (error) {
+      if (!(error instanceof AuthError && GUESSES.has(error.reason))) await this.giveBack(keys);
+      throw error;
+    }
+    await this.giveBack(keys);
+    return result;
+  }
+
+  /** An attempt that was not a failed guess. */
+  private async giveBack(keys: string[]): Promise<void> {
+    await Promise.all(keys.map((key) => Promise.resolve(this.options.store.decrement(key)).catch(() => {})));
+  }
+}

@@ -1,0 +1,40 @@
+// The argon2 queue (issue 11, finding 4), in-process: lanes served lightest first, and a wait bound
+// answered with server_busy instead of a longer queue.
+import { describe, expect, it } from 'vitest';
+import { AuthError } from '../../src/auth/errors.js';
+import { hashPassword, verifyPassword } from '../../src/auth/passwords.js';
+
+describe('password hashing queue', () => {
+  it('serves a lone hash of another lane before a flood queued in one lane (one FIFO queue served it last)', async () => {
+    const stored = await hashPassword('the-password');
+    const finished: string[] = [];
+    const flood = Array.from({ length: 12 }, (_, i) =>
+      verifyPassword(stored, `guess-${i}`, { lane: 'user:flood', maxWaitMs: 60_000 }).then(() => finished.push(`flood-${i}`)),
+    );
+    const lone = verifyPassword(stored, 'the-password', { lane: 'account:someone', maxWaitMs: 60_000 }).then((ok) => {
+      finished.push('lone');
+      return ok;
+    });
+    expect(await lone).toBe(true);
+    await Promise.all(flood);
+    // At most the hashes already running when it arrived (one per slot) and one turn of the flood's lane come before it.
+    expect(finished.indexOf('lone')).toBeLessThanOrEqual(4);
+  });
+
+  it('refuses with server_busy (Retry-After >= 1 s) a hash whose expected wait exceeds the bound, and runs the admitted ones', async () => {
+    const stored = await hashPassword('the-password');
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => verifyPassword(stored, 'guess', { lane: 'user:burst', maxWaitMs: 150 })));
+    const refused = results.filter((r) => r.status === 'rejected');
+    const done = results.filter((r) => r.status === 'fulfilled');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(done.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      const error = (r as PromiseRejectedResult).reason as AuthError;
+      expect(error).toBeInstanceOf(AuthError);
+      expect(error.reason).toBe('server_busy');
+      expect(error.retryAfterS).toBeGreaterThanOrEqual(1);
+    }
+    // The queue drains: a hash afterwards is admitted again.
+    expect(await verifyPassword(stored, 'the-password', { lane: 'user:burst', maxWaitMs: 150 })).toBe(true);
+  });
+});
