@@ -10,7 +10,7 @@
 // end, also on failure or Ctrl-C. Options: --image NAME runs the checks on an existing image (not
 // built, not removed); --keep-logs keeps the build log and container log. IMAGE_NODE_BIN: build on
 // a base with that Node.js binary instead of this process's own (see base.sh).
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,9 +63,11 @@ const results = new Map<CheckName, { ok: boolean; detail: string }>();
 
 /** Runs one check; a `required` check that fails stops the run (the checks after it count as failed). */
 async function check(name: CheckName, fn: () => Promise<string | void>, required = false): Promise<void> {
+  if (interrupted) throw new StopRun(name);
   const started = performance.now();
   try {
     const detail = (await fn()) ?? '';
+    if (interrupted) throw new Error(`interrupted by ${interrupted}`);
     const took = ((performance.now() - started) / 1000).toFixed(1);
     results.set(name, { ok: true, detail });
     console.log(`  ok    ${name} (${took} s)${detail ? `: ${detail}` : ''}`);
@@ -106,15 +108,20 @@ function run(command: string, argv: string[], options: { timeoutMs?: number; all
 
 const podman = (argv: string[], options?: { timeoutMs?: number; allowFailure?: boolean }) => run('podman', [...PODMAN, ...argv], options);
 
+/** Long commands still running (the build), ended by cleanup() when the run is interrupted. */
+const longRunning = new Set<ChildProcess>();
+
 /** A long command with its output in a log file; the log's tail in the error when it fails. */
 function runLogged(command: string, argv: string[], logFile: string, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const log = createWriteStream(logFile);
     const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    longRunning.add(child);
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('close', (code, signal) => {
+      longRunning.delete(child);
       clearTimeout(timer);
       log.end(() => {
         if (code === 0) return resolve();
@@ -127,7 +134,17 @@ function runLogged(command: string, argv: string[], logFile: string, timeoutMs: 
 
 // ---- what this run creates, removed in cleanup() ----
 
-const created = { images: [] as string[], container: undefined as string | undefined, database: undefined as string | undefined };
+// Each is recorded before the command that creates it, so that an interruption at any point still
+// removes it (removing what does not exist yet is harmless).
+const created = {
+  /** Image ids present before the build: every other id found at cleanup came from this run's build. */
+  imagesBefore: undefined as Set<string> | undefined,
+  /** Likewise for build containers (buildah's, listed with --external), left when a build is cut short. */
+  buildContainersBefore: undefined as Set<string> | undefined,
+  image: undefined as string | undefined,
+  container: undefined as string | undefined,
+  database: undefined as string | undefined,
+};
 const peers: { close(): Promise<void> }[] = [];
 
 async function imageIds(): Promise<Set<string>> {
@@ -135,10 +152,19 @@ async function imageIds(): Promise<Set<string>> {
   return new Set(stdout.split('\n').map((s) => s.trim()).filter(Boolean));
 }
 
+async function buildContainerIds(): Promise<Set<string>> {
+  const { stdout } = await podman(['ps', '--all', '--external', '--quiet', '--no-trunc']);
+  return new Set(stdout.split('\n').map((s) => s.trim()).filter(Boolean));
+}
+
 let cleaning: Promise<void> | undefined;
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const peer of peers) await peer.close().catch(() => {});
+    for (const child of longRunning) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('close', resolve));
+    }
     if (created.container) {
       if (keepLogs) {
         const logs = await podman(['logs', created.container], { allowFailure: true });
@@ -146,8 +172,20 @@ function cleanup(): Promise<void> {
       }
       await podman(['rm', '--force', '--time', '0', created.container], { allowFailure: true });
     }
-    // The tagged image first, then the intermediate stage images this build left.
-    for (const id of created.images) await podman(['rmi', '--force', id], { allowFailure: true });
+    if (created.buildContainersBefore) {
+      const before = created.buildContainersBefore;
+      for (const id of [...(await buildContainerIds())].filter((id) => !before.has(id))) {
+        await podman(['rm', '--force', id], { allowFailure: true });
+      }
+    }
+    if (created.imagesBefore) {
+      // The tagged image first, then the stage images the build left.
+      if (created.image) await podman(['rmi', '--force', created.image], { allowFailure: true });
+      const before = created.imagesBefore;
+      for (const id of [...(await imageIds())].filter((id) => !before.has(id))) {
+        await podman(['rmi', '--force', id], { allowFailure: true });
+      }
+    }
     if (created.database) {
       const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
       await admin.unsafe(`drop database if exists "${created.database}" with (force)`).catch((error: unknown) => {
@@ -161,10 +199,15 @@ function cleanup(): Promise<void> {
   return cleaning;
 }
 
+let interrupted: NodeJS.Signals | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
+    interrupted = signal;
     console.log(`\n${signal}: removing what this run created`);
-    void cleanup().finally(() => process.exit(1));
+    void cleanup().finally(() => {
+      printSummary();
+      process.exit(1);
+    });
   });
 }
 
@@ -192,22 +235,15 @@ async function main(): Promise<void> {
     async () => {
       if (givenImage) return `skipped: --image ${givenImage}`;
       image = `localhost/chat-backend-image-test:${runId}`;
-      const before = await imageIds();
-      const buildLog = path.join(workDir, 'build.log');
-      try {
-        await runLogged(
-          'podman',
-          [...PODMAN, 'build', '--pull=never', '--network', 'host', ...LIMITS, '--build-arg', `NODE_VERSION=${nodeMajor}`, '--tag', image, '.'],
-          buildLog,
-          20 * 60_000,
-        );
-      } finally {
-        const after = await imageIds();
-        const built = [...after].filter((id) => !before.has(id));
-        const { stdout } = await podman(['image', 'inspect', '--format', '{{.Id}}', image], { allowFailure: true });
-        const tagged = stdout.trim();
-        created.images = [...built.filter((id) => id === tagged), ...built.filter((id) => id !== tagged)];
-      }
+      created.imagesBefore = await imageIds();
+      created.buildContainersBefore = await buildContainerIds();
+      created.image = image;
+      await runLogged(
+        'podman',
+        [...PODMAN, 'build', '--pull=never', '--network', 'host', ...LIMITS, '--build-arg', `NODE_VERSION=${nodeMajor}`, '--tag', image, '.'],
+        path.join(workDir, 'build.log'),
+        20 * 60_000,
+      );
       return `${image}, NODE_VERSION=${nodeMajor}`;
     },
     true,
@@ -227,7 +263,7 @@ async function main(): Promise<void> {
       'echo ---',
       'cd /app && for p in "$@"; do [ -e "node_modules/$p" ] && echo "$p"; done; true',
     ].join('\n');
-    const { stdout } = await podman(['run', '--rm', '--network', 'none', ...LIMITS, '--entrypoint', '/bin/sh', image, '-c', script, 'sh', ...devOnly]);
+    const { stdout } = await podman(['run', '--pull=never', '--rm', '--network', 'none', ...LIMITS, '--entrypoint', '/bin/sh', image, '-c', script, 'sh', ...devOnly]);
     const [appEntries = '', tools = '', uid = '', devFound = ''] = stdout.split('---\n').map((s) => s.trim());
     const entries = appEntries.split('\n').sort();
     assert(
@@ -245,8 +281,8 @@ async function main(): Promise<void> {
   const databaseName = `chat_image_${runId}`;
   const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database "${databaseName}"`);
     created.database = databaseName;
+    await admin.unsafe(`create database "${databaseName}"`);
   } finally {
     await admin.end({ timeout: 2 });
   }
@@ -278,7 +314,7 @@ async function main(): Promise<void> {
     'release_command applies the migrations',
     async () => {
       const command = fly.deploy.release_command.split(/\s+/);
-      const { stdout, stderr } = await podman(['run', '--rm', '--network', 'host', ...LIMITS, '--env-file', envFile, image, ...command], { timeoutMs: 60_000 });
+      const { stdout, stderr } = await podman(['run', '--pull=never', '--rm', '--network', 'host', ...LIMITS, '--env-file', envFile, image, ...command], { timeoutMs: 60_000 });
       assert(/migrations applied \(postgres\)/.test(stdout), `release command printed: ${(stdout + stderr).trim().slice(-500)}`);
       const db = postgres(databaseUrl.toString(), { max: 1, onnotice: () => {} });
       try {
@@ -299,8 +335,8 @@ async function main(): Promise<void> {
     'service ready',
     async () => {
       const started = performance.now();
-      await podman(['run', '--detach', '--name', container, '--network', 'host', ...LIMITS, '--env-file', envFile, image]);
       created.container = container;
+      await podman(['run', '--pull=never', '--detach', '--name', container, '--network', 'host', ...LIMITS, '--env-file', envFile, image]);
       await waitFor(
         async () => {
           const res = await fetch(`${base}/readyz`).catch(() => undefined);
@@ -480,6 +516,15 @@ async function containerMemory(container: string): Promise<{ totalMb: number; no
   return { totalMb, nodeMb, summary: `${totalMb.toFixed(0)} MB (${parts.join(', ')} MB)` };
 }
 
+/** Prints the checks not run and the closing 'image: N passed, M failed' line; returns M. */
+function printSummary(): number {
+  const passed = PLANNED.filter((name) => results.get(name)?.ok).length;
+  const notRun = PLANNED.filter((name) => !results.has(name));
+  if (notRun.length) console.log(`  not run: ${notRun.join('; ')}`);
+  console.log(`image: ${passed} passed, ${PLANNED.length - passed} failed`);
+  return PLANNED.length - passed;
+}
+
 const started = performance.now();
 console.log(`test:image: run ${runId}, work dir ${workDir}`);
 let crashed: unknown;
@@ -493,10 +538,6 @@ try {
 if (crashed) {
   console.log(`  FAIL  run stopped: ${crashed instanceof Error ? crashed.stack ?? crashed.message : String(crashed)}`);
 }
-const passed = PLANNED.filter((name) => results.get(name)?.ok).length;
-const notRun = PLANNED.filter((name) => !results.has(name));
-if (notRun.length) console.log(`  not run: ${notRun.join('; ')}`);
-const failed = PLANNED.length - passed;
 console.log(`test:image finished in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-console.log(`image: ${passed} passed, ${failed} failed`);
+const failed = printSummary();
 process.exit(failed === 0 && !crashed ? 0 : 1);
