@@ -1,38 +1,40 @@
 # syntax=docker/dockerfile:1
 # Production image for Fly.io (linux/amd64: the mediasoup alias ships a prebuilt linux-x64 worker).
-# Nothing is compiled in any stage: argon2 and the mediasoup worker come prebuilt in their packages.
+# Nothing native is compiled in any stage: argon2 and the mediasoup worker come prebuilt in their
+# packages. Built and run for real by `npm run test:image` (test/image/run.ts, docs/deploy-fly.md).
 
 ARG NODE_VERSION=22
 
-# --- check: type-checks the sources with the dev dependencies; the final image takes only a marker ---
-FROM node:${NODE_VERSION}-slim AS check
+# --- build: type-checks and compiles what the image ships (src/ -> dist/, tsconfig.build.json) ---
+# Only src/ is checked here, not the tests, benchmarks and examples that `npm run typecheck` covers:
+# they never reach the image, and checking them would pull test-only files (examples/, test/) into
+# the build context of every deploy. CI runs the full `npm run typecheck` on every change.
+FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json drizzle.config.ts vitest.config.ts ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY test ./test
-COPY bench ./bench
-RUN npm run typecheck && touch /app/.checked
+RUN npm run build
 
-# --- runtime: slim Node, production dependencies only, tini as PID 1, non-root user ---
+# --- runtime: slim Node, production dependencies only, compiled JavaScript, tini as PID 1, non-root ---
 FROM node:${NODE_VERSION}-slim AS runtime
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini ca-certificates \
-  && rm -rf /var/lib/apt/lists/*
+  && apt-get install -y --no-install-recommends tini \
+  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 WORKDIR /app
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0
-COPY --from=check /app/.checked /tmp/.checked
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY tsconfig.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force && rm -rf /root/.npm
 COPY drizzle ./drizzle
-COPY src ./src
+COPY --from=build /app/dist ./dist
+# uid 1000 of the node base image
 USER node
 EXPOSE 3000 3001 40000-40199/udp 40000-40199/tcp
 # tini forwards SIGTERM/SIGINT to node and reaps children (the mediasoup workers).
 ENTRYPOINT ["/usr/bin/tini", "--"]
-# node directly, not through npm, so the signal reaches the service itself.
-CMD ["node", "--import", "tsx", "src/server.ts"]
+# node directly, not through npm, so the signal reaches the service itself; compiled JavaScript
+# rather than tsx (faster start, less memory: bench/RESULTS.md, "Container start-up").
+CMD ["node", "dist/server.js"]

@@ -1,6 +1,6 @@
-// docker build cannot run on these machines (no Docker engine), so the Dockerfile and fly.toml are
-// checked here for the points the deployment relies on.
-import { readFileSync } from 'node:fs';
+// Fast text checks of the Dockerfile and fly.toml for the points the deployment relies on. The image
+// itself is built and run, with podman, by `npm run test:image` (test/image/run.ts), in CI too.
+import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 
@@ -58,15 +58,22 @@ describe('Dockerfile', () => {
     const entrypoint = final.filter((i) => i.op === 'ENTRYPOINT').at(-1);
     expect(entrypoint?.args).toMatch(/tini/);
     const cmd = final.filter((i) => i.op === 'CMD').at(-1);
-    // node itself, not `npm start`, so that tini's signal reaches the service
-    expect(cmd?.args).toMatch(/^\["node"/);
-    expect(cmd?.args).toContain('src/server.ts');
+    // node itself, not `npm start`, so that tini's signal reaches the service; compiled JavaScript, not tsx
+    expect(cmd?.args).toBe('["node", "dist/server.js"]');
   });
 
-  it('ships what the service needs at run time', () => {
+  it('ships the compiled service and its migrations, and no sources, tests or TypeScript tooling', () => {
     const copies = final.filter((i) => i.op === 'COPY').map((i) => i.args);
-    for (const path of ['drizzle', 'src']) expect(copies.some((c) => c.startsWith(`${path} `))).toBe(true);
-    expect(pkg.dependencies.tsx).toBeDefined();
+    expect(copies).toContain('drizzle ./drizzle');
+    expect(copies).toContain('--from=build /app/dist ./dist');
+    for (const path of ['src', 'test', 'bench', 'examples', '.']) expect(copies.some((c) => c.startsWith(`${path} `))).toBe(false);
+    // The build stage compiles with tsconfig.build.json: src/ to dist/, file for file.
+    expect(pkg.scripts.build).toBe('tsc -p tsconfig.build.json');
+    const build = JSON.parse(readFileSync(new URL('tsconfig.build.json', root), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
+    expect(build.compilerOptions).toMatchObject({ rootDir: 'src', outDir: 'dist', noEmit: false });
+    expect(build.include).toEqual(['src']);
+    // Nothing of the run time is a dev dependency, and the TypeScript tooling is one.
+    for (const name of ['tsx', 'typescript', 'vitest']) expect(pkg.dependencies[name], name).toBeUndefined();
   });
 });
 
@@ -92,8 +99,9 @@ describe('fly.toml', () => {
   it('matches the graceful shutdown and runs migrations on release', () => {
     expect(fly.kill_signal).toBe('SIGTERM');
     expect(Number.parseInt(fly.kill_timeout, 10)).toBeGreaterThanOrEqual(5);
-    expect(fly.deploy.release_command).toBe('npm run db:migrate');
-    expect(pkg.scripts['db:migrate']).toBeDefined();
+    // The compiled migration CLI (the image has no tsx): dist/db/migrate-cli.js is built from src/db/migrate-cli.ts.
+    expect(fly.deploy.release_command).toBe('node dist/db/migrate-cli.js');
+    expect(existsSync(new URL('src/db/migrate-cli.ts', root))).toBe(true);
   });
 
   it('binds UDP to fly-global-services, keeps workers = vCPUs and the internal API private', () => {
