@@ -39,6 +39,12 @@ const envSchema = z
     MEDIASOUP_RESTART_BASE_MS: int(500, 1),
     MEDIASOUP_RESTART_MAX_MS: int(30000, 1),
     MEDIASOUP_MAX_ROUTERS: int(500, 1),
+    // Sized for a large room (docs/media-relay.md, "Per-router caps"): 250 participants with a send and
+    // a recv transport; 4 producers each (mic, camera, screen video and audio); 100 participants who all
+    // receive each other's audio and video (100 × 99 × 2 = 19,800 consumers).
+    MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER: int(500, 1),
+    MEDIASOUP_MAX_PRODUCERS_PER_ROUTER: int(1000, 1),
+    MEDIASOUP_MAX_CONSUMERS_PER_ROUTER: int(20000, 1),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -115,6 +121,9 @@ export interface Config {
     restartBaseMs: number;
     restartMaxMs: number;
     maxRouters: number;
+    maxTransportsPerRouter: number;
+    maxProducersPerRouter: number;
+    maxConsumersPerRouter: number;
   };
 }
 
@@ -169,6 +178,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       restartBaseMs: env.MEDIASOUP_RESTART_BASE_MS,
       restartMaxMs: env.MEDIASOUP_RESTART_MAX_MS,
       maxRouters: env.MEDIASOUP_MAX_ROUTERS,
+      maxTransportsPerRouter: env.MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER,
+      maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
+      maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
     },
   };
 }

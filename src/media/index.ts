@@ -6,6 +6,7 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { bindOps, type MediaOps } from './ops/index.js';
 import type { RegistryCounts } from './registry/kinds.js';
+import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
 
@@ -30,7 +31,16 @@ export interface MediaInfo {
   startedAt: Date;
   workers: WorkerInfo[];
   counts: RegistryCounts;
-  limits: { maxRouters: number; rtcMinPort: number; rtcMaxPort: number };
+  limits: {
+    maxRouters: number;
+    maxTransportsPerRouter: number;
+    maxProducersPerRouter: number;
+    maxConsumersPerRouter: number;
+    rtcMinPort: number;
+    rtcMaxPort: number;
+  };
+  /** The most transports, producers and consumers any one router holds now (each its own maximum). */
+  largestRouter: Omit<RegistryCounts, 'routers'>;
 }
 
 export interface WorkerStats {
@@ -79,7 +89,12 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     logger,
     isOpen: (kind, id) => registry.has(kind, id),
   });
-  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), engine });
+  const caps = new RoomCaps(registry, {
+    transport: config.maxTransportsPerRouter,
+    producer: config.maxProducersPerRouter,
+    consumer: config.maxConsumersPerRouter,
+  });
+  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), caps, engine });
 
   return {
     ...ops,
@@ -97,7 +112,15 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         lastRestartDelayMs: slot.lastRestartDelayMs ?? null,
       })),
       counts: registry.counts(),
-      limits: { maxRouters: config.maxRouters, rtcMinPort: config.rtcMinPort, rtcMaxPort: config.rtcMaxPort },
+      limits: {
+        maxRouters: config.maxRouters,
+        maxTransportsPerRouter: config.maxTransportsPerRouter,
+        maxProducersPerRouter: config.maxProducersPerRouter,
+        maxConsumersPerRouter: config.maxConsumersPerRouter,
+        rtcMinPort: config.rtcMinPort,
+        rtcMaxPort: config.rtcMaxPort,
+      },
+      largestRouter: caps.largest(),
     }),
 
     async workerStats() {

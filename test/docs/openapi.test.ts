@@ -54,7 +54,7 @@ describe('OpenAPI documents', () => {
     const codes = JSON.stringify(publicDoc);
     for (const code of [1000, 1001, 1002, 1003, 2001, 2002, 2003, 2004]) expect(codes).toContain(`"code":${code}`);
     const relay = JSON.stringify(internalDoc);
-    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'ROUTER_CAPACITY_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
     }
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;

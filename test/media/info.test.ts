@@ -32,7 +32,8 @@ describe('GET /internal/info', () => {
         { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null },
       ],
       counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
-      limits: { maxRouters: 50, rtcMinPort, rtcMaxPort },
+      limits: { maxRouters: 50, maxTransportsPerRouter: 500, maxProducersPerRouter: 1000, maxConsumersPerRouter: 20000, rtcMinPort, rtcMaxPort },
+      largestRouter: { transports: 2, producers: 1, consumers: 0 },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });

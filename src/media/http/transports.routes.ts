@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../app.js';
 import type { MediaService } from '../index.js';
-import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
+import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { connectTransportBody, createTransportBody } from './schemas.js';
 import { jsonBody } from './validator.js';
 import { transportView } from './views.js';
@@ -43,7 +43,7 @@ export const transportsDocs: RelayOperation[] = [
       }),
       description: 'the transport',
     },
-    errors: [VALIDATION, notFoundDoc('router')],
+    errors: [VALIDATION, notFoundDoc('router'), capacityDoc('transports')],
   },
   {
     method: 'post',

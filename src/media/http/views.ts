@@ -50,5 +50,6 @@ export function infoView(info: MediaInfo, now = Date.now()) {
     workers: info.workers,
     counts: info.counts,
     limits: info.limits,
+    largestRouter: info.largestRouter,
   };
 }

@@ -8,7 +8,7 @@ import { directionConflict, type OpsDeps } from './deps.js';
 
 /** Consumers always start paused; `producerPaused` is what the engine reports. */
 export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): Promise<ConsumerEntry> {
-  const { registry, engine } = deps;
+  const { registry, engine, caps } = deps;
   const { transportId, producerId } = input;
   const entry = registry.require('transport', transportId);
   if (entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry);
@@ -22,14 +22,16 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
       ...(producer.routerId !== entry.routerId ? { reason: 'producer belongs to another router' } : {}),
     });
   }
-  const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }), [
-    ['transport', transportId],
-    ['producer', producerId],
-  ]);
-  return adopt(consumer, () => {
-    if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
-    if (consumer.closed || !registry.has('producer', producerId)) throw notFound('producer', producerId);
-    return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
+  return caps.reserve(entry.routerId, 'consumer', async () => {
+    const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }), [
+      ['transport', transportId],
+      ['producer', producerId],
+    ]);
+    return adopt(consumer, () => {
+      if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
+      if (consumer.closed || !registry.has('producer', producerId)) throw notFound('producer', producerId);
+      return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
+    });
   });
 }
 

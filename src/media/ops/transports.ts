@@ -8,27 +8,29 @@ import { directionConflict, type OpsDeps } from './deps.js';
 const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
 
 export async function createTransport(deps: OpsDeps, input: CreateTransportBody): Promise<TransportEntry> {
-  const { registry, pool, engine } = deps;
+  const { registry, pool, engine, caps } = deps;
   const { routerId, direction } = input;
   const { router, worker, slot } = registry.require('router', routerId);
   const webRtcServer = pool.slots[slot]?.webRtcServer;
   if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
-  const transport = await engine(
-    'create transport',
-    () =>
-      router.createWebRtcTransport({
-        webRtcServer,
-        enableUdp: true,
-        enableTcp: true,
-        preferUdp: true,
-        ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
-        ...(input.appData ? { appData: input.appData } : {}),
-      }),
-    [['router', routerId]],
-  );
-  return adopt(transport, () => {
-    if (transport.closed || !registry.has('router', routerId)) throw notFound('router', routerId);
-    return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+  return caps.reserve(routerId, 'transport', async () => {
+    const transport = await engine(
+      'create transport',
+      () =>
+        router.createWebRtcTransport({
+          webRtcServer,
+          enableUdp: true,
+          enableTcp: true,
+          preferUdp: true,
+          ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [['router', routerId]],
+    );
+    return adopt(transport, () => {
+      if (transport.closed || !registry.has('router', routerId)) throw notFound('router', routerId);
+      return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+    });
   });
 }
 

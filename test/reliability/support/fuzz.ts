@@ -348,6 +348,7 @@ const RELAY_STATUS: Record<string, number[]> = {
   NOT_FOUND: [404],
   CONFLICT: [409],
   ROUTER_LIMIT_EXCEEDED: [503],
+  ROUTER_CAPACITY_EXCEEDED: [429],
   CAN_NOT_CONSUME: [400],
 };
 
