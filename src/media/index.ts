@@ -83,11 +83,19 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   const startedAt = new Date();
   const registry = new MediaRegistry();
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
-  pool.events.on('workerDied', (worker) => registry.dropWorker(worker));
-  const engine = createEngineCall({
+  const { engine, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
     isOpen: (kind, id) => registry.has(kind, id),
+    workerOf: (kind, id) => registry.get(kind, id)?.worker,
+  });
+  pool.events.on('workerDied', (worker, slot) => {
+    // Before the calls' rejections run: they are still under way here, with the requests they serve.
+    const inFlight = inFlightOn(worker);
+    if (inFlight.length > 0) {
+      logger.error({ slot: slot.index, workerPid: worker.pid, inFlight, requestIds: inFlight.map((call) => call.requestId) }, 'media worker died with engine calls in flight');
+    }
+    registry.dropWorker(worker);
   });
   const caps = new RoomCaps(registry, {
     transport: config.maxTransportsPerRouter,

@@ -1,7 +1,7 @@
 // Consumers: a producer's media forwarded to a recv transport of the same router.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { RelayError } from '../errors.js';
 import type { CreateConsumerBody } from '../http/schemas.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
 import { directionConflict, type OpsDeps } from './deps.js';
@@ -28,8 +28,8 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
       ['producer', producerId],
     ]);
     return adopt(consumer, () => {
-      if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
-      if (consumer.closed || !registry.has('producer', producerId)) throw notFound('producer', producerId);
+      if (!registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
+      if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create consumer');
       return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
     });
   });
@@ -37,9 +37,9 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
 
 export async function resumeConsumer(deps: OpsDeps, id: string): Promise<ms.Consumer> {
   const { registry, engine } = deps;
-  const { consumer } = registry.require('consumer', id);
+  const { consumer, worker } = registry.require('consumer', id);
   await engine('resume consumer', () => consumer.resume(), [['consumer', id]]);
-  if (!registry.has('consumer', id)) throw notFound('consumer', id);
+  if (!registry.has('consumer', id)) throw goneError('consumer', id, worker, 'resume consumer');
   return consumer;
 }
 

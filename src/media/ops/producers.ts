@@ -1,7 +1,7 @@
 // Producers: media a client sends on a send transport.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { conflict, notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { conflict, RelayError } from '../errors.js';
 import type { CreateProducerBody } from '../http/schemas.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
@@ -27,7 +27,7 @@ export async function createProducer(deps: OpsDeps, input: CreateProducerBody): 
       throw error;
     });
     return adopt(producer, () => {
-      if (producer.closed || !registry.has('transport', transportId)) throw notFound('transport', transportId);
+      if (producer.closed || !registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create producer');
       return registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId }).producer;
     });
   });

@@ -17,16 +17,20 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   const slot = placement.place();
   const worker = slot.worker!;
   const router = await placement.reserve(slot, () =>
-    engine('create router', () =>
-      worker.createRouter({
-        // The engine normalises codecs in place: the shared defaults get a copy.
-        mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as ms.RtpCodecCapability[],
-        ...(input.appData ? { appData: input.appData } : {}),
-      }),
+    engine(
+      'create router',
+      () =>
+        worker.createRouter({
+          // The engine normalises codecs in place: the shared defaults get a copy.
+          mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as ms.RtpCodecCapability[],
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [],
+      worker,
     ),
   );
   return adopt(router, () => {
-    if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died while creating the router');
+    if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
     return registry.add('router', { router, worker, slot: slot.index }).router;
   });
 }

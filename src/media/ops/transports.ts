@@ -1,6 +1,6 @@
 // WebRTC transports, each through its worker's WebRtcServer (one port per worker).
-import { adopt } from '../engine/call.js';
-import { notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { RelayError } from '../errors.js';
 import type { CreateTransportBody, DtlsParametersInput } from '../http/schemas.js';
 import type { TransportEntry } from '../registry/kinds.js';
 import { directionConflict, type OpsDeps } from './deps.js';
@@ -28,7 +28,7 @@ export async function createTransport(deps: OpsDeps, input: CreateTransportBody)
       [['router', routerId]],
     );
     return adopt(transport, () => {
-      if (transport.closed || !registry.has('router', routerId)) throw notFound('router', routerId);
+      if (transport.closed || !registry.has('router', routerId)) throw goneError('router', routerId, worker, 'create transport');
       return registry.add('transport', { transport, worker, routerId, direction, connected: false });
     });
   });
@@ -46,7 +46,7 @@ export async function connectTransport(deps: OpsDeps, id: string, dtlsParameters
     entry.connected = false;
     throw error;
   }
-  if (!registry.has('transport', id)) throw notFound('transport', id);
+  if (!registry.has('transport', id)) throw goneError('transport', id, entry.worker, 'connect transport');
   return entry;
 }
 
