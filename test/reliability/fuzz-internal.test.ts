@@ -257,7 +257,7 @@ describe('fuzz /internal', () => {
   });
 
   it('POST /v1/consumers', async () => {
-    const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) });
+    const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities), appData: { peer: 'p2' } });
     const body = fc.oneof(anyJson, mutated(valid), fc.constant(null).map(() => ({ ...valid(), transportId: base.send })));
     await fc.assert(
       fc.asyncProperty(requests(body), async (r) => {

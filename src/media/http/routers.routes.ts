@@ -26,7 +26,11 @@ export const routersDocs: RelayOperation[] = [
     path: '/internal/v1/routers',
     summary: 'Create a router on the live worker with the fewest routers',
     body: createRouterBody,
-    success: { status: 201, schema: z.object({ id: z.string(), rtpCapabilities: anyObject }), description: 'the router' },
+    success: {
+      status: 201,
+      schema: z.object({ id: z.string(), routerId: z.string().describe('the same as id, for signaling servers that read this name'), rtpCapabilities: anyObject }),
+      description: 'the router',
+    },
     errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
   },
   {

@@ -1,5 +1,7 @@
 // Request bodies of the relay API. Checked before anything reaches a worker: a malformed
-// dtlsParameters has crashed mediasoup workers in the past.
+// dtlsParameters has crashed mediasoup workers in the past. Unknown members are stripped, not
+// refused: signaling servers in production send some (`roomCode`, a numeric `userId`, `routerId` on
+// consumers; test/media/compat.test.ts) and must keep working.
 import { z } from 'zod';
 
 const appData = z.record(z.string(), z.unknown());
@@ -96,6 +98,7 @@ export const createConsumerBody = z.object({
   transportId: z.string().min(1),
   producerId: z.string().min(1),
   rtpCapabilities: rtpCapabilitiesSchema,
+  appData: appData.optional(),
 });
 
 export type CreateRouterBody = z.infer<typeof createRouterBody>;

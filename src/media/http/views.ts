@@ -5,8 +5,28 @@ import { formatTime } from '../../time.js';
 import type { MediaInfo } from '../index.js';
 import type { ConsumerEntry, TransportEntry } from '../registry/kinds.js';
 
+/** The id twice: `routerId` is the field a signaling server written in Go reads (docs/media-relay.md). */
 export function routerView(router: ms.Router) {
-  return { id: router.id, rtpCapabilities: router.rtpCapabilities };
+  return { id: router.id, routerId: router.id, rtpCapabilities: router.rtpCapabilities };
+}
+
+/**
+ * One shape whatever the engine: mediasoup 3.11 names the candidate's address `ip`, current
+ * mediasoup (and mediasoup-client) `address`; both are filled.
+ */
+export function iceCandidateView(candidate: ms.IceCandidate) {
+  const named = candidate as unknown as { ip?: string; address?: string };
+  const address = (named.address ?? named.ip)!;
+  return {
+    foundation: candidate.foundation,
+    priority: candidate.priority,
+    address,
+    ip: address,
+    protocol: candidate.protocol,
+    port: candidate.port,
+    type: candidate.type,
+    ...(candidate.tcpType ? { tcpType: candidate.tcpType } : {}),
+  };
 }
 
 export function transportView({ transport, routerId, direction }: TransportEntry) {
@@ -15,7 +35,7 @@ export function transportView({ transport, routerId, direction }: TransportEntry
     routerId,
     direction,
     iceParameters: transport.iceParameters,
-    iceCandidates: transport.iceCandidates,
+    iceCandidates: transport.iceCandidates.map(iceCandidateView),
     dtlsParameters: transport.dtlsParameters,
     ...(transport.sctpParameters ? { sctpParameters: transport.sctpParameters } : {}),
   };

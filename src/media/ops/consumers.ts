@@ -23,7 +23,7 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
     });
   }
   return caps.reserve(entry.routerId, 'consumer', async () => {
-    const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }), [
+    const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true, ...(input.appData ? { appData: input.appData } : {}) }), [
       ['transport', transportId],
       ['producer', producerId],
     ]);
