@@ -1,9 +1,12 @@
 // The answers' shapes, built field by field from the engine's objects (never spread).
 import type { types as ms } from 'mediasoup';
+import { z } from 'zod';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
 import type { MediaInfo } from '../index.js';
-import type { ConsumerEntry, TransportEntry } from '../registry/kinds.js';
+import type { ConsumerEntry, ProducerEntry, TransportEntry } from '../registry/kinds.js';
+import type { RouterState, RouterSummary } from '../ops/routers.js';
+import { timeString } from './docs.js';
 
 /** The id twice: `routerId` is the field a signaling server written in Go reads (docs/media-relay.md). */
 export function routerView(router: ms.Router) {
@@ -71,5 +74,81 @@ export function infoView(info: MediaInfo, now = Date.now()) {
     counts: info.counts,
     limits: info.limits,
     largestRouter: info.largestRouter,
+  };
+}
+
+// State to reconcile from (GET /v1/routers, GET /v1/routers/:id): each answer's schema, which the
+// OpenAPI document is generated from and the tests check answers against, beside its view.
+const appDataSchema = z.record(z.string(), z.unknown());
+const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int() });
+
+export const routerSummarySchema = z.object({
+  id: z.string(),
+  appData: appDataSchema,
+  createdAt: timeString,
+  workerPid: z.int(),
+  counts: roomCountsSchema,
+});
+
+export const routerListSchema = z.object({ routers: z.array(routerSummarySchema) });
+
+export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataSchema });
+
+export const consumerReconcileSchema = z.object({
+  id: z.string(),
+  producerId: z.string(),
+  paused: z.boolean(),
+  producerPaused: z.boolean(),
+  appData: appDataSchema,
+});
+
+export const transportStateSchema = z.object({
+  id: z.string(),
+  direction: z.enum(['send', 'recv']),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
+  dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
+  appData: appDataSchema,
+  producers: z.array(producerStateSchema),
+  consumers: z.array(consumerReconcileSchema),
+});
+
+export const routerStateSchema = routerSummarySchema.extend({
+  rtpCapabilities: appDataSchema,
+  transports: z.array(transportStateSchema),
+});
+
+export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typeof routerSummarySchema> {
+  return {
+    id: entry.router.id,
+    appData: entry.router.appData,
+    createdAt: formatTime(entry.createdAt),
+    workerPid: entry.worker.pid,
+    counts: { transports: counts.transports, producers: counts.producers, consumers: counts.consumers },
+  };
+}
+
+function producerStateView({ producer }: ProducerEntry): z.infer<typeof producerStateSchema> {
+  return { id: producer.id, kind: producer.kind, paused: producer.paused, appData: producer.appData };
+}
+
+function consumerReconcileView({ consumer, producerId }: ConsumerEntry): z.infer<typeof consumerReconcileSchema> {
+  return { id: consumer.id, producerId, paused: consumer.paused, producerPaused: consumer.producerPaused, appData: consumer.appData };
+}
+
+export function routerStateView(state: RouterState): z.infer<typeof routerStateSchema> {
+  return {
+    ...routerSummaryView(state),
+    rtpCapabilities: state.entry.router.rtpCapabilities as unknown as Record<string, unknown>,
+    transports: state.transports.map(({ entry, producers, consumers }) => ({
+      id: entry.transport.id,
+      direction: entry.direction,
+      connected: entry.connected,
+      iceState: entry.transport.iceState,
+      dtlsState: entry.transport.dtlsState,
+      appData: entry.transport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+    })),
   };
 }
