@@ -1,7 +1,7 @@
 // Routers: one per room, placed on the least-loaded live worker.
 import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
-import { DEFAULT_MEDIA_CODECS } from '../engine/codecs.js';
+import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
 import type { ConsumerEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
@@ -23,7 +23,7 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
       () =>
         worker.createRouter({
           // The engine normalises codecs in place: the shared defaults get a copy.
-          mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as ms.RtpCodecCapability[],
+          mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as RouterMediaCodec[],
           ...(input.appData ? { appData: input.appData } : {}),
         }),
       [],
