@@ -4,7 +4,7 @@ import { z } from 'zod';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
 import type { MediaInfo } from '../index.js';
-import type { ConsumerEntry, ProducerEntry, TransportEntry } from '../registry/kinds.js';
+import { KIND_PLURALS, type ConsumerEntry, type KindPlural, type ProducerEntry, type TransportEntry } from '../registry/kinds.js';
 import type { RouterState, RouterSummary } from '../ops/routers.js';
 import { timeString } from './docs.js';
 
@@ -65,7 +65,38 @@ export function consumerStateView(consumer: ms.Consumer) {
   return { id: consumer.id, paused: consumer.paused, producerPaused: consumer.producerPaused };
 }
 
-export function infoView(info: MediaInfo, now = Date.now()) {
+/**
+ * GET /internal/info's answer. Strict objects: a field the endpoint returns but this schema omits
+ * fails the test that checks answers against it, so the OpenAPI document generated from it cannot drift.
+ */
+export const infoSchema = z.strictObject({
+  version: z.string(),
+  started_at: timeString,
+  uptime_s: z.int(),
+  workers: z.array(
+    z.strictObject({
+      pid: z.int().nullable().describe('of the live worker, or of the last one while its slot waits for a restart'),
+      alive: z.boolean(),
+      restarts: z.int(),
+      deaths: z.int(),
+      routers: z.int(),
+      port: z.int(),
+      lastRestartDelayMs: z.int().nullable().describe('delay of the restart scheduled last; null before the first death'),
+    }),
+  ),
+  counts: z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>),
+  limits: z.strictObject({
+    maxRouters: z.int(),
+    maxTransportsPerRouter: z.int(),
+    maxProducersPerRouter: z.int(),
+    maxConsumersPerRouter: z.int(),
+    rtcMinPort: z.int(),
+    rtcMaxPort: z.int(),
+  }),
+  largestRouter: z.strictObject({ transports: z.int(), producers: z.int(), consumers: z.int() }).describe('the most of each kind any one router holds'),
+});
+
+export function infoView(info: MediaInfo, now = Date.now()): z.infer<typeof infoSchema> {
   return {
     version: packageJson.version,
     started_at: formatTime(info.startedAt),
