@@ -261,7 +261,7 @@ export async function postgresReachable(): Promise<boolean> {
 /** Relay request bodies shared by the relay benchmarks: a fake but well-formed client. */
 export const fakeDtlsParameters = {
   role: 'client' as const,
-  fingerprints: [{ algorithm: 'sha-256', value: Array.from({ length: 32 }, (_, i) => (i * 7 + 11).toString(16).padStart(2, '0').toUpperCase()).join(':') }],
+  fingerprints: [{ algorithm: 'sha-256' as const, value: Array.from({ length: 32 }, (_, i) => (i * 7 + 11).toString(16).padStart(2, '0').toUpperCase()).join(':') }],
 };
 
 export function opusProducerRtpParameters(ssrc: number) {

@@ -2,6 +2,7 @@
 // consume, resume, close all) on the real server, on a bare Hono wrapper, and in-process on mediasoup.
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
+import type { RouterMediaCodec } from '../src/media/engine/codecs.js';
 import {
   BASELINE_RTC_PORTS,
   bench,
@@ -67,7 +68,7 @@ async function httpCycle(client: HttpClient): Promise<void> {
 }
 
 /** The same cycle called directly on mediasoup, no HTTP at all. */
-async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, mediaCodecs: ms.RtpCodecCapability[]): Promise<void> {
+async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, mediaCodecs: RouterMediaCodec[]): Promise<void> {
   const router = await worker.createRouter({ mediaCodecs });
   const [send, recv] = await Promise.all([
     router.createWebRtcTransport({ webRtcServer }),
@@ -104,7 +105,7 @@ export async function relayControl(): Promise<void> {
       { protocol: 'tcp', ip: '127.0.0.1', port: BASELINE_RTC_PORTS.inProcess },
     ],
   });
-  const codecs: ms.RtpCodecCapability[] = [
+  const codecs: RouterMediaCodec[] = [
     { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
     { kind: 'video', mimeType: 'video/VP8', clockRate: 90000 },
   ];

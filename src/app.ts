@@ -123,13 +123,6 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
       .route('/', createAuthEventsApp(deps.audit, guard))
       .onError(relayErrorHandler(logger));
     app.route('/internal', operations);
-    // The relay builds /internal/info; the rate-limit mode in force is added to it here.
-    app.use('/internal/info', async function rateLimitInfo(c, next) {
-      await next();
-      if (c.req.method !== 'GET' || c.res.status !== 200 || !c.res.headers.get('content-type')?.includes('application/json')) return;
-      const info = (await c.res.json()) as Record<string, unknown>;
-      c.res = c.json({ ...info, rate_limits: { store: deps.rateLimitStores?.mode() ?? 'memory' } }, 200);
-    });
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its
     // 256 KiB body limit; it answers its own errors in the relay's shape.
     app.route('/internal', createInternalApp(deps));

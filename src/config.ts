@@ -65,6 +65,12 @@ const envSchema = z
         .optional(),
     ),
     MAIL_FROM: z.string().trim().min(3).max(254).default('chat-backend <no-reply@localhost>'),
+    // Sized for a large room (docs/media-relay.md, "Per-router caps"): 250 participants with a send and
+    // a recv transport; 4 producers each (mic, camera, screen video and audio); 100 participants who all
+    // receive each other's audio and video (100 × 99 × 2 = 19,800 consumers).
+    MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER: int(500, 1),
+    MEDIASOUP_MAX_PRODUCERS_PER_ROUTER: int(1000, 1),
+    MEDIASOUP_MAX_CONSUMERS_PER_ROUTER: int(20000, 1),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -182,6 +188,9 @@ export interface Config {
     restartBaseMs: number;
     restartMaxMs: number;
     maxRouters: number;
+    maxTransportsPerRouter: number;
+    maxProducersPerRouter: number;
+    maxConsumersPerRouter: number;
   };
   /** The relay's event bus and its sinks (src/media/events/). */
   events: {
@@ -265,6 +274,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       restartBaseMs: env.MEDIASOUP_RESTART_BASE_MS,
       restartMaxMs: env.MEDIASOUP_RESTART_MAX_MS,
       maxRouters: env.MEDIASOUP_MAX_ROUTERS,
+      maxTransportsPerRouter: env.MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER,
+      maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
+      maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
     },
     events: {
       bufferSize: env.EVENTS_BUFFER_SIZE,

@@ -86,6 +86,10 @@ export function createRelayClient(options: RelayClientOptions) {
     rpc,
     info: () => json(rpc.info.$get()),
     createRouter: (body: Parameters<typeof routers.$post>[0]['json'] = {}) => json(routers.$post({ json: body })),
+    /** Every open router `{id, appData, createdAt, workerPid, counts}`, oldest first. */
+    listRouters: () => json(routers.$get()),
+    /** One router with its transports, producers and consumers. */
+    getRouter: (id: string) => json(routers[':id'].$get({ param: { id } })),
     closeRouter: (id: string) => empty(routers[':id'].$delete({ param: { id } })),
     createTransport: (body: Parameters<typeof transports.$post>[0]['json']) => json(transports.$post({ json: body })),
     connectTransport: (id: string, dtlsParameters: Parameters<(typeof transports)[':id']['connect']['$post']>[0]['json']['dtlsParameters']) =>

@@ -9,6 +9,7 @@ export const RELAY_ERROR_CODES = [
   'NOT_FOUND',
   'CONFLICT',
   'ROUTER_LIMIT_EXCEEDED',
+  'ROUTER_CAPACITY_EXCEEDED',
   'CAN_NOT_CONSUME',
   'MEDIASOUP_ERROR',
   'INTERNAL_ERROR',
@@ -22,6 +23,9 @@ const statusOf = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   ROUTER_LIMIT_EXCEEDED: 503,
+  // The caller's own room is full, not the service: 429 (as a quota), the other rooms go on; freeing
+  // resources in that room, not waiting, is what lets the next creation through.
+  ROUTER_CAPACITY_EXCEEDED: 429,
   CAN_NOT_CONSUME: 400,
   MEDIASOUP_ERROR: 500,
   INTERNAL_ERROR: 500,

@@ -6,6 +6,7 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { bindOps, type MediaOps } from './ops/index.js';
 import type { RegistryCounts } from './registry/kinds.js';
+import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
 
@@ -30,7 +31,16 @@ export interface MediaInfo {
   startedAt: Date;
   workers: WorkerInfo[];
   counts: RegistryCounts;
-  limits: { maxRouters: number; rtcMinPort: number; rtcMaxPort: number };
+  limits: {
+    maxRouters: number;
+    maxTransportsPerRouter: number;
+    maxProducersPerRouter: number;
+    maxConsumersPerRouter: number;
+    rtcMinPort: number;
+    rtcMaxPort: number;
+  };
+  /** The most transports, producers and consumers any one router holds now (each its own maximum). */
+  largestRouter: Omit<RegistryCounts, 'routers'>;
 }
 
 export interface WorkerStats {
@@ -73,13 +83,26 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   const startedAt = new Date();
   const registry = new MediaRegistry();
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
-  pool.events.on('workerDied', (worker) => registry.dropWorker(worker));
-  const engine = createEngineCall({
+  const { engine, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
     isOpen: (kind, id) => registry.has(kind, id),
+    workerOf: (kind, id) => registry.get(kind, id)?.worker,
   });
-  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), engine });
+  pool.events.on('workerDied', (worker, slot) => {
+    // Before the calls' rejections run: they are still under way here, with the requests they serve.
+    const inFlight = inFlightOn(worker);
+    if (inFlight.length > 0) {
+      logger.error({ slot: slot.index, workerPid: worker.pid, inFlight, requestIds: inFlight.map((call) => call.requestId) }, 'media worker died with engine calls in flight');
+    }
+    registry.dropWorker(worker);
+  });
+  const caps = new RoomCaps(registry, {
+    transport: config.maxTransportsPerRouter,
+    producer: config.maxProducersPerRouter,
+    consumer: config.maxConsumersPerRouter,
+  });
+  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), caps, engine });
 
   return {
     ...ops,
@@ -97,7 +120,15 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         lastRestartDelayMs: slot.lastRestartDelayMs ?? null,
       })),
       counts: registry.counts(),
-      limits: { maxRouters: config.maxRouters, rtcMinPort: config.rtcMinPort, rtcMaxPort: config.rtcMaxPort },
+      limits: {
+        maxRouters: config.maxRouters,
+        maxTransportsPerRouter: config.maxTransportsPerRouter,
+        maxProducersPerRouter: config.maxProducersPerRouter,
+        maxConsumersPerRouter: config.maxConsumersPerRouter,
+        rtcMinPort: config.rtcMinPort,
+        rtcMaxPort: config.rtcMaxPort,
+      },
+      largestRouter: caps.largest(),
     }),
 
     async workerStats() {

@@ -54,7 +54,7 @@ describe('OpenAPI documents', () => {
     const codes = JSON.stringify(publicDoc);
     for (const code of [1000, 1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004, 2005]) expect(codes).toContain(`"code":${code}`);
     const relay = JSON.stringify(internalDoc);
-    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'ROUTER_CAPACITY_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
     }
     // The relay's input bounds are in its document (they come from the same schemas).

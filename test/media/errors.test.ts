@@ -7,9 +7,34 @@ import { fromEngineError } from '../../src/media/engine/errors.js';
 import { RelayError } from '../../src/media/errors.js';
 import { handleRelayError } from '../../src/media/http/errors.js';
 
+/**
+ * Real engine errors, whatever the engine's version exports: an UnsupportedError (a codec the engine
+ * does not support) and an InvalidStateError (a call on a closed worker).
+ */
+async function engineErrors(): Promise<{ unsupported: Error; invalidState: Error }> {
+  const worker = await mediasoup.createWorker({ logLevel: 'none' });
+  try {
+    const unsupported = await worker.createRouter({ mediaCodecs: [{ kind: 'audio', mimeType: 'audio/none', clockRate: 8000 }] }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    worker.close();
+    const invalidState = await worker.createRouter({}).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(unsupported?.name).toBe('UnsupportedError');
+    expect(invalidState?.name).toBe('InvalidStateError');
+    return { unsupported: unsupported!, invalidState: invalidState! };
+  } finally {
+    worker.close();
+  }
+}
+
 describe('fromEngineError', () => {
-  it('maps TypeError and UnsupportedError to VALIDATION_ERROR with the engine reason as an issue', () => {
-    for (const error of [new TypeError('missing codec.mimeType'), new mediasoup.types.UnsupportedError('media codec not supported')]) {
+  it('maps TypeError and UnsupportedError to VALIDATION_ERROR with the engine reason as an issue', async () => {
+    const { unsupported } = await engineErrors();
+    for (const error of [new TypeError('missing codec.mimeType'), unsupported]) {
       const mapped = fromEngineError(error, 'create router');
       expect(mapped.code).toBe('VALIDATION_ERROR');
       expect(mapped.status).toBe(400);
@@ -17,8 +42,9 @@ describe('fromEngineError', () => {
     }
   });
 
-  it('maps any other engine failure to MEDIASOUP_ERROR without echoing it', () => {
-    for (const error of [new Error('Channel request timeout'), new mediasoup.types.InvalidStateError('Channel closed'), 'odd']) {
+  it('maps any other engine failure to MEDIASOUP_ERROR without echoing it', async () => {
+    const { invalidState } = await engineErrors();
+    for (const error of [new Error('Channel request timeout'), invalidState, 'odd']) {
       const mapped = fromEngineError(error, 'create transport');
       expect(mapped.toBody()).toEqual({ code: 'MEDIASOUP_ERROR', message: 'media engine failed: create transport' });
       expect(mapped.status).toBe(500);

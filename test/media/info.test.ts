@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayApiDocument } from '../../src/docs/openapi.js';
+import { infoSchema } from '../../src/media/http/views.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, relay } from './support.js';
 
@@ -32,9 +34,24 @@ describe('GET /internal/info', () => {
         { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null },
       ],
       counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
-      limits: { maxRouters: 50, rtcMinPort, rtcMaxPort },
+      limits: { maxRouters: 50, maxTransportsPerRouter: 500, maxProducersPerRouter: 1000, maxConsumersPerRouter: 20000, rtcMinPort, rtcMaxPort },
+      largestRouter: { transports: 2, producers: 1, consumers: 0 },
       rate_limits: { store: 'memory' },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
+  });
+
+  it('answers exactly what its OpenAPI schema says (a strict zod schema, the document generated from it)', async () => {
+    const res = await relay(t).get('/internal/info');
+    // Strict: a field the endpoint returns but the schema omits fails here.
+    const parsed = infoSchema.safeParse(res.body);
+    expect(parsed.error?.issues ?? []).toEqual([]);
+    const doc = relayApiDocument() as unknown as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: { properties: Record<string, any> } }> }> } }>;
+    };
+    const schema = doc.paths['/internal/info']!.get.responses['200']!.content['application/json']!.schema;
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(res.body).sort());
+    expect(Object.keys(schema.properties.workers.items.properties).sort()).toEqual(Object.keys(res.body.workers[0]).sort());
+    expect(Object.keys(schema.properties.workers.items.properties)).toEqual(expect.arrayContaining(['deaths', 'lastRestartDelayMs']));
   });
 });

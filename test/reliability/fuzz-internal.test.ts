@@ -6,6 +6,7 @@
 // the end) and nothing leaks (registry and engine back to empty).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routerListSchema, routerStateSchema } from '../../src/media/http/views.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,
@@ -266,7 +267,7 @@ describe('fuzz /internal', () => {
   });
 
   it('POST /v1/consumers', async () => {
-    const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) });
+    const valid = () => ({ transportId: base.recv, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities), appData: { peer: 'p2' } });
     const body = fc.oneof(anyJson, mutatedHostile(valid), fc.constant(null).map(() => ({ ...valid(), transportId: base.send })));
     await fc.assert(
       fc.asyncProperty(requests(body), async (r) => {
@@ -361,9 +362,31 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('GET /v1/routers and /v1/routers/:id (state to reconcile from)', async () => {
+    // The base router holds transports, a producer and, now and then, consumers with appData.
+    const target = fc.oneof(
+      fc.constant({ path: async () => '/internal/v1/routers', schema: routerListSchema as typeof routerListSchema | typeof routerStateSchema }),
+      idOf(async () => base.routerId).map((id) => ({ path: async () => `/internal/v1/routers/${await id()}`, schema: routerStateSchema })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target, requests(anyJson), fc.boolean(), async (x, r, withConsumer) => {
+        if (withConsumer) {
+          const body = { transportId: base.recv, producerId: base.producerId, rtpCapabilities: base.rtpCapabilities, appData: { peer: 'p3', deep: { a: [1, 'x'] } } };
+          created.push({ kind: 'consumers', id: (await must('POST', '/internal/v1/consumers', body, 201)).id });
+        }
+        const path = await x.path();
+        const a = await send('GET', path, r);
+        expectRelayAnswer(a, 200, ['NOT_FOUND'], what('GET', path, r));
+        if (a.status === 200) x.schema.parse(a.body);
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('GET /info, unknown routes and wrong methods under /internal', async () => {
     const path = fc.oneof(
-      fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/metrics'),
+      fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/v1/routers', '/internal/metrics'),
       fc.tuple(fc.constantFrom('routers', 'transports', 'producers', 'consumers'), notAnId, fc.constantFrom('', '/connect', '/resume', '/x')).map(([k, id, s]) => `/internal/v1/${k}/${id}${s}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/internal/${segments.join('/')}`),
     );

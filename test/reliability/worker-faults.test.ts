@@ -204,3 +204,51 @@ describe('worker that stops answering (SIGSTOP)', () => {
     await eventually('engine empty', () => engine.open().routers === 0, 5000, 20);
   });
 });
+
+describe('worker killed while requests are in flight', () => {
+  it('answers MEDIASOUP_ERROR naming the worker death, never 404, and logs the request ids in flight', { timeout: 60_000 }, async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+    const t = await buildTestApp({ MEDIASOUP_WORKERS: '1', MEDIASOUP_RESTART_BASE_MS: '300' }, { logger });
+    cleanups.push(() => t.close());
+    const headers = { 'x-internal-token': t.internalToken, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) => {
+      const res = await t.app.request(path, { method: 'POST', headers, body: JSON.stringify(body) });
+      return { status: res.status, requestId: res.headers.get('x-request-id'), body: (await res.json()) as { code: string; message: string; details?: unknown } };
+    };
+    const router = await post('/internal/v1/routers', {});
+    const send = await post('/internal/v1/transports', { routerId: (router.body as unknown as { id: string }).id, direction: 'send' });
+    const sendId = (send.body as unknown as { id: string }).id;
+    const routerId = (router.body as unknown as { id: string }).id;
+    const pid = (await info(t.app, t.internalToken)).workers[0]!.pid!;
+
+    // Stopped, the worker holds every request; killed, it takes the transport and router with it.
+    process.kill(pid, 'SIGSTOP');
+    const answers = Promise.all([
+      post('/internal/v1/producers', { transportId: sendId, kind: 'audio', rtpParameters: opus() }),
+      post('/internal/v1/transports', { routerId, direction: 'recv' }),
+      post(`/internal/v1/transports/${sendId}/connect`, { dtlsParameters: dtls() }),
+    ]);
+    await sleep(300);
+    process.kill(pid, 'SIGKILL');
+    const answered = await answers;
+
+    for (const a of answered) {
+      expect(a.status).toBe(500);
+      expect(a.body.code).toBe('MEDIASOUP_ERROR');
+      expect(a.body.message).toMatch(/worker died during the request/);
+      expect(a.body.details).toEqual({ workerPid: pid });
+    }
+    const requestIds = answered.map((a) => a.requestId);
+    expect(requestIds.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    const death = lines.find((l) => l.msg === 'media worker died with engine calls in flight');
+    expect(death).toMatchObject({ workerPid: pid });
+    expect([...(death!.requestIds as string[])].sort()).toEqual([...requestIds].sort());
+    const perCall = lines.filter((l) => l.msg === 'media worker died during an engine call').map((l) => l.requestId);
+    expect(perCall.sort()).toEqual([...requestIds].sort());
+
+    // After the death the router is gone: asking for it now is the caller's 404, as before.
+    await eventually('worker 0 restarted', async () => (await info(t.app, t.internalToken)).workers[0]!.alive, 10_000, 20);
+    expect((await post('/internal/v1/transports', { routerId, direction: 'recv' })).status).toBe(404);
+  });
+});

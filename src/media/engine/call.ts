@@ -1,6 +1,9 @@
 // Every call into the engine goes through here: a deadline, late results closed, the engine's message
-// logged and mapped, NOT_FOUND when a resource the call needed went away meanwhile.
+// logged and mapped, NOT_FOUND when a resource the call needed went away meanwhile, and MEDIASOUP_ERROR
+// (never NOT_FOUND) when it went away because its worker died during the call.
+import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
+import { currentRequestId } from '../../request-context.js';
 import { notFound, RelayError } from '../errors.js';
 import type { ResourceKind } from '../registry/kinds.js';
 import { fromEngineError } from './errors.js';
@@ -15,16 +18,47 @@ export const ENGINE_TIMEOUT_MS = 10_000;
 export type Needs = [ResourceKind, string][];
 
 /**
- * Runs `call` under the deadline and maps its failure.
+ * Runs `call` under the deadline and maps its failure. `worker` is the worker the call runs on; by
+ * default the worker of the first need.
  * @example const transport = await engine('create transport', () => router.createWebRtcTransport(o), [['router', routerId]])
  */
-export type EngineCall = <T>(operation: string, call: () => Promise<T>, needs?: Needs) => Promise<T>;
+export type EngineCall = <T>(operation: string, call: () => Promise<T>, needs?: Needs, worker?: ms.Worker) => Promise<T>;
+
+/** An engine call under way: what it does and for which HTTP request. */
+export interface InFlightCall {
+  operation: string;
+  requestId: string | undefined;
+}
+
+export interface EngineCallOptions {
+  timeoutMs: number;
+  logger: Logger;
+  isOpen: (kind: ResourceKind, id: string) => boolean;
+  /** The worker a resource lives on, while it is open. */
+  workerOf: (kind: ResourceKind, id: string) => ms.Worker | undefined;
+}
+
+export interface EngineCaller {
+  engine: EngineCall;
+  /** The calls under way on `worker`, for the log line of its death. */
+  inFlightOn(worker: ms.Worker): InFlightCall[];
+}
 
 class EngineTimeout extends Error {}
 
-export function createEngineCall(options: { timeoutMs: number; logger: Logger; isOpen: (kind: ResourceKind, id: string) => boolean }): EngineCall {
-  const { timeoutMs, logger, isOpen } = options;
-  return async function engine<T>(operation: string, call: () => Promise<T>, needs: Needs = []): Promise<T> {
+export function createEngineCall(options: EngineCallOptions): EngineCaller {
+  const { timeoutMs, logger, isOpen, workerOf } = options;
+  const inFlight = new Map<ms.Worker, Set<InFlightCall>>();
+
+  async function engine<T>(operation: string, call: () => Promise<T>, needs: Needs = [], on?: ms.Worker): Promise<T> {
+    const worker = on ?? (needs[0] ? workerOf(...needs[0]) : undefined);
+    const requestId = currentRequestId();
+    const tracked: InFlightCall = { operation, requestId };
+    if (worker) {
+      let calls = inFlight.get(worker);
+      if (!calls) inFlight.set(worker, (calls = new Set()));
+      calls.add(tracked);
+    }
     const pending = (async () => call())();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -33,22 +67,48 @@ export function createEngineCall(options: { timeoutMs: number; logger: Logger; i
     try {
       return await Promise.race([pending, deadline]);
     } catch (error) {
+      if (worker?.died) {
+        // The resource is gone because its worker is: that is the engine failing, not the caller's 404.
+        pending.then(closeLate, () => {});
+        logger.error({ operation, requestId, workerPid: worker.pid }, 'media worker died during an engine call');
+        throw workerDied(operation, worker);
+      }
       const gone = needs.find(([kind, id]) => !isOpen(kind, id));
       if (error instanceof EngineTimeout) {
         // Whatever the engine makes of this call later is not wanted any more.
         pending.then(closeLate, () => {});
-        logger.error({ operation, timeoutMs }, 'media engine did not answer in time');
+        logger.error({ operation, requestId, timeoutMs }, 'media engine did not answer in time');
         if (gone) throw notFound(...gone);
         throw new RelayError('MEDIASOUP_ERROR', `media engine did not answer in time: ${operation}`);
       }
       if (gone) throw notFound(...gone);
       const mapped = fromEngineError(error, operation);
-      if (mapped.code === 'MEDIASOUP_ERROR') logger.error({ err: error, operation }, 'media engine call failed');
+      if (mapped.code === 'MEDIASOUP_ERROR') logger.error({ err: error, operation, requestId }, 'media engine call failed');
       throw mapped;
     } finally {
       clearTimeout(timer);
+      if (worker) {
+        const calls = inFlight.get(worker);
+        calls?.delete(tracked);
+        if (calls?.size === 0) inFlight.delete(worker);
+      }
     }
-  };
+  }
+
+  return { engine, inFlightOn: (worker) => [...(inFlight.get(worker) ?? [])] };
+}
+
+/** The MEDIASOUP_ERROR of a request whose worker died under it. */
+export function workerDied(operation: string, worker: ms.Worker): RelayError {
+  return new RelayError('MEDIASOUP_ERROR', `media worker died during the request: ${operation}`, { workerPid: worker.pid });
+}
+
+/**
+ * The answer when a resource a request needs is gone after its engine call: MEDIASOUP_ERROR when its
+ * worker died meanwhile, NOT_FOUND when something (an API close, a cascade) closed it.
+ */
+export function goneError(kind: ResourceKind, id: string, worker: ms.Worker, operation: string): RelayError {
+  return worker.died ? workerDied(operation, worker) : notFound(kind, id);
 }
 
 /** A resource the engine created but the registry could not take is closed, never left half-created. */

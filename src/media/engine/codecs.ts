@@ -1,7 +1,14 @@
 // The codecs a router offers when POST /internal/v1/routers names none.
 import type { types as ms } from 'mediasoup';
 
-export const DEFAULT_MEDIA_CODECS: readonly ms.RtpCodecCapability[] = [
+/**
+ * A router's media codec, as `worker.createRouter()` takes it: `RtpCodecCapability` in mediasoup 3.11,
+ * `RouterRtpCodecCapability` upstream (where `preferredPayloadType` became required in the former and
+ * stays optional here). Derived from the method, so the code type-checks against both.
+ */
+export type RouterMediaCodec = NonNullable<NonNullable<Parameters<ms.Worker['createRouter']>[0]>['mediaCodecs']>[number];
+
+export const DEFAULT_MEDIA_CODECS: readonly RouterMediaCodec[] = [
   { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
   { kind: 'video', mimeType: 'video/VP8', clockRate: 90000 },
   { kind: 'video', mimeType: 'video/VP9', clockRate: 90000 },

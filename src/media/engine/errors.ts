@@ -1,5 +1,4 @@
 // What a failed mediasoup call means for the caller: engine error -> RelayError. No HTTP here.
-import * as mediasoup from 'mediasoup';
 import { conflict, RelayError, validationError } from '../errors.js';
 
 /** mediasoup 3.11's RtpListener: "ssrc|RTX ssrc|MID|RID already exists in RTP listener …". */
@@ -12,7 +11,7 @@ const RTP_LISTENER_CLASH = /already exists in RTP listener/;
  */
 export function fromEngineError(error: unknown, operation: string): RelayError {
   if (error instanceof RelayError) return error;
-  if (error instanceof TypeError || error instanceof mediasoup.types.UnsupportedError) {
+  if (error instanceof TypeError || isUnsupportedError(error)) {
     return validationError([{ path: '', message: error.message }], `media engine rejected the request: ${operation}`);
   }
   // The worker refuses a producer whose ssrc, RTX ssrc, MID (or RID without a MID) another producer
@@ -23,4 +22,13 @@ export function fromEngineError(error: unknown, operation: string): RelayError {
     });
   }
   return new RelayError('MEDIASOUP_ERROR', `media engine failed: ${operation}`);
+}
+
+/**
+ * mediasoup's UnsupportedError, known by its name: mediasoup 3.11 exports the class as
+ * `mediasoup.types.UnsupportedError`, but upstream's `types` is a type-only export (no class at
+ * run time), and the relay's code must type-check against both.
+ */
+function isUnsupportedError(error: unknown): error is Error {
+  return error instanceof Error && error.name === 'UnsupportedError';
 }

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import type { AppDeps, AppEnv } from '../../app.js';
 import { bodyLimit } from '../../http/body-limit.js';
 import { internalToken } from '../../http/internal-token.js';
+import { runWithRequestId } from '../../request-context.js';
 import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { relayErrorHandler } from './errors.js';
@@ -23,13 +24,17 @@ export function createInternalApp(deps: AppDeps) {
   const { media } = deps;
   return new Hono<AppEnv>()
     .use(internalToken({ token: deps.internalToken }))
+    // The request id follows the work into the engine: its failures and a worker's death name it.
+    .use(function requestScope(c, next) {
+      return runWithRequestId(c.get('requestId'), next);
+    })
     .use(
       bodyLimit({
         maxSize: INTERNAL_BODY_LIMIT,
         onError: (c) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413),
       }),
     )
-    .get('/info', (c) => c.json(infoView(media.info()), 200))
+    .get('/info', (c) => c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory' }), 200))
     .route('/v1/routers', routersRoutes(media))
     .route('/v1/transports', transportsRoutes(media))
     .route('/v1/producers', producersRoutes(media))

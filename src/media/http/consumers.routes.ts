@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../app.js';
 import type { MediaService } from '../index.js';
-import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
+import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { createConsumerBody } from './schemas.js';
 import { jsonBody } from './validator.js';
 import { consumerStateView, consumerView } from './views.js';
@@ -49,6 +49,7 @@ export const consumersDocs: RelayOperation[] = [
       notFoundDoc('transport or producer'),
       ['CONFLICT', 409, 'the transport is a send transport; details {transportId, direction}'],
       ['CAN_NOT_CONSUME', 400, 'the capabilities cannot consume this producer'],
+      capacityDoc('consumers'),
     ],
   },
   {

@@ -2,12 +2,12 @@
 // those of the internal app and the operations endpoints.
 import { z } from 'zod';
 import { RELAY_ERROR_CODES } from '../errors.js';
-import { KIND_PLURALS } from '../registry/kinds.js';
 import { consumersDocs } from './consumers.routes.js';
-import { anyObject, timeString, type ErrorRow, type RelayOperation } from './docs.js';
+import { anyObject, type ErrorRow, type RelayOperation } from './docs.js';
 import { producersDocs } from './producers.routes.js';
 import { routersDocs } from './routers.routes.js';
 import { transportsDocs } from './transports.routes.js';
+import { infoSchema } from './views.js';
 
 export const relayError = z.object({
   code: z.enum(RELAY_ERROR_CODES),
@@ -33,17 +33,7 @@ export const relayOperations: RelayOperation[] = [
     summary: 'Workers, resource counts and limits',
     success: {
       status: 200,
-      schema: z.object({
-        version: z.string(),
-        started_at: timeString,
-        uptime_s: z.int(),
-        workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
-        counts: z.object(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()]))),
-        limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
-        rate_limits: z
-          .object({ store: z.enum(['memory', 'redis', 'memory-fallback']) })
-          .describe('where the account API rate limits count: memory (no REDIS_URL), redis (shared), memory-fallback (Redis failing)'),
-      }),
+      schema: infoSchema,
       description: 'service information',
     },
     errors: [],

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../app.js';
 import type { MediaService } from '../index.js';
-import { notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
+import { capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { createProducerBody } from './schemas.js';
 import { jsonBody } from './validator.js';
 import { producerView } from './views.js';
@@ -32,7 +32,12 @@ export const producersDocs: RelayOperation[] = [
       schema: z.object({ id: z.string(), transportId: z.string(), kind: z.enum(['audio', 'video']), type: z.string(), paused: z.boolean() }),
       description: 'the producer',
     },
-    errors: [VALIDATION, notFoundDoc('transport'), ['CONFLICT', 409, 'the transport is a recv transport; details {transportId, direction}']],
+    errors: [
+      VALIDATION,
+      notFoundDoc('transport'),
+      ['CONFLICT', 409, 'the transport is a recv transport; details {transportId, direction}'],
+      capacityDoc('producers'),
+    ],
   },
   {
     method: 'delete',

@@ -206,6 +206,7 @@ export const createConsumerBody = z.object({
   transportId: id,
   producerId: id,
   rtpCapabilities: rtpCapabilitiesSchema,
+  appData: appDataSchema.optional(),
 });
 
 export type CreateRouterBody = z.infer<typeof createRouterBody>;

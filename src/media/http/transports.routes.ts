@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../../app.js';
 import type { MediaService } from '../index.js';
-import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
+import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { connectTransportBody, createTransportBody } from './schemas.js';
 import { jsonBody } from './validator.js';
 import { transportView } from './views.js';
@@ -37,13 +37,24 @@ export const transportsDocs: RelayOperation[] = [
         routerId: z.string(),
         direction: z.enum(['send', 'recv']),
         iceParameters: anyObject,
-        iceCandidates: z.array(anyObject),
+        iceCandidates: z.array(
+          z.object({
+            foundation: z.string(),
+            priority: z.number(),
+            address: z.string(),
+            ip: z.string().describe('the same as address (mediasoup 3.11 name)'),
+            protocol: z.enum(['udp', 'tcp']),
+            port: z.int(),
+            type: z.string(),
+            tcpType: z.string().optional(),
+          }),
+        ),
         dtlsParameters: anyObject,
         sctpParameters: anyObject.optional(),
       }),
       description: 'the transport',
     },
-    errors: [VALIDATION, notFoundDoc('router')],
+    errors: [VALIDATION, notFoundDoc('router'), capacityDoc('transports')],
   },
   {
     method: 'post',

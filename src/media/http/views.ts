@@ -1,12 +1,36 @@
 // The answers' shapes, built field by field from the engine's objects (never spread).
 import type { types as ms } from 'mediasoup';
+import { z } from 'zod';
+import type { RateLimitMode } from '../../http/rate-limit-store.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
 import type { MediaInfo } from '../index.js';
-import type { ConsumerEntry, TransportEntry } from '../registry/kinds.js';
+import { KIND_PLURALS, type ConsumerEntry, type KindPlural, type ProducerEntry, type TransportEntry } from '../registry/kinds.js';
+import type { RouterState, RouterSummary } from '../ops/routers.js';
+import { timeString } from './docs.js';
 
+/** The id twice: `routerId` is the field a signaling server written in Go reads (docs/media-relay.md). */
 export function routerView(router: ms.Router) {
-  return { id: router.id, rtpCapabilities: router.rtpCapabilities };
+  return { id: router.id, routerId: router.id, rtpCapabilities: router.rtpCapabilities };
+}
+
+/**
+ * One shape whatever the engine: mediasoup 3.11 names the candidate's address `ip`, current
+ * mediasoup (and mediasoup-client) `address`; both are filled.
+ */
+export function iceCandidateView(candidate: ms.IceCandidate) {
+  const named = candidate as unknown as { ip?: string; address?: string };
+  const address = (named.address ?? named.ip)!;
+  return {
+    foundation: candidate.foundation,
+    priority: candidate.priority,
+    address,
+    ip: address,
+    protocol: candidate.protocol,
+    port: candidate.port,
+    type: candidate.type,
+    ...(candidate.tcpType ? { tcpType: candidate.tcpType } : {}),
+  };
 }
 
 export function transportView({ transport, routerId, direction }: TransportEntry) {
@@ -15,7 +39,7 @@ export function transportView({ transport, routerId, direction }: TransportEntry
     routerId,
     direction,
     iceParameters: transport.iceParameters,
-    iceCandidates: transport.iceCandidates,
+    iceCandidates: transport.iceCandidates.map(iceCandidateView),
     dtlsParameters: transport.dtlsParameters,
     ...(transport.sctpParameters ? { sctpParameters: transport.sctpParameters } : {}),
   };
@@ -42,7 +66,46 @@ export function consumerStateView(consumer: ms.Consumer) {
   return { id: consumer.id, paused: consumer.paused, producerPaused: consumer.producerPaused };
 }
 
-export function infoView(info: MediaInfo, now = Date.now()) {
+/**
+ * GET /internal/info's answer. Strict objects: a field the endpoint returns but this schema omits
+ * fails the test that checks answers against it, so the OpenAPI document generated from it cannot drift.
+ */
+export const infoSchema = z.strictObject({
+  version: z.string(),
+  started_at: timeString,
+  uptime_s: z.int(),
+  workers: z.array(
+    z.strictObject({
+      pid: z.int().nullable().describe('of the live worker, or of the last one while its slot waits for a restart'),
+      alive: z.boolean(),
+      restarts: z.int(),
+      deaths: z.int(),
+      routers: z.int(),
+      port: z.int(),
+      lastRestartDelayMs: z.int().nullable().describe('delay of the restart scheduled last; null before the first death'),
+    }),
+  ),
+  counts: z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>),
+  limits: z.strictObject({
+    maxRouters: z.int(),
+    maxTransportsPerRouter: z.int(),
+    maxProducersPerRouter: z.int(),
+    maxConsumersPerRouter: z.int(),
+    rtcMinPort: z.int(),
+    rtcMaxPort: z.int(),
+  }),
+  largestRouter: z.strictObject({ transports: z.int(), producers: z.int(), consumers: z.int() }).describe('the most of each kind any one router holds'),
+  rate_limits: z
+    .strictObject({ store: z.enum(['memory', 'redis', 'memory-fallback']) })
+    .describe('where the account API rate limits count: memory (no REDIS_URL), redis (shared), memory-fallback (Redis failing)'),
+});
+
+/** What /internal/info says beside the relay's own figures. */
+export interface ServiceInfo {
+  rateLimitStore: RateLimitMode;
+}
+
+export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()): z.infer<typeof infoSchema> {
   return {
     version: packageJson.version,
     started_at: formatTime(info.startedAt),
@@ -50,5 +113,83 @@ export function infoView(info: MediaInfo, now = Date.now()) {
     workers: info.workers,
     counts: info.counts,
     limits: info.limits,
+    largestRouter: info.largestRouter,
+    rate_limits: { store: service.rateLimitStore },
+  };
+}
+
+// State to reconcile from (GET /v1/routers, GET /v1/routers/:id): each answer's schema, which the
+// OpenAPI document is generated from and the tests check answers against, beside its view.
+const appDataSchema = z.record(z.string(), z.unknown());
+const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int() });
+
+export const routerSummarySchema = z.object({
+  id: z.string(),
+  appData: appDataSchema,
+  createdAt: timeString,
+  workerPid: z.int(),
+  counts: roomCountsSchema,
+});
+
+export const routerListSchema = z.object({ routers: z.array(routerSummarySchema) });
+
+export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataSchema });
+
+export const consumerReconcileSchema = z.object({
+  id: z.string(),
+  producerId: z.string(),
+  paused: z.boolean(),
+  producerPaused: z.boolean(),
+  appData: appDataSchema,
+});
+
+export const transportStateSchema = z.object({
+  id: z.string(),
+  direction: z.enum(['send', 'recv']),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
+  dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
+  appData: appDataSchema,
+  producers: z.array(producerStateSchema),
+  consumers: z.array(consumerReconcileSchema),
+});
+
+export const routerStateSchema = routerSummarySchema.extend({
+  rtpCapabilities: appDataSchema,
+  transports: z.array(transportStateSchema),
+});
+
+export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typeof routerSummarySchema> {
+  return {
+    id: entry.router.id,
+    appData: entry.router.appData,
+    createdAt: formatTime(entry.createdAt),
+    workerPid: entry.worker.pid,
+    counts: { transports: counts.transports, producers: counts.producers, consumers: counts.consumers },
+  };
+}
+
+function producerStateView({ producer }: ProducerEntry): z.infer<typeof producerStateSchema> {
+  return { id: producer.id, kind: producer.kind, paused: producer.paused, appData: producer.appData };
+}
+
+function consumerReconcileView({ consumer, producerId }: ConsumerEntry): z.infer<typeof consumerReconcileSchema> {
+  return { id: consumer.id, producerId, paused: consumer.paused, producerPaused: consumer.producerPaused, appData: consumer.appData };
+}
+
+export function routerStateView(state: RouterState): z.infer<typeof routerStateSchema> {
+  return {
+    ...routerSummaryView(state),
+    rtpCapabilities: state.entry.router.rtpCapabilities as unknown as Record<string, unknown>,
+    transports: state.transports.map(({ entry, producers, consumers }) => ({
+      id: entry.transport.id,
+      direction: entry.direction,
+      connected: entry.connected,
+      iceState: entry.transport.iceState,
+      dtlsState: entry.transport.dtlsState,
+      appData: entry.transport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+    })),
   };
 }

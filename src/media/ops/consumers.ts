@@ -1,14 +1,14 @@
 // Consumers: a producer's media forwarded to a recv transport of the same router.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { RelayError } from '../errors.js';
 import type { CreateConsumerBody } from '../http/schemas.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
 /** Consumers always start paused; `producerPaused` is what the engine reports. */
 export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): Promise<ConsumerEntry> {
-  const { registry, engine } = deps;
+  const { registry, engine, caps } = deps;
   const { transportId, producerId } = input;
   const entry = registry.require('transport', transportId);
   if (entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry);
@@ -22,22 +22,24 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
       ...(producer.routerId !== entry.routerId ? { reason: 'producer belongs to another router' } : {}),
     });
   }
-  const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true }), [
-    ['transport', transportId],
-    ['producer', producerId],
-  ]);
-  return adopt(consumer, () => {
-    if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
-    if (consumer.closed || !registry.has('producer', producerId)) throw notFound('producer', producerId);
-    return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
+  return caps.reserve(entry.routerId, 'consumer', async () => {
+    const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true, ...(input.appData ? { appData: input.appData } : {}) }), [
+      ['transport', transportId],
+      ['producer', producerId],
+    ]);
+    return adopt(consumer, () => {
+      if (!registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
+      if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create consumer');
+      return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
+    });
   });
 }
 
 export async function resumeConsumer(deps: OpsDeps, id: string): Promise<ms.Consumer> {
   const { registry, engine } = deps;
-  const { consumer } = registry.require('consumer', id);
+  const { consumer, worker } = registry.require('consumer', id);
   await engine('resume consumer', () => consumer.resume(), [['consumer', id]]);
-  if (!registry.has('consumer', id)) throw notFound('consumer', id);
+  if (!registry.has('consumer', id)) throw goneError('consumer', id, worker, 'resume consumer');
   return consumer;
 }
 

@@ -6,6 +6,7 @@ import type { EngineCall } from '../engine/call.js';
 import type { WorkerPool } from '../engine/pool.js';
 import { conflict, type RelayError } from '../errors.js';
 import type { Direction, TransportEntry } from '../registry/kinds.js';
+import type { RoomCaps } from '../registry/caps.js';
 import type { RouterPlacement } from '../registry/placement.js';
 import type { MediaRegistry } from '../registry/registry.js';
 
@@ -15,6 +16,8 @@ export interface OpsDeps {
   readonly pool: WorkerPool;
   readonly registry: MediaRegistry;
   readonly placement: RouterPlacement;
+  /** Per-router caps of transports, producers and consumers (creations under way included). */
+  readonly caps: RoomCaps;
   /** The only way an op calls the engine (deadline, error mapping, NOT_FOUND when a need went away). */
   readonly engine: EngineCall;
 }

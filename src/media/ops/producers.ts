@@ -1,33 +1,35 @@
 // Producers: media a client sends on a send transport.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { conflict, notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { conflict, RelayError } from '../errors.js';
 import type { CreateProducerBody } from '../http/schemas.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
 export async function createProducer(deps: OpsDeps, input: CreateProducerBody): Promise<ms.Producer> {
-  const { registry, engine } = deps;
+  const { registry, engine, caps } = deps;
   const { transportId } = input;
   const entry = registry.require('transport', transportId);
   if (entry.direction !== 'send') throw directionConflict(`cannot produce on a recv transport: ${transportId}`, entry);
-  const producer = await engine(
-    'create producer',
-    () =>
-      entry.transport.produce({
-        kind: input.kind,
-        rtpParameters: input.rtpParameters as unknown as ms.RtpParameters,
-        paused: input.paused ?? false,
-        ...(input.appData ? { appData: input.appData } : {}),
-      }),
-    [['transport', transportId]],
-  ).catch((error: unknown) => {
-    // An ssrc/MID clash with another producer: name the transport as every CONFLICT does.
-    if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, direction: entry.direction, ...error.details });
-    throw error;
-  });
-  return adopt(producer, () => {
-    if (producer.closed || !registry.has('transport', transportId)) throw notFound('transport', transportId);
-    return registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId }).producer;
+  return caps.reserve(entry.routerId, 'producer', async () => {
+    const producer = await engine(
+      'create producer',
+      () =>
+        entry.transport.produce({
+          kind: input.kind,
+          rtpParameters: input.rtpParameters as unknown as ms.RtpParameters,
+          paused: input.paused ?? false,
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [['transport', transportId]],
+    ).catch((error: unknown) => {
+      // An ssrc/MID clash with another producer: name the transport as every CONFLICT does.
+      if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, direction: entry.direction, ...error.details });
+      throw error;
+    });
+    return adopt(producer, () => {
+      if (producer.closed || !registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create producer');
+      return registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId }).producer;
+    });
   });
 }
 

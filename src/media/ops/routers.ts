@@ -1,9 +1,10 @@
 // Routers: one per room, placed on the least-loaded live worker.
 import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
-import { DEFAULT_MEDIA_CODECS } from '../engine/codecs.js';
+import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
+import type { ConsumerEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
@@ -17,17 +18,21 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   const slot = placement.place();
   const worker = slot.worker!;
   const router = await placement.reserve(slot, () =>
-    engine('create router', () =>
-      worker.createRouter({
-        // The engine normalises codecs in place: the shared defaults get a copy.
-        mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as ms.RtpCodecCapability[],
-        ...(input.appData ? { appData: input.appData } : {}),
-      }),
+    engine(
+      'create router',
+      () =>
+        worker.createRouter({
+          // The engine normalises codecs in place: the shared defaults get a copy.
+          mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as RouterMediaCodec[],
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [],
+      worker,
     ),
   );
   return adopt(router, () => {
-    if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died while creating the router');
-    return registry.add('router', { router, worker, slot: slot.index }).router;
+    if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
+    return registry.add('router', { router, worker, slot: slot.index, createdAt: new Date() }).router;
   });
 }
 
@@ -37,4 +42,49 @@ export function closeRouter(deps: OpsDeps, id: string): void {
   // router closes it: close the router's transports first, or the server's map grows for ever.
   for (const entry of deps.registry.children('router', id, 'transport')) entry.transport.close();
   router.close();
+}
+
+/**
+ * Every open router, oldest first: what a signaling server rebuilds its map from after a restart.
+ * Bounded by MEDIASOUP_MAX_ROUTERS.
+ */
+export function listRouters(deps: OpsDeps): RouterSummary[] {
+  return [...deps.registry.all('router')].map((entry) => summaryOf(deps, entry));
+}
+
+/** A router and how much its room holds. */
+export interface RouterSummary {
+  entry: RouterEntry;
+  counts: { transports: number; producers: number; consumers: number };
+}
+
+/** A router and everything in it: its transports, each with its producers and its consumers. */
+export interface RouterState extends RouterSummary {
+  transports: { entry: TransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+}
+
+/** Bounded by the per-router caps (MEDIASOUP_MAX_*_PER_ROUTER). */
+export function getRouter(deps: OpsDeps, id: string): RouterState {
+  const { registry } = deps;
+  const entry = registry.require('router', id);
+  return {
+    ...summaryOf(deps, entry),
+    transports: registry.children('router', id, 'transport').map((transport) => ({
+      entry: transport,
+      producers: registry.children('transport', transport.transport.id, 'producer'),
+      consumers: registry.children('transport', transport.transport.id, 'consumer'),
+    })),
+  };
+}
+
+function summaryOf({ registry }: OpsDeps, entry: RouterEntry): RouterSummary {
+  const id = entry.router.id;
+  return {
+    entry,
+    counts: {
+      transports: registry.countInRoom(id, 'transport'),
+      producers: registry.countInRoom(id, 'producer'),
+      consumers: registry.countInRoom(id, 'consumer'),
+    },
+  };
 }

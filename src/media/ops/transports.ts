@@ -1,6 +1,6 @@
 // WebRTC transports, each through its worker's WebRtcServer (one port per worker).
-import { adopt } from '../engine/call.js';
-import { notFound, RelayError } from '../errors.js';
+import { adopt, goneError } from '../engine/call.js';
+import { RelayError } from '../errors.js';
 import type { CreateTransportBody, DtlsParametersInput } from '../http/schemas.js';
 import type { TransportEntry } from '../registry/kinds.js';
 import { directionConflict, type OpsDeps } from './deps.js';
@@ -8,27 +8,29 @@ import { directionConflict, type OpsDeps } from './deps.js';
 const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
 
 export async function createTransport(deps: OpsDeps, input: CreateTransportBody): Promise<TransportEntry> {
-  const { registry, pool, engine } = deps;
+  const { registry, pool, engine, caps } = deps;
   const { routerId, direction } = input;
   const { router, worker, slot } = registry.require('router', routerId);
   const webRtcServer = pool.slots[slot]?.webRtcServer;
   if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
-  const transport = await engine(
-    'create transport',
-    () =>
-      router.createWebRtcTransport({
-        webRtcServer,
-        enableUdp: true,
-        enableTcp: true,
-        preferUdp: true,
-        ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
-        ...(input.appData ? { appData: input.appData } : {}),
-      }),
-    [['router', routerId]],
-  );
-  return adopt(transport, () => {
-    if (transport.closed || !registry.has('router', routerId)) throw notFound('router', routerId);
-    return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+  return caps.reserve(routerId, 'transport', async () => {
+    const transport = await engine(
+      'create transport',
+      () =>
+        router.createWebRtcTransport({
+          webRtcServer,
+          enableUdp: true,
+          enableTcp: true,
+          preferUdp: true,
+          ...(input.enableSctp ? { enableSctp: true, numSctpStreams: SCTP_STREAMS } : {}),
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [['router', routerId]],
+    );
+    return adopt(transport, () => {
+      if (transport.closed || !registry.has('router', routerId)) throw goneError('router', routerId, worker, 'create transport');
+      return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+    });
   });
 }
 
@@ -44,7 +46,7 @@ export async function connectTransport(deps: OpsDeps, id: string, dtlsParameters
     entry.connected = false;
     throw error;
   }
-  if (!registry.has('transport', id)) throw notFound('transport', id);
+  if (!registry.has('transport', id)) throw goneError('transport', id, entry.worker, 'connect transport');
   return entry;
 }
 

@@ -52,6 +52,8 @@ export interface RouterEntry {
   readonly router: ms.Router;
   readonly worker: ms.Worker;
   readonly slot: number;
+  /** When the relay registered it: GET /v1/routers tells a restarted signaling server. */
+  readonly createdAt: Date;
 }
 
 export interface TransportEntry {

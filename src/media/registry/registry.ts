@@ -51,6 +51,16 @@ export class MediaRegistry {
     return entry;
   }
 
+  /** The ids of every open `kind` entry, in the order they were added. */
+  ids(kind: ResourceKind): IterableIterator<string> {
+    return this.map(kind).keys();
+  }
+
+  /** Every open `kind` entry, in the order they were added. */
+  all<K extends ResourceKind>(kind: K): IterableIterator<EntryOf[K]> {
+    return this.map(kind).values();
+  }
+
   has(kind: ResourceKind, id: string): boolean {
     return this.map(kind).has(id);
   }

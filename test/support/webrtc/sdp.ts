@@ -100,6 +100,17 @@ export type RtpCapabilities = {
   codecs?: RtpCapabilityCodec[];
   headerExtensions?: unknown[];
 };
+/**
+ * What the relay answers, read as it is typed against either mediasoup (its JSON may carry any value
+ * in codec parameters): the functions below that only read it take this, and keep what they write bounded.
+ */
+type Loose<T extends { parameters?: unknown }> = Omit<T, 'parameters'> & { parameters?: Record<string, unknown> };
+export type AnswerRtpCapabilities = { codecs?: Loose<RtpCapabilityCodec>[]; headerExtensions?: unknown[] };
+
+/** Codec parameters as the relay's bounds take them: string or number values only. */
+function boundedParameters(parameters: Record<string, unknown> | undefined): Record<string, string | number> {
+  return Object.fromEntries(Object.entries(parameters ?? {}).filter((e): e is [string, string | number] => typeof e[1] === 'string' || typeof e[1] === 'number'));
+}
 
 export type MediaKind = 'audio' | 'video';
 
@@ -267,7 +278,7 @@ export function writeSendAnswer(offer: ParsedSdp, transport: TransportDescriptio
 export type ConsumerDescription = {
   id: string;
   kind: MediaKind;
-  rtpParameters: RtpParameters;
+  rtpParameters: Omit<RtpParameters, 'codecs'> & { codecs: Loose<RtpCodecParameters>[] };
 };
 
 /**
@@ -280,8 +291,9 @@ export function writeRecvOffer(transport: TransportDescription, consumers: Consu
   for (const consumer of consumers) {
     const { rtpParameters } = consumer;
     const mid = consumerMid(consumer);
-    lines.push(...mediaHeader(consumer.kind, mid, rtpParameters.codecs, transport, 'actpass', 'sendonly'));
-    lines.push(...codecLines(rtpParameters.codecs));
+    const codecs = rtpParameters.codecs.map((c) => ({ ...c, parameters: boundedParameters(c.parameters) }));
+    lines.push(...mediaHeader(consumer.kind, mid, codecs, transport, 'actpass', 'sendonly'));
+    lines.push(...codecLines(codecs));
     for (const ext of rtpParameters.headerExtensions ?? []) lines.push(`a=extmap:${ext.id} ${ext.uri}`);
     const encoding = rtpParameters.encodings?.[0];
     if (encoding?.ssrc === undefined) throw new Error(`consumer ${consumer.id} has no SSRC`);
@@ -306,12 +318,13 @@ export function consumerMid(consumer: ConsumerDescription): string {
  * router's codecs of those types with NACK and PLI feedback and no RTX or header extensions, which
  * is what the werift peer of the tests handles.
  */
-export function receiverRtpCapabilities(routerCapabilities: RtpCapabilities, accept: string[]): { codecs: RtpCapabilityCodec[]; headerExtensions: [] } {
+export function receiverRtpCapabilities(routerCapabilities: AnswerRtpCapabilities, accept: string[]): { codecs: RtpCapabilityCodec[]; headerExtensions: [] } {
   const acceptLower = accept.map((m) => m.toLowerCase());
   const codecs = (routerCapabilities.codecs ?? [])
     .filter((c) => acceptLower.includes(c.mimeType.toLowerCase()))
     .map((c) => ({
       ...c,
+      parameters: boundedParameters(c.parameters),
       rtcpFeedback: (c.rtcpFeedback ?? []).filter((fb) => fb.type === 'nack' && (fb.parameter === undefined || fb.parameter === '' || fb.parameter === 'pli')),
     }));
   if (codecs.length !== accept.length) throw new Error(`router lacks some of ${accept.join(', ')}`);

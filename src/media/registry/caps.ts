@@ -1,0 +1,61 @@
+// Per-router caps: how many transports, producers and consumers one router (one room) may hold.
+// Creations under way count as held, as pending routers count against MEDIASOUP_MAX_ROUTERS, so a
+// burst of concurrent requests cannot overshoot the cap while the engine works.
+import { RelayError } from '../errors.js';
+import { KINDS, type KindPlural, type ResourceKind } from './kinds.js';
+import type { MediaRegistry } from './registry.js';
+
+/** The kinds a router holds; a router itself is capped by MEDIASOUP_MAX_ROUTERS. */
+export type RoomKind = Exclude<ResourceKind, 'router'>;
+
+export const ROOM_KINDS: readonly RoomKind[] = ['transport', 'producer', 'consumer'];
+
+export type RoomLimits = Record<RoomKind, number>;
+
+export class RoomCaps {
+  /** `${kind}:${routerId}` → creations under way. */
+  private readonly pending = new Map<string, number>();
+
+  constructor(
+    private readonly registry: MediaRegistry,
+    readonly limits: RoomLimits,
+  ) {}
+
+  /**
+   * Runs `create` (engine call and registration) counted against the router's cap of `kind`, or
+   * throws ROUTER_CAPACITY_EXCEEDED at once when the router holds (or is creating) its maximum.
+   * The check and the reservation happen in one synchronous step.
+   */
+  async reserve<T>(routerId: string, kind: RoomKind, create: () => Promise<T>): Promise<T> {
+    const key = `${kind}:${routerId}`;
+    const pending = this.pending.get(key) ?? 0;
+    const max = this.limits[kind];
+    if (this.registry.countInRoom(routerId, kind) + pending >= max) {
+      throw new RelayError('ROUTER_CAPACITY_EXCEEDED', `router ${routerId} already holds its maximum of ${max} ${KINDS[kind].plural}`, {
+        routerId,
+        resource: kind,
+        max,
+      });
+    }
+    this.pending.set(key, pending + 1);
+    try {
+      return await create();
+    } finally {
+      const left = (this.pending.get(key) ?? 1) - 1;
+      if (left === 0) this.pending.delete(key);
+      else this.pending.set(key, left);
+    }
+  }
+
+  /** The most of each kind that any one router holds now (0 without routers), for /internal/info. */
+  largest(): Record<Exclude<KindPlural, 'routers'>, number> {
+    const largest = { transports: 0, producers: 0, consumers: 0 };
+    for (const routerId of this.registry.ids('router')) {
+      for (const kind of ROOM_KINDS) {
+        const plural = KINDS[kind].plural;
+        largest[plural] = Math.max(largest[plural], this.registry.countInRoom(routerId, kind));
+      }
+    }
+    return largest;
+  }
+}
