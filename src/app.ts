@@ -14,6 +14,7 @@ import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/http/app.js';
 import { handleRelayError, relayErrorHandler } from './media/http/errors.js';
+import type { RelayEvents } from './media/events/index.js';
 import type { MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -21,6 +22,8 @@ export interface AppDeps {
   config: Config;
   database: Database;
   media: MediaService;
+  /** The relay's event bus and its sinks (createRelayEvents); the same bus the media service publishes on. */
+  events: RelayEvents;
   logger: Logger;
   /** Injected so tests can move time; defaults to the wall clock. */
   now?: () => Date;
@@ -43,14 +46,16 @@ const API_BODY_LIMIT = 64 * 1024;
 
 /**
  * @example
- * const app = createApp({ config, database, media, logger, internalToken })
+ * const events = createRelayEvents(config.events, logger)
+ * const media = await createMedia(config.media, logger, { bus: events.bus })
+ * const app = createApp({ config, database, media, events, logger, internalToken })
  * const res = await app.request('/healthz')
  */
 export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {}) {
   const surface = options.surface ?? 'all';
   const servesPublic = surface !== 'internal';
   const servesInternal = surface !== 'public';
-  const deps: AppDeps & { metrics: Metrics } = { ...appDeps, metrics: appDeps.metrics ?? new Metrics(appDeps.media) };
+  const deps: AppDeps & { metrics: Metrics } = { ...appDeps, metrics: appDeps.metrics ?? withEventMetrics(new Metrics(appDeps.media), appDeps.events) };
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
@@ -135,6 +140,11 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   });
 
   return app;
+}
+
+function withEventMetrics(metrics: Metrics, events: RelayEvents): Metrics {
+  metrics.trackEvents(events);
+  return metrics;
 }
 
 function isUnder(path: string, prefix: string): boolean {

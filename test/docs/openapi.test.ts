@@ -79,7 +79,7 @@ describe('OpenAPI documents', () => {
 
 describe('surfaces (separate internal listener)', () => {
   it('public: the account API and docs; /internal/* is 404 even with the token', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
+    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/api/v1/openapi.json')).status).toBe(200);
@@ -93,7 +93,7 @@ describe('surfaces (separate internal listener)', () => {
   });
 
   it('internal: the relay with its token; no account API', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
+    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/internal/info')).status).toBe(401);

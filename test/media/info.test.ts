@@ -33,6 +33,8 @@ describe('GET /internal/info', () => {
       ],
       counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
       limits: { maxRouters: 50, rtcMinPort, rtcMaxPort },
+      // Nothing has closed or changed state yet: no event, and the stream's resume point is this bus's start.
+      events: { lastId: t.events.bus.stats().lastId, buffered: 0, streams: 0, webhook: { enabled: false } },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });

@@ -40,6 +40,12 @@ export const relayOperations: RelayOperation[] = [
         workers: z.array(z.object({ pid: z.int().nullable(), alive: z.boolean(), restarts: z.int(), routers: z.int(), port: z.int() })),
         counts: z.object(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()]))),
         limits: z.object({ maxRouters: z.int(), rtcMinPort: z.int(), rtcMaxPort: z.int() }),
+        events: z.object({
+          lastId: z.string().describe('id of the last event published (resume point of a new stream)'),
+          buffered: z.int().describe('events held for replay'),
+          streams: z.int().describe('event streams open now'),
+          webhook: z.object({ enabled: z.boolean() }).catchall(z.unknown()).describe('delivery figures when EVENTS_WEBHOOK_URL is set'),
+        }),
       }),
       description: 'service information',
     },

@@ -2,6 +2,7 @@
 import type { types as ms } from 'mediasoup';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
+import type { RelayEventsInfo } from '../events/index.js';
 import type { MediaInfo } from '../index.js';
 import type { ConsumerEntry, TransportEntry } from '../registry/kinds.js';
 
@@ -42,7 +43,7 @@ export function consumerStateView(consumer: ms.Consumer) {
   return { id: consumer.id, paused: consumer.paused, producerPaused: consumer.producerPaused };
 }
 
-export function infoView(info: MediaInfo, now = Date.now()) {
+export function infoView(info: MediaInfo, events: RelayEventsInfo, now = Date.now()) {
   return {
     version: packageJson.version,
     started_at: formatTime(info.startedAt),
@@ -50,5 +51,6 @@ export function infoView(info: MediaInfo, now = Date.now()) {
     workers: info.workers,
     counts: info.counts,
     limits: info.limits,
+    events,
   };
 }
