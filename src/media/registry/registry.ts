@@ -18,8 +18,11 @@ import {
 export type CloseCause = 'api' | 'shutdown';
 
 export interface MediaRegistryOptions {
-  /** Called once per added entry, before add() returns: the event bridge subscribes to its observers here. */
-  onAdd?: <K extends ResourceKind>(kind: K, entry: EntryOf[K]) => void;
+  /**
+   * Called once per added entry, before add() returns: the event bridge subscribes to its observers
+   * here, and calls remove() when it closes. Required: without it no entry would ever go.
+   */
+  onAdd: <K extends ResourceKind>(kind: K, entry: EntryOf[K]) => void;
 }
 
 type IdSets = Map<ResourceKind, Set<string>>;
@@ -38,7 +41,7 @@ export class MediaRegistry {
   private readonly byRoom = new Map<string, IdSets>();
   private readonly closing = new WeakMap<EngineResource, CloseCause>();
 
-  constructor(private readonly options: MediaRegistryOptions = {}) {}
+  constructor(private readonly options: MediaRegistryOptions) {}
 
   /** Registers an entry; the watcher given at construction makes it go when its mediasoup object closes. */
   add<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EntryOf[K] {
@@ -48,7 +51,7 @@ export class MediaRegistry {
     for (const parent of KINDS[kind].parents) addTo(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
     addTo(this.byWorker, entry.worker, kind, id);
     addTo(this.byRoom, roomOf(kind, entry), kind, id);
-    this.options.onAdd?.(kind, entry);
+    this.options.onAdd(kind, entry);
     return entry;
   }
 
