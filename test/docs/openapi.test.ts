@@ -54,9 +54,12 @@ describe('OpenAPI documents', () => {
     const codes = JSON.stringify(publicDoc);
     for (const code of [1000, 1001, 1002, 1003, 2001, 2002, 2003, 2004]) expect(codes).toContain(`"code":${code}`);
     const relay = JSON.stringify(internalDoc);
-    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'STREAM_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
     }
+    // The event stream (with its own 503) and the webhook the relay POSTs.
+    expect(Object.keys(internalDoc.paths['/internal/v1/events']!.get!.responses)).toEqual(expect.arrayContaining(['200', '400', '503']));
+    expect(Object.keys((internalDoc as unknown as { webhooks: Record<string, unknown> }).webhooks ?? {}).length).toBeGreaterThan(0);
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
     expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
   });
