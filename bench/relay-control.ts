@@ -118,12 +118,24 @@ export async function relayControl(): Promise<void> {
   const bareClient = httpClient(bare.url);
   const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
   try {
-    // Alternate the two HTTP servers twice so that drift of the machine hits both alike.
-    const runs = { bare: [] as { seq: number; conc: number }[], ours: [] as { seq: number; conc: number }[] };
+    // Alternate the servers twice so that drift of the machine hits all alike; in each round ours runs
+    // once alone and once with one event stream subscriber attached and reading every event (5 per
+    // cycle: consumer, producer, 2 transports, router).
+    const runs = { bare: [] as { seq: number; conc: number }[], ours: [] as { seq: number; conc: number }[], withSub: [] as number[] };
+    let eventsRead = 0;
     for (let round = 0; round < 2; round += 1) {
       runs.bare.push(await measure('bare Hono', () => httpCycle(bareClient), bare.pid));
       runs.ours.push(await measure('ours', () => httpCycle(oursClient), ours.pid));
+      const subscriber = await subscribe(ours.url);
+      try {
+        runs.withSub.push((await measure('ours+sub', () => httpCycle(oursClient), ours.pid)).conc);
+      } finally {
+        subscriber.stop();
+      }
+      eventsRead += subscriber.events();
     }
+    info(`the stream subscriber read ${eventsRead} events`);
+    if (eventsRead === 0) throw new Error('the stream subscriber read no event');
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const bareSeq = avg(runs.bare.map((r) => r.seq));
     const bareConc = avg(runs.bare.map((r) => r.conc));
@@ -136,6 +148,7 @@ export async function relayControl(): Promise<void> {
     bench('relay-control-ours-seq', oursSeq, 'cycles/s');
     bench('relay-control-ours-c8', oursConc, 'cycles/s');
     bench('relay-control-vs-bare-ratio-seq', oursSeq / bareSeq, 'ratio');
+    bench('relay-control-with-subscriber-ratio', avg(runs.withSub) / bareConc, 'ratio');
 
     // Memory: RSS of the service (node process + its worker) before and after a window of cycles.
     const workerPid = await workerPidOf(oursClient);
@@ -157,6 +170,29 @@ export async function relayControl(): Promise<void> {
     oursClient.close();
     await Promise.all([bare.stop(), ours.stop()]);
   }
+}
+
+/** One reader of GET /internal/v1/events, counting the events it reads as they come. */
+async function subscribe(url: string): Promise<{ events(): number; stop(): void }> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/internal/v1/events`, { headers: { 'x-internal-token': BENCH_TOKEN, accept: 'text/event-stream' }, signal: controller.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`event stream: HTTP ${res.status}`);
+  let count = 0;
+  void (async () => {
+    const decoder = new TextDecoder();
+    let tail = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        const text = tail + decoder.decode(chunk, { stream: true });
+        const frames = text.split('\n\n');
+        tail = frames.pop() ?? '';
+        for (const frame of frames) if (frame.includes('\ndata: ')) count += 1;
+      }
+    } catch {
+      // aborted at the end
+    }
+  })();
+  return { events: () => count, stop: () => controller.abort() };
 }
 
 async function workerPidOf(client: HttpClient): Promise<number> {

@@ -17,6 +17,7 @@ import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/http/app.js';
 import { handleRelayError, relayErrorHandler } from './media/http/errors.js';
+import type { RelayEvents } from './media/events/index.js';
 import type { MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -24,6 +25,8 @@ export interface AppDeps {
   config: Config;
   database: Database;
   media: MediaService;
+  /** The relay's event bus and its sinks (createRelayEvents); the same bus the media service publishes on. */
+  events: RelayEvents;
   logger: Logger;
   /** Injected so tests can move time; defaults to the wall clock. */
   now?: () => Date;
@@ -50,7 +53,9 @@ const API_BODY_LIMIT = 64 * 1024;
 
 /**
  * @example
- * const app = createApp({ config, database, media, logger, internalToken })
+ * const events = createRelayEvents(config.events, logger)
+ * const media = await createMedia(config.media, logger, { bus: events.bus })
+ * const app = createApp({ config, database, media, events, logger, internalToken })
  * const res = await app.request('/healthz')
  */
 export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {}) {
@@ -59,7 +64,7 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const servesInternal = surface !== 'public';
   const deps: AppDeps & { metrics: Metrics; audit: AuditLog } = {
     ...appDeps,
-    metrics: appDeps.metrics ?? new Metrics(appDeps.media),
+    metrics: appDeps.metrics ?? withEventMetrics(new Metrics(appDeps.media), appDeps.events),
     audit:
       appDeps.audit ??
       new AuditLog({ db: appDeps.database.db, now: appDeps.now ?? (() => new Date()), logger: appDeps.logger, retentionDays: appDeps.config.auth.eventsRetentionDays }),
@@ -149,6 +154,11 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   });
 
   return app;
+}
+
+function withEventMetrics(metrics: Metrics, events: RelayEvents): Metrics {
+  metrics.trackEvents(events);
+  return metrics;
 }
 
 function isUnder(path: string, prefix: string): boolean {

@@ -8,6 +8,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { memoryStores, redisStores } from './http/rate-limit-store.js';
 import { createLogger } from './logger.js';
+import { createRelayEvents } from './media/events/index.js';
 import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -34,9 +35,10 @@ const database = await openDatabase(config.database);
 await migrateDatabase(database);
 logger.info({ database: database.kind }, 'database ready');
 
+const events = createRelayEvents(config.events, logger);
 let media: MediaService;
 try {
-  media = await createMedia(config.media, logger);
+  media = await createMedia(config.media, logger, { bus: events.bus });
 } catch (error) {
   logger.fatal({ err: error }, 'media service failed to start');
   await database.close();
@@ -52,7 +54,8 @@ metrics.watchRateLimitMode(() => rateLimitStores.mode());
 await rateLimitStores.ready(1000);
 logger.info({ rateLimits: rateLimitStores.mode() }, 'rate limits ready');
 
-const deps = { config, database, media, logger, internalToken, metrics, rateLimitStores };
+metrics.trackEvents(events);
+const deps = { config, database, media, events, logger, internalToken, metrics, rateLimitStores };
 const servers: Server[] = [];
 let shuttingDown = false;
 
@@ -107,13 +110,16 @@ try {
   }
 } catch (error) {
   logger.fatal({ err: error }, 'could not listen');
+  events.endStreams();
   await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
+  await events.flush();
   process.exit(1);
 }
 
 async function shutdown(signal: NodeJS.Signals) {
   if (shuttingDown) return;
   shuttingDown = true;
+  const startedShutdown = Date.now();
   logger.info({ signal }, 'shutting down');
   const deadline = setTimeout(() => {
     logger.error('shutdown deadline passed; exiting');
@@ -121,6 +127,9 @@ async function shutdown(signal: NodeJS.Signals) {
   }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
 
+  // Open event streams would hold server.close() until the forced close: they end first (clients
+  // reconnect with Last-Event-ID to wherever the relay comes back).
+  events.endStreams();
   // Stop accepting; in-flight requests finish (answered with Connection: close); idle keep-alive
   // sockets go now, and any still busy after 3 s are cut.
   const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -133,7 +142,10 @@ async function shutdown(signal: NodeJS.Signals) {
   await Promise.all(closed);
   clearTimeout(force);
 
+  // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
+  // then gets what time is left to deliver them.
   await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
+  await events.flush({ deadlineMs: Math.max(0, SHUTDOWN_DEADLINE_MS - 500 - (Date.now() - startedShutdown)) });
   logger.info('shutdown complete');
   clearTimeout(deadline);
   process.exit(0);

@@ -10,7 +10,14 @@ const formatter = new Intl.DateTimeFormat('en-CA', {
   hourCycle: 'h23',
 });
 
+/** The last second formatted: Intl is slow, and events come by thousands within one second. */
+let cached = { second: Number.NaN, text: '' };
+
 export function formatTime(date: Date): string {
+  const second = Math.floor(date.getTime() / 1000);
+  if (second === cached.second) return cached.text;
   const p = Object.fromEntries(formatter.formatToParts(date).map((part) => [part.type, part.value]));
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+  const text = `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+  cached = { second, text };
+  return text;
 }

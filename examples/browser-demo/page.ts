@@ -14,6 +14,12 @@ interface DemoState {
   firstFrameMs?: number;
   /** The account's sessions as last listed by GET /api/v1/auth/sessions. */
   devices: SignedInDevice[];
+  /** This page's producer ids per kind (what the relay knows them by). */
+  producers: { audio?: string; video?: string };
+  /** Kinds whose received tile was removed because the relay closed its consumer. */
+  removedTiles: string[];
+  /** Why the relay ended the room (e.g. `worker_died`), when it did. */
+  endedReason?: string;
 }
 interface SignedInDevice {
   id: string;
@@ -40,7 +46,7 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {}, devices: [] };
+const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], producers: {}, removedTiles: [] };
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -155,7 +161,7 @@ $('devices-refresh').addEventListener('click', () => void refreshDevices().catch
 // Signaling: the demo server's JSON endpoints. It checks the access token against the account API
 // and calls the relay with its internal token, which this page never sees.
 
-async function signal<T>(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+async function signal<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const res = await fetch(`/signaling${path}`, {
     method,
     headers: { Authorization: `Bearer ${accessToken}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
@@ -228,6 +234,7 @@ async function join() {
   });
   const producers: types.Producer[] = [];
   for (const track of stream.getTracks()) producers.push(await sendTransport.produce({ track }));
+  for (const p of producers) state.producers[p.kind] = p.id;
   $('producers').textContent = producers.map((p) => `${p.kind} ${p.rtpParameters.codecs[0]?.mimeType}`).join(', ');
 
   // 5. Receive transport and consumers. The relay creates consumers paused; `connect` fires on
@@ -246,6 +253,7 @@ async function join() {
   const video = call.consumers.find((c) => c.kind === 'video');
   const audio = call.consumers.find((c) => c.kind === 'audio');
   const remote = $<HTMLVideoElement>('remote');
+  remote.hidden = false;
   if (video) remote.srcObject = new MediaStream([video.track]);
   if (audio) $<HTMLAudioElement>('remote-audio').srcObject = new MediaStream([audio.track]);
 
@@ -261,7 +269,48 @@ async function join() {
 
   leaveButton.disabled = false;
   setStatus(`Live as ${state.user?.username}: your media goes through the relay and back.`, 'live');
-  call.statsTimer = window.setInterval(() => void refreshStats(), 500);
+  call.statsTimer = window.setInterval(() => void refreshStats().then(followRelay).catch(fail), 500);
+}
+
+type Notice = { type: string; consumerId?: string; reason: string };
+
+/**
+ * What the relay reported, through the signaling server (which follows the relay's event stream): a
+ * consumer closed there (its producer closed, for any reason) loses its tile; a room the relay closed
+ * (its worker died, the relay shut down) ends the call.
+ */
+async function followRelay() {
+  const current = call;
+  if (!current) return;
+  const { notices, ended } = await signal<{ notices: Notice[]; ended: string | null }>('GET', `/sessions/${current.sessionId}/notices`);
+  for (const notice of notices) {
+    if (notice.type !== 'consumer.closed') continue;
+    const consumer = current.consumers.find((c) => c.id === notice.consumerId);
+    if (!consumer) continue;
+    current.consumers = current.consumers.filter((c) => c !== consumer);
+    consumer.close();
+    removeTile(consumer.kind);
+  }
+  if (ended && call === current) {
+    call = undefined;
+    window.clearInterval(current.statsTimer);
+    current.sendTransport.close();
+    current.recvTransport.close();
+    for (const track of current.stream.getTracks()) track.stop();
+    for (const kind of ['audio', 'video'] as const) removeTile(kind);
+    state.endedReason = ended;
+    leaveButton.disabled = true;
+    joinButton.disabled = false;
+    setStatus(`The relay ended the room (${ended}). Join again to restart.`, 'left');
+  }
+}
+
+function removeTile(kind: 'audio' | 'video') {
+  const element = kind === 'video' ? $<HTMLVideoElement>('remote') : $<HTMLAudioElement>('remote-audio');
+  if (!element.srcObject) return;
+  element.srcObject = null;
+  element.hidden = kind === 'video';
+  state.removedTiles.push(kind);
 }
 
 async function leave() {

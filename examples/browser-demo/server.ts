@@ -1,6 +1,9 @@
 // The demo's signaling server: the backend a product would write. It holds the relay's internal
 // token (the browser never sees it), lets only holders of a valid account token in, and turns the
-// page's few JSON calls into relay calls through the typed relay client.
+// page's few JSON calls into relay calls through the typed relay client. It follows the relay's event
+// stream (relay.events()) instead of assuming: what closes on the relay, for whatever reason (a
+// producer closed by someone else, a transport gone, the worker that held the room dying), is
+// dropped from the session and told to the page, which removes the tiles or ends the call.
 import { randomUUID } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
@@ -8,7 +11,7 @@ import { HTTPException } from 'hono/http-exception';
 import { proxy } from 'hono/proxy';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
-import { createRelayClient, RelayClientError, type RelayClient } from '../../src/client/relay-client.js';
+import { createRelayClient, RelayClientError, type RelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
 
 export interface SignalingOptions {
   /** Origin of the chat-backend service, e.g. `http://127.0.0.1:3100`: account API and relay. */
@@ -29,7 +32,20 @@ interface Session {
   transports: Map<string, 'send' | 'recv'>;
   producers: Set<string>;
   consumers: Set<string>;
+  /** What the relay reported about this session, not yet fetched by the page (bounded). */
+  notices: Notice[];
+  /** Set when the relay closed the router under it (worker died, shutdown): the page ends the call. */
+  ended?: string;
 }
+
+/** What the page is told: a resource of its session closed on the relay, or the whole room ended. */
+type Notice =
+  | { type: 'transport.closed'; transportId: string; reason: string }
+  | { type: 'producer.closed'; producerId: string; reason: string }
+  | { type: 'consumer.closed'; consumerId: string; producerId: string; reason: string }
+  | { type: 'ended'; reason: string };
+
+const MAX_NOTICES = 100;
 
 type User = { id: number; username: string };
 type Env = { Variables: { user: User } };
@@ -69,6 +85,69 @@ export function createSignalingApp(options: SignalingOptions) {
   const maxSessionsPerUser = options.maxSessionsPerUser ?? 4;
   const relay = createRelayClient({ baseUrl: serviceUrl, token: options.internalToken });
   const sessions = new Map<string, Session>();
+  /** router id → its session: events name routers. */
+  const byRouter = new Map<string, Session>();
+
+  function notify(session: Session, notice: Notice) {
+    session.notices.push(notice);
+    if (session.notices.length > MAX_NOTICES) session.notices.splice(0, session.notices.length - MAX_NOTICES);
+  }
+
+  function endSession(session: Session, reason: string) {
+    if (session.ended) return;
+    session.ended = reason;
+    byRouter.delete(session.routerId);
+    session.transports.clear();
+    session.producers.clear();
+    session.consumers.clear();
+    notify(session, { type: 'ended', reason });
+  }
+
+  /** Applies one relay event to the session it concerns (events of other routers are not ours). */
+  function follow(event: RelayStreamEvent) {
+    if (event.type === 'worker.died') {
+      for (const routerId of event.routerIds) {
+        const session = byRouter.get(routerId);
+        if (session) endSession(session, 'worker_died');
+      }
+      return;
+    }
+    if (event.type === 'resync') {
+      // Events were missed (the relay restarted, or this server fell too far behind): nothing
+      // here can be trusted to be open any more; the pages join again.
+      for (const session of byRouter.values()) endSession(session, `resync: ${event.reason}`);
+      return;
+    }
+    if (!('routerId' in event)) return;
+    const session = byRouter.get(event.routerId);
+    if (!session) return;
+    switch (event.type) {
+      case 'router.closed':
+        endSession(session, event.reason);
+        break;
+      case 'transport.closed':
+        if (session.transports.delete(event.transportId)) notify(session, { type: event.type, transportId: event.transportId, reason: event.reason });
+        break;
+      case 'producer.closed':
+        if (session.producers.delete(event.producerId)) notify(session, { type: event.type, producerId: event.producerId, reason: event.reason });
+        break;
+      case 'consumer.closed':
+        if (session.consumers.delete(event.consumerId)) {
+          notify(session, { type: event.type, consumerId: event.consumerId, producerId: event.producerId, reason: event.reason });
+        }
+        break;
+    }
+  }
+
+  // Followed from start-up to closeAll(); the iterator reconnects on its own with Last-Event-ID.
+  const following = new AbortController();
+  void (async () => {
+    try {
+      for await (const event of relay.events({ signal: following.signal })) follow(event);
+    } catch (error) {
+      if (!following.signal.aborted) console.error('signaling: the relay event stream failed', error);
+    }
+  })();
 
   /** The browser's address, for the service's per-client rate limits (it runs with TRUST_PROXY=xff). */
   function forwardedFor(c: Context): Record<string, string> {
@@ -82,6 +161,8 @@ export function createSignalingApp(options: SignalingOptions) {
 
   async function closeSession(session: Session) {
     sessions.delete(session.id);
+    byRouter.delete(session.routerId);
+    if (session.ended) return;
     // Closing the router closes its transports, producers and consumers on the relay.
     await relay.closeRouter(session.routerId).catch((error: unknown) => {
       if (!(error instanceof RelayClientError && error.code === 'NOT_FOUND')) throw error;
@@ -117,8 +198,17 @@ export function createSignalingApp(options: SignalingOptions) {
       const mine = [...sessions.values()].filter((s) => s.userId === user.id);
       for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
       const router = await relay.createRouter({ appData: { userId: user.id } });
-      const session: Session = { id: randomUUID(), userId: user.id, routerId: router.id, transports: new Map(), producers: new Set(), consumers: new Set() };
+      const session: Session = {
+        id: randomUUID(),
+        userId: user.id,
+        routerId: router.id,
+        transports: new Map(),
+        producers: new Set(),
+        consumers: new Set(),
+        notices: [],
+      };
       sessions.set(session.id, session);
+      byRouter.set(router.id, session);
       return c.json({ sessionId: session.id, user, routerRtpCapabilities: router.rtpCapabilities }, 201);
     })
     .post('/sessions/:sessionId/transports', async (c) => {
@@ -165,6 +255,12 @@ export function createSignalingApp(options: SignalingOptions) {
       const { paused } = await relay.resumeConsumer(id);
       return c.json({ paused });
     })
+    // What the relay reported since the last call: closed resources (remove their tiles) or the end of the room.
+    .get('/sessions/:sessionId/notices', (c) => {
+      const session = sessionOf(c);
+      const notices = session.notices.splice(0);
+      return c.json({ notices, ended: session.ended ?? null });
+    })
     .delete('/sessions/:sessionId', async (c) => {
       await closeSession(sessionOf(c));
       return c.body(null, 204);
@@ -196,9 +292,10 @@ export function createSignalingApp(options: SignalingOptions) {
 
   return {
     app,
-    /** Closes every session's router on the relay (on shutdown). */
+    /** Closes every session's router on the relay and stops following its events (on shutdown). */
     async closeAll() {
       await Promise.allSettled([...sessions.values()].map(closeSession));
+      following.abort();
     },
     get sessionCount() {
       return sessions.size;

@@ -36,6 +36,8 @@ export interface RunningDemo {
   /** The page, e.g. `http://127.0.0.1:8080/`. */
   url: string;
   serviceUrl: string;
+  /** The service's INTERNAL_TOKEN (generated per run), for tests that act on the relay behind the demo's back. */
+  internalToken: string;
   /** The tail of the service's output (with `serviceOutput: 'capture'`). */
   serviceLog(): string;
   /** Stops the signaling server and the service; resolves once the service has exited. */
@@ -160,7 +162,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
       server = serve({ fetch: signaling!.app.fetch, port: options.demoPort, hostname: HOST }, (info) => resolve(info.port));
       server.once('error', reject);
     });
-    return { url: `http://${HOST}:${port}/`, serviceUrl, serviceLog: service.log, close };
+    return { url: `http://${HOST}:${port}/`, serviceUrl, internalToken, serviceLog: service.log, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;

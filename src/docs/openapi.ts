@@ -16,6 +16,7 @@ import {
   updateProfileBody,
 } from '../auth/schemas.js';
 import { ApiCode } from '../http/envelope.js';
+import { eventStreamPath, eventWebhooks } from '../media/events/openapi.js';
 import { RELAY_COMMON, relayError, relayOperations } from '../media/http/openapi.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
@@ -327,7 +328,7 @@ export function accountApiDocument() {
 
 /** The internal document: the media relay, info and metrics. Every path needs X-Internal-Token. */
 export function relayApiDocument() {
-  return buildDocument(
+  const doc = buildDocument(
     {
       title: 'Chat backend: internal media relay API',
       description:
@@ -338,4 +339,7 @@ export function relayApiDocument() {
     { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
     RELAY_COMMON,
   );
+  // The event stream and the webhook are described from the event schemas themselves (events/openapi.ts).
+  Object.assign(doc.paths, eventStreamPath(jsonSchema(relayError, 'output')));
+  return { ...doc, webhooks: eventWebhooks() };
 }

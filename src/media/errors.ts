@@ -10,6 +10,7 @@ export const RELAY_ERROR_CODES = [
   'CONFLICT',
   'ROUTER_LIMIT_EXCEEDED',
   'ROUTER_CAPACITY_EXCEEDED',
+  'STREAM_LIMIT_EXCEEDED',
   'CAN_NOT_CONSUME',
   'MEDIASOUP_ERROR',
   'INTERNAL_ERROR',
@@ -26,6 +27,7 @@ const statusOf = {
   // The caller's own room is full, not the service: 429 (as a quota), the other rooms go on; freeing
   // resources in that room, not waiting, is what lets the next creation through.
   ROUTER_CAPACITY_EXCEEDED: 429,
+  STREAM_LIMIT_EXCEEDED: 503,
   CAN_NOT_CONSUME: 400,
   MEDIASOUP_ERROR: 500,
   INTERNAL_ERROR: 500,

@@ -4,6 +4,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
+import { createEventBridge, type EventBridge } from './events/bridge.js';
+import { createEventBus, type EventBus } from './events/bus.js';
 import { bindOps, type MediaOps } from './ops/index.js';
 import type { RegistryCounts } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
@@ -57,6 +59,11 @@ export interface MediaServiceOptions {
   stableAfterMs?: number;
   /** How long an engine call may take before it fails with MEDIASOUP_ERROR (default ENGINE_TIMEOUT_MS). */
   engineTimeoutMs?: number;
+  /**
+   * Where the engine's events go (createRelayEvents(...).bus); without one, a bus of the service's
+   * own that nobody reads (the registry is kept exact through the event bridge either way).
+   */
+  bus?: EventBus;
 }
 
 /** The relay's operations (createRouter, createTransport, …) plus the service's own lifecycle and figures. */
@@ -81,8 +88,10 @@ export interface MediaService extends MediaOps {
  */
 export async function createMedia(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
   const startedAt = new Date();
-  const registry = new MediaRegistry();
+  let bridge: EventBridge | undefined;
+  const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
+  bridge = createEventBridge({ registry, pool, bus: options.bus ?? createEventBus({ bufferSize: 1 }), logger });
   const { engine, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
@@ -154,6 +163,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     aliveWorkerCount: () => pool.live().length,
 
     async close() {
+      for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');
       pool.close();
     },
   };

@@ -200,6 +200,7 @@ describe('without SMTP_URL', () => {
       config: { ...t.config, nodeEnv: 'production', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } },
       database: t.database,
       media: t.media,
+      events: t.events,
       logger: t.logger,
       internalToken: t.internalToken,
     });
@@ -221,6 +222,7 @@ describe('without SMTP_URL', () => {
       config: { ...t.config, nodeEnv: 'development', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } },
       database: t.database,
       media: t.media,
+      events: t.events,
       logger,
       internalToken: t.internalToken,
     });

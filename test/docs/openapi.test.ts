@@ -54,7 +54,7 @@ describe('OpenAPI documents', () => {
     const codes = JSON.stringify(publicDoc);
     for (const code of [1000, 1001, 1002, 1003, 1004, 2001, 2002, 2003, 2004, 2005]) expect(codes).toContain(`"code":${code}`);
     const relay = JSON.stringify(internalDoc);
-    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'ROUTER_CAPACITY_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
+    for (const code of ['VALIDATION_ERROR', 'UNAUTHORIZED', 'NOT_FOUND', 'CONFLICT', 'ROUTER_LIMIT_EXCEEDED', 'ROUTER_CAPACITY_EXCEEDED', 'STREAM_LIMIT_EXCEEDED', 'CAN_NOT_CONSUME', 'MEDIASOUP_ERROR', 'INTERNAL_ERROR']) {
       expect(relay).toContain(`"code":"${code}"`);
     }
     // The relay's input bounds are in its document (they come from the same schemas).
@@ -66,6 +66,9 @@ describe('OpenAPI documents', () => {
     expect(events.parameters.map((p) => `${p.in}:${p.name}`).sort()).toEqual(['query:cursor', 'query:limit', 'query:since', 'query:type', 'query:userId']);
     const logout = publicDoc.paths['/api/v1/auth/logout']!.post! as unknown as { requestBody: { required: boolean } };
     expect(logout.requestBody.required).toBe(false);
+    // The event stream (with its own 503) and the webhook the relay POSTs.
+    expect(Object.keys(internalDoc.paths['/internal/v1/events']!.get!.responses)).toEqual(expect.arrayContaining(['200', '400', '503']));
+    expect(Object.keys((internalDoc as unknown as { webhooks: Record<string, unknown> }).webhooks ?? {}).length).toBeGreaterThan(0);
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
     expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
   });
@@ -88,7 +91,7 @@ describe('OpenAPI documents', () => {
 
 describe('surfaces (separate internal listener)', () => {
   it('public: the account API and docs; /internal/* is 404 even with the token', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
+    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/api/v1/openapi.json')).status).toBe(200);
@@ -102,7 +105,7 @@ describe('surfaces (separate internal listener)', () => {
   });
 
   it('internal: the relay with its token; no account API', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
+    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/internal/info')).status).toBe(401);

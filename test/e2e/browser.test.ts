@@ -42,6 +42,8 @@ interface PageState {
   handlerName?: string;
   firstFrameMs?: number;
   stats: { audio?: Counters; video?: Counters };
+  producers: { audio?: string; video?: string };
+  removedTiles: string[];
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
@@ -163,6 +165,21 @@ describe('browser demo in a real Chromium', () => {
       expect(rates.videoFramesPerS).toBeGreaterThan(5);
 
       await page.screenshot({ path: SCREENSHOT });
+
+      // The demo's signaling server follows the relay's event stream: the video producer closed on the
+      // relay directly (not through the demo) closes its consumer there, and the page loses that tile.
+      const videoProducer = (await readState(page)).producers.video;
+      expect(videoProducer).toEqual(expect.any(String));
+      const closed = await fetch(new URL(`/internal/v1/producers/${videoProducer}`, demo.serviceUrl), {
+        method: 'DELETE',
+        headers: { 'X-Internal-Token': demo.internalToken },
+      });
+      expect(closed.status).toBe(204);
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.removedTiles.includes('video'), null, { timeout: 10_000 });
+      const after = await readState(page);
+      expect(after.removedTiles).toEqual(['video']);
+      expect(after.phase).toBe('live');
+      expect(await page.$eval('#remote', (el) => (el as unknown as { srcObject: unknown }).srcObject === null)).toBe(true);
       mark('done');
       console.info('browser demo e2e', { handler: first.handlerName, firstFrameMsAfterResume: first.firstFrameMs, ...rates, timings });
     } catch (error) {

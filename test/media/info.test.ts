@@ -37,6 +37,8 @@ describe('GET /internal/info', () => {
       limits: { maxRouters: 50, maxTransportsPerRouter: 500, maxProducersPerRouter: 1000, maxConsumersPerRouter: 20000, rtcMinPort, rtcMaxPort },
       largestRouter: { transports: 2, producers: 1, consumers: 0 },
       rate_limits: { store: 'memory' },
+      // Nothing has closed or changed state yet: no event, and the stream's resume point is this bus's start.
+      events: { lastId: t.events.bus.stats().lastId, buffered: 0, streams: 0, webhook: { enabled: false } },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { createRelayEvents } from '../../src/media/events/index.js';
 import { MediaService } from '../../src/media/index.js';
 import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { EngineWatch } from './support/engine.js';
@@ -169,8 +170,9 @@ describe('worker that stops answering (SIGSTOP)', () => {
     });
     const logger = createLogger({ level: 'silent' });
     const { database, drop } = await openTestDatabase();
-    const media = await MediaService.create(config.media, logger, { engineTimeoutMs: 1500 });
-    const app = createApp({ config, database, media, logger, internalToken: TEST_INTERNAL_TOKEN });
+    const events = createRelayEvents(config.events, logger);
+    const media = await MediaService.create(config.media, logger, { engineTimeoutMs: 1500, bus: events.bus });
+    const app = createApp({ config, database, media, events, logger, internalToken: TEST_INTERNAL_TOKEN });
     let pid = 0;
     cleanups.push(async () => {
       if (pid) process.kill(pid, 'SIGCONT');

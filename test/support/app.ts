@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
+import { createRelayEvents, type RelayEvents } from '../../src/media/events/index.js';
 import { MediaService } from '../../src/media/index.js';
 import { inProcessRtcPorts } from './ports.js';
 
@@ -54,6 +55,8 @@ export interface TestApp {
   config: Config;
   database: Database;
   media: MediaService;
+  /** The bus the media publishes on, with its stream and webhook sinks: the app's. */
+  events: RelayEvents;
   logger: Logger;
   internalToken: string;
   close(): Promise<void>;
@@ -83,18 +86,22 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
   });
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const { database, drop } = await openTestDatabase();
-  const media = await MediaService.create(config.media, logger);
+  const events = createRelayEvents(config.events, logger);
+  const media = await MediaService.create(config.media, logger, { bus: events.bus });
   const internalToken = config.internalToken ?? TEST_INTERNAL_TOKEN;
-  const app = createApp({ config, database, media, logger, internalToken, ...(options.now ? { now: options.now } : {}) });
+  const app = createApp({ config, database, media, events, logger, internalToken, ...(options.now ? { now: options.now } : {}) });
   return {
     app,
     config,
     database,
     media,
+    events,
     logger,
     internalToken,
     async close() {
+      events.endStreams();
       await media.close();
+      await events.flush();
       await database.close();
       await drop();
     },

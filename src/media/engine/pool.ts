@@ -43,7 +43,10 @@ export interface WorkerPoolOptions {
 }
 
 export type PoolEvents = {
-  /** A live worker died; mediasoup has closed its routers by now. The slot already counts the death. */
+  /**
+   * A live worker died; mediasoup has closed its routers by now. The slot already counts the death
+   * and its restart is scheduled (slot.lastRestartDelayMs).
+   */
   workerDied: [worker: ms.Worker, slot: WorkerSlot];
   /** A slot's worker was re-created after a death. */
   workerRestarted: [worker: ms.Worker, slot: WorkerSlot];
@@ -165,8 +168,9 @@ export class WorkerPool {
     const upMs = Date.now() - slot.startedAt;
     if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
     this.logger.error({ slot: slot.index, workerPid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
-    this.events.emit('workerDied', worker, slot);
+    // Scheduled first, so the listeners already know the delay (slot.lastRestartDelayMs).
     this.scheduleRestart(slot);
+    this.events.emit('workerDied', worker, slot);
   }
 
   private scheduleRestart(slot: WorkerSlot): void {

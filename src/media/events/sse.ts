@@ -96,6 +96,9 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
         continue;
       }
       if (first === undefined) return;
+      // Events come in bursts (a close cascade publishes several in one tick, requests close in
+      // quick succession): wait one turn of the event loop and write what gathered in one write.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       let chunk = frame(first);
       for (let i = 1; i < WRITE_BATCH; i++) {
         const event = sub.poll();

@@ -34,7 +34,8 @@ export function createInternalApp(deps: AppDeps) {
         onError: (c) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413),
       }),
     )
-    .get('/info', (c) => c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory' }), 200))
+    .get('/info', (c) => c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info() }), 200))
+    .route('/v1', deps.events.streams.routes)
     .route('/v1/routers', routersRoutes(media))
     .route('/v1/transports', transportsRoutes(media))
     .route('/v1/producers', producersRoutes(media))

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { RateLimitMode } from '../../http/rate-limit-store.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
+import type { RelayEventsInfo } from '../events/index.js';
 import type { MediaInfo } from '../index.js';
 import { KIND_PLURALS, type ConsumerEntry, type KindPlural, type ProducerEntry, type TransportEntry } from '../registry/kinds.js';
 import type { RouterState, RouterSummary } from '../ops/routers.js';
@@ -98,11 +99,18 @@ export const infoSchema = z.strictObject({
   rate_limits: z
     .strictObject({ store: z.enum(['memory', 'redis', 'memory-fallback']) })
     .describe('where the account API rate limits count: memory (no REDIS_URL), redis (shared), memory-fallback (Redis failing)'),
+  events: z.strictObject({
+    lastId: z.string().describe('id of the last event published (resume point of a new stream)'),
+    buffered: z.int().describe('events held for replay'),
+    streams: z.int().describe('event streams open now'),
+    webhook: z.looseObject({ enabled: z.boolean() }).describe('delivery figures when EVENTS_WEBHOOK_URL is set'),
+  }),
 });
 
 /** What /internal/info says beside the relay's own figures. */
 export interface ServiceInfo {
   rateLimitStore: RateLimitMode;
+  events: RelayEventsInfo;
 }
 
 export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()): z.infer<typeof infoSchema> {
@@ -115,6 +123,7 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
     limits: info.limits,
     largestRouter: info.largestRouter,
     rate_limits: { store: service.rateLimitStore },
+    events: { ...service.events, webhook: { ...service.events.webhook } },
   };
 }
 

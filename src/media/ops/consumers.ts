@@ -44,5 +44,7 @@ export async function resumeConsumer(deps: OpsDeps, id: string): Promise<ms.Cons
 }
 
 export function closeConsumer(deps: OpsDeps, id: string): void {
-  deps.registry.require('consumer', id).consumer.close();
+  const { consumer } = deps.registry.require('consumer', id);
+  deps.registry.markClosing(consumer, 'api');
+  consumer.close();
 }

@@ -34,5 +34,7 @@ export async function createProducer(deps: OpsDeps, input: CreateProducerBody): 
 }
 
 export function closeProducer(deps: OpsDeps, id: string): void {
-  deps.registry.require('producer', id).producer.close();
+  const { producer } = deps.registry.require('producer', id);
+  deps.registry.markClosing(producer, 'api');
+  producer.close();
 }

@@ -38,6 +38,7 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
 
 export function closeRouter(deps: OpsDeps, id: string): void {
   const { router } = deps.registry.require('router', id);
+  deps.registry.markClosing(router, 'api');
   // mediasoup 3.11's WebRtcServer forgets a transport only on transport.close(), not when its
   // router closes it: close the router's transports first, or the server's map grows for ever.
   for (const entry of deps.registry.children('router', id, 'transport')) entry.transport.close();

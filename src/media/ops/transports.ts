@@ -56,5 +56,7 @@ export async function connectTransport(deps: OpsDeps, id: string, dtlsParameters
  * the worker's WebRtcServer forgets it too.
  */
 export function closeTransport(deps: OpsDeps, id: string): void {
-  deps.registry.require('transport', id).transport.close();
+  const { transport } = deps.registry.require('transport', id);
+  deps.registry.markClosing(transport, 'api');
+  transport.close();
 }

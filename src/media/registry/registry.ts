@@ -1,6 +1,7 @@
 // id → entry for every kind of the kinds table, kept exact through mediasoup's own `observer` 'close'
-// events, which fire however a resource ends (API close, parent closed, worker died). Indexed by
-// parent, worker and room so that no question the relay asks walks every entry.
+// events, which fire however a resource ends (API close, parent closed, worker died): the event
+// bridge (events/bridge.ts), the only subscriber to those, calls remove() before it publishes.
+// Indexed by parent, worker and room so that no question the relay asks walks every entry.
 import type { types as ms } from 'mediasoup';
 import { notFound } from '../errors.js';
 import {
@@ -12,6 +13,17 @@ import {
   type RegistryCounts,
   type ResourceKind,
 } from './kinds.js';
+
+/** Why the relay itself closed a resource; recorded before `.close()` so the close event can name it. */
+export type CloseCause = 'api' | 'shutdown';
+
+export interface MediaRegistryOptions {
+  /**
+   * Called once per added entry, before add() returns: the event bridge subscribes to its observers
+   * here, and calls remove() when it closes. Required: without it no entry would ever go.
+   */
+  onAdd: <K extends ResourceKind>(kind: K, entry: EntryOf[K]) => void;
+}
 
 type IdSets = Map<ResourceKind, Set<string>>;
 
@@ -27,8 +39,11 @@ export class MediaRegistry {
   private readonly byWorker = new Map<ms.Worker, IdSets>();
   /** Router id → kind → ids of everything in that room (the router itself included). */
   private readonly byRoom = new Map<string, IdSets>();
+  private readonly closing = new WeakMap<EngineResource, CloseCause>();
 
-  /** Registers an entry and forgets it (and what closes with it) when its mediasoup object closes. */
+  constructor(private readonly options: MediaRegistryOptions) {}
+
+  /** Registers an entry; the watcher given at construction makes it go when its mediasoup object closes. */
   add<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EntryOf[K] {
     const resource = resourceOf(kind, entry);
     const { id } = resource;
@@ -36,8 +51,23 @@ export class MediaRegistry {
     for (const parent of KINDS[kind].parents) addTo(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
     addTo(this.byWorker, entry.worker, kind, id);
     addTo(this.byRoom, roomOf(kind, entry), kind, id);
-    resource.observer.once('close', () => this.remove(kind, id, true));
+    this.options.onAdd(kind, entry);
     return entry;
+  }
+
+  /** Records why the relay is about to close `resource`: its close event (and its children's) will say so. */
+  markClosing(resource: EngineResource, cause: CloseCause): void {
+    this.closing.set(resource, cause);
+  }
+
+  /** The cause recorded by markClosing, if any. */
+  closeCauseOf(resource: EngineResource): CloseCause | undefined {
+    return this.closing.get(resource);
+  }
+
+  /** The open entries of one kind, in the order they were added. */
+  list<K extends ResourceKind>(kind: K): EntryOf[K][] {
+    return [...this.map(kind).values()];
   }
 
   get<K extends ResourceKind>(kind: K, id: string): EntryOf[K] | undefined {
@@ -103,10 +133,10 @@ export class MediaRegistry {
   }
 
   /**
-   * Forgets one entry and its index rows. With `cascade`, what the kinds table closes with it is
-   * forgotten and closed too (its own close event then finds nothing left to do).
+   * Forgets one entry and its index rows (when its mediasoup object closed). With `cascade`, what the
+   * kinds table closes with it is forgotten and closed too (its own close event then finds no entry).
    */
-  private remove(kind: ResourceKind, id: string, cascade: boolean): void {
+  remove(kind: ResourceKind, id: string, cascade = true): void {
     const entry = this.map(kind).get(id);
     if (!entry) return;
     this.map(kind).delete(id);
