@@ -62,18 +62,17 @@ const WATCH: { [K in ResourceKind]?: (entry: EntryOf[K], publish: Publish) => vo
   consumer(entry, publish) {
     const { consumer } = entry;
     const base = onConsumer(entry);
-    // mediasoup emits the consumer's own producerpause/producerresume just before the observer's
-    // pause/resume when the producer caused them; an API call emits the observer event alone.
-    let byProducer = false;
-    consumer.on('producerpause', () => (byProducer = true));
-    consumer.on('producerresume', () => (byProducer = true));
-    const by = () => {
-      const cause = byProducer ? 'producer' : 'api';
-      byProducer = false;
-      return cause;
-    };
-    consumer.observer.on('pause', () => publish({ type: 'consumer.paused', ...base, by: by() }));
-    consumer.observer.on('resume', () => publish({ type: 'consumer.resumed', ...base, by: by() }));
+    // The observer's pause fires only when a consumer goes from playing to paused: its own flag says
+    // whether the API did it. Its resume fires when the last of the two causes goes: mediasoup emits
+    // the consumer's own producerresume just before, in the same synchronous run, when it was the
+    // producer's (the mark is dropped after that run, so it never outlives the resume it explains).
+    let producerResuming = false;
+    consumer.on('producerresume', () => {
+      producerResuming = true;
+      queueMicrotask(() => (producerResuming = false));
+    });
+    consumer.observer.on('pause', () => publish({ type: 'consumer.paused', ...base, by: consumer.paused ? 'api' : 'producer' }));
+    consumer.observer.on('resume', () => publish({ type: 'consumer.resumed', ...base, by: producerResuming ? 'producer' : 'api' }));
     consumer.observer.on('score', (score) =>
       publish({ type: 'consumer.score', ...base, score: { score: score.score, producerScore: score.producerScore, producerScores: [...score.producerScores] } }),
     );

@@ -164,7 +164,7 @@ describe('engine events on the stream', () => {
     const recv = await api.transport(router.id, 'recv');
     // Producers have no pause route yet: the op hands back the engine's producer, paused through it.
     const producer = await t.media.createProducer({ transportId: send.id, kind: 'audio', rtpParameters: opusParameters() as never, appData: { user: 'carol' } });
-    const consumer = await api.consumer(recv.id, producer.id, router.rtpCapabilities);
+    const { consumer } = await t.media.createConsumer({ transportId: recv.id, producerId: producer.id, rtpCapabilities: router.rtpCapabilities });
     const { reader } = await stream({ query: `?routerId=${router.id}` });
 
     expect((await api.post(`/internal/v1/consumers/${consumer.id}/resume`)).status).toBe(200);
@@ -172,7 +172,17 @@ describe('engine events on the stream', () => {
     await producer.pause();
     await until(reader, has('consumer.paused'), 'consumer.paused by producer');
     await producer.resume();
-    const events = await until(reader, (evs) => evs.filter((e) => e.type === 'consumer.resumed').length === 2, 'consumer.resumed by producer');
+    await until(reader, (evs) => evs.filter((e) => e.type === 'consumer.resumed').length === 2, 'consumer.resumed by producer');
+    // Paused by the API, then the producer pauses and resumes meanwhile: the consumer stays paused
+    // (no event for it) until the API resumes it.
+    await consumer.pause();
+    await producer.pause();
+    await until(reader, (evs) => evs.filter((e) => e.type === 'producer.paused').length === 2, 'second producer.paused');
+    await producer.resume();
+    await until(reader, (evs) => evs.filter((e) => e.type === 'producer.resumed').length === 2, 'second producer.resumed');
+    await new Promise((r) => setTimeout(r, 100)); // the worker's producerresume notification to the consumer, if any
+    await consumer.resume();
+    const events = await until(reader, (evs) => evs.filter((e) => e.type === 'consumer.resumed').length === 3, 'consumer.resumed by api');
 
     expect(events.map((e) => [e.type, e.by])).toEqual([
       ['consumer.resumed', 'api'],
@@ -180,6 +190,10 @@ describe('engine events on the stream', () => {
       ['consumer.paused', 'producer'],
       ['producer.resumed', undefined],
       ['consumer.resumed', 'producer'],
+      ['consumer.paused', 'api'],
+      ['producer.paused', undefined],
+      ['producer.resumed', undefined],
+      ['consumer.resumed', 'api'],
     ]);
     expect(events[1]).toMatchObject({ producerId: producer.id, transportId: send.id, routerId: router.id, appData: { user: 'carol' } });
     expect(events[2]).toMatchObject({ consumerId: consumer.id, producerId: producer.id, transportId: recv.id, routerId: router.id });
