@@ -96,6 +96,18 @@ export function createRelayClient(options: RelayClientOptions) {
     createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),
     resumeConsumer: (id: string) => json(consumers[':id'].resume.$post({ param: { id } })),
     closeConsumer: (id: string) => empty(consumers[':id'].$delete({ param: { id } })),
+    pauseProducer: (id: string) => json(producers[':id'].pause.$post({ param: { id } })),
+    resumeProducer: (id: string) => json(producers[':id'].resume.$post({ param: { id } })),
+    producerStats: (id: string) => json(producers[':id'].stats.$get({ param: { id } })),
+    pauseConsumer: (id: string) => json(consumers[':id'].pause.$post({ param: { id } })),
+    setConsumerPreferredLayers: (id: string, layers: Parameters<(typeof consumers)[':id']['preferred-layers']['$post']>[0]['json']) =>
+      json(consumers[':id']['preferred-layers'].$post({ param: { id }, json: layers })),
+    setConsumerPriority: (id: string, priority: number) => json(consumers[':id'].priority.$post({ param: { id }, json: { priority } })),
+    requestKeyFrame: (id: string) => empty(consumers[':id']['key-frame'].$post({ param: { id } })),
+    consumerStats: (id: string) => json(consumers[':id'].stats.$get({ param: { id } })),
+    restartIce: (id: string) => json(transports[':id']['restart-ice'].$post({ param: { id } })),
+    setMaxIncomingBitrate: (id: string, bitrate: number) => empty(transports[':id']['max-incoming-bitrate'].$post({ param: { id }, json: { bitrate } })),
+    transportStats: (id: string) => json(transports[':id'].stats.$get({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

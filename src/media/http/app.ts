@@ -6,6 +6,7 @@ import { bodyLimit } from '../../http/body-limit.js';
 import { internalToken } from '../../http/internal-token.js';
 import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
+import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
 import { relayErrorHandler } from './errors.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
@@ -34,6 +35,9 @@ export function createInternalApp(deps: AppDeps) {
     .route('/v1/transports', transportsRoutes(media))
     .route('/v1/producers', producersRoutes(media))
     .route('/v1/consumers', consumersRoutes(media))
+    .route('/v1/transports', transportControlsRoutes(media))
+    .route('/v1/producers', producerControlsRoutes(media))
+    .route('/v1/consumers', consumerControlsRoutes(media))
     .onError(relayErrorHandler(deps.logger));
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { RELAY_ERROR_CODES } from '../errors.js';
 import { KIND_PLURALS } from '../registry/kinds.js';
 import { consumersDocs } from './consumers.routes.js';
+import { controlsDocs } from './controls.routes.js';
 import { anyObject, timeString, type ErrorRow, type RelayOperation } from './docs.js';
 import { producersDocs } from './producers.routes.js';
 import { routersDocs } from './routers.routes.js';
@@ -27,6 +28,7 @@ export const relayOperations: RelayOperation[] = [
   ...transportsDocs,
   ...producersDocs,
   ...consumersDocs,
+  ...controlsDocs,
   {
     method: 'get',
     path: '/internal/info',
