@@ -80,6 +80,8 @@ export function createRelayClient(options: RelayClientOptions) {
     ...(options.fetch ? { fetch: options.fetch as typeof fetch } : {}),
   });
   const { routers, transports, producers, consumers } = rpc.v1;
+  const dataProducers = rpc.v1['data-producers'];
+  const dataConsumers = rpc.v1['data-consumers'];
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -108,6 +110,10 @@ export function createRelayClient(options: RelayClientOptions) {
     restartIce: (id: string) => json(transports[':id']['restart-ice'].$post({ param: { id } })),
     setMaxIncomingBitrate: (id: string, bitrate: number) => empty(transports[':id']['max-incoming-bitrate'].$post({ param: { id }, json: { bitrate } })),
     transportStats: (id: string) => json(transports[':id'].stats.$get({ param: { id } })),
+    createDataProducer: (body: Parameters<typeof dataProducers.$post>[0]['json']) => json(dataProducers.$post({ json: body })),
+    closeDataProducer: (id: string) => empty(dataProducers[':id'].$delete({ param: { id } })),
+    createDataConsumer: (body: Parameters<typeof dataConsumers.$post>[0]['json']) => json(dataConsumers.$post({ json: body })),
+    closeDataConsumer: (id: string) => empty(dataConsumers[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

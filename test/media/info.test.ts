@@ -31,7 +31,7 @@ describe('GET /internal/info', () => {
         { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 1, port: rtcMinPort, lastRestartDelayMs: null },
         { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null },
       ],
-      counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
+      counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0 },
       limits: { maxRouters: 50, rtcMinPort, rtcMaxPort },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);

@@ -5,6 +5,7 @@ import { RELAY_ERROR_CODES } from '../errors.js';
 import { KIND_PLURALS } from '../registry/kinds.js';
 import { consumersDocs } from './consumers.routes.js';
 import { controlsDocs } from './controls.routes.js';
+import { dataDocs } from './data.routes.js';
 import { anyObject, timeString, type ErrorRow, type RelayOperation } from './docs.js';
 import { producersDocs } from './producers.routes.js';
 import { routersDocs } from './routers.routes.js';
@@ -29,6 +30,7 @@ export const relayOperations: RelayOperation[] = [
   ...producersDocs,
   ...consumersDocs,
   ...controlsDocs,
+  ...dataDocs,
   {
     method: 'get',
     path: '/internal/info',
