@@ -5,6 +5,7 @@ import { DEFAULT_MEDIA_CODECS } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
 import type { OpsDeps } from './deps.js';
+import { startSpeakerDetection } from './speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
   const { config, logger, registry, placement, engine } = deps;
@@ -25,10 +26,20 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
       }),
     ),
   );
-  return adopt(router, () => {
+  const entry = adopt(router, () => {
     if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died while creating the router');
-    return registry.add('router', { router, worker, slot: slot.index }).router;
+    return registry.add('router', { router, worker, slot: slot.index });
   });
+  // A room whose speaker detection could not start is closed, never left half-made.
+  if (input.speakerDetection) await startSpeakerDetection(deps, entry, input.speakerDetection).catch(closeAndThrow(router));
+  return router;
+}
+
+function closeAndThrow(resource: { close(): void }) {
+  return (error: unknown): never => {
+    resource.close();
+    throw error;
+  };
 }
 
 export function closeRouter(deps: OpsDeps, id: string): void {

@@ -54,6 +54,8 @@ export interface RouterEntry {
   readonly router: ms.Router;
   readonly worker: ms.Worker;
   readonly slot: number;
+  /** The room's speaker observers (POST /routers speakerDetection), closed with the router by the engine. */
+  speakers?: { activeSpeaker?: ms.ActiveSpeakerObserver; audioLevels?: ms.AudioLevelObserver };
 }
 
 export interface TransportEntry {
