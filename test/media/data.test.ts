@@ -82,6 +82,26 @@ describe('POST /internal/v1/data-producers', () => {
     await expectRegistryMatchesEngine();
   });
 
+  it('answers CONFLICT, not a 5xx, when two requests race for one stream id', async () => {
+    const { send } = await room();
+    const answers = await Promise.all([
+      api.post('/internal/v1/data-producers', { transportId: send.id, sctpStreamParameters: { streamId: 11 } }),
+      api.post('/internal/v1/data-producers', { transportId: send.id, sctpStreamParameters: { streamId: 11 } }),
+      api.post('/internal/v1/data-producers', { transportId: send.id }),
+      api.post('/internal/v1/data-producers', { transportId: send.id }),
+    ]);
+    // The two on stream 11: one wins. The two without parameters may pick the same free id: each
+    // is created or refused, never a 5xx, and those created hold distinct streams.
+    expect(answers.slice(0, 2).map((a) => a.status).sort()).toEqual([201, 409]);
+    expect(answers.every((a) => a.status === 201 || a.status === 409)).toBe(true);
+    const streams = answers.filter((a) => a.status === 201).map((a) => a.body.sctpStreamParameters.streamId);
+    expect(new Set(streams).size).toBe(streams.length);
+    for (const a of answers.filter((x) => x.status === 409)) {
+      expect(a.body).toMatchObject({ code: 'CONFLICT', details: { transportId: send.id, direction: 'send', streamId: expect.any(Number) } });
+    }
+    await expectRegistryMatchesEngine();
+  });
+
   it('bounds every field', async () => {
     const { send } = await room();
     const cases: [object, string][] = [

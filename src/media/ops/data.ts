@@ -53,7 +53,13 @@ export async function createDataProducer(deps: OpsDeps, input: CreateDataProduce
         ...(input.appData ? { appData: input.appData } : {}),
       }),
     [['transport', transportId]],
-  );
+  ).catch((error: unknown) => {
+    // Two requests racing for one stream id: the engine refuses the second; name the transport as every CONFLICT does.
+    if (error instanceof RelayError && error.code === 'CONFLICT') {
+      throw conflict(error.message, { transportId, direction: entry.direction, streamId: sctpStreamParameters.streamId, ...error.details });
+    }
+    throw error;
+  });
   return adopt(dataProducer, () => {
     if (dataProducer.closed || !registry.has('transport', transportId)) throw notFound('transport', transportId);
     return registry.add('dataProducer', { dataProducer, worker: entry.worker, routerId: entry.routerId, transportId });
