@@ -14,6 +14,8 @@ interface DemoState {
   firstFrameMs?: number;
   /** The account's sessions as last listed by GET /api/v1/auth/sessions. */
   devices: SignedInDevice[];
+  /** Producers paused on the relay (mute), as the relay answered. */
+  muted: { audio: boolean; video: boolean };
 }
 interface SignedInDevice {
   id: string;
@@ -40,7 +42,7 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {}, devices: [] };
+const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], muted: { audio: false, video: false } };
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -176,6 +178,7 @@ interface Call {
   stream: MediaStream;
   sendTransport: types.Transport;
   recvTransport: types.Transport;
+  producers: types.Producer[];
   consumers: types.Consumer[];
   statsTimer?: number;
 }
@@ -234,7 +237,7 @@ async function join() {
   //    the first consume().
   const recvTransport = device.createRecvTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' }));
   onConnect(recvTransport, sessionId);
-  call = { sessionId, stream, sendTransport, recvTransport, consumers: [] };
+  call = { sessionId, stream, sendTransport, recvTransport, producers, consumers: [] };
   for (const producer of producers) {
     const params = await signal<ConsumerParams>('POST', `/sessions/${sessionId}/consumers`, {
       transportId: recvTransport.id,
@@ -260,6 +263,7 @@ async function join() {
   });
 
   leaveButton.disabled = false;
+  for (const kind of ['audio', 'video'] as const) muteButton(kind).disabled = false;
   setStatus(`Live as ${state.user?.username}: your media goes through the relay and back.`, 'live');
   call.statsTimer = window.setInterval(() => void refreshStats(), 500);
 }
@@ -269,6 +273,10 @@ async function leave() {
   call = undefined;
   if (!current) return;
   leaveButton.disabled = true;
+  for (const kind of ['audio', 'video'] as const) {
+    muteButton(kind).disabled = true;
+    showMuted(kind, false);
+  }
   window.clearInterval(current.statsTimer);
   current.sendTransport.close();
   current.recvTransport.close();
@@ -323,6 +331,25 @@ async function refreshStats() {
   }
 }
 
+// Mute/unmute: the relay pauses or resumes the producer (nothing forwarded while paused); the
+// remote tile shows what the relay answered.
+const muteButton = (kind: 'audio' | 'video') => $<HTMLButtonElement>(`mute-${kind}`);
+
+function showMuted(kind: 'audio' | 'video', muted: boolean) {
+  state.muted[kind] = muted;
+  muteButton(kind).textContent = `${muted ? 'Unmute' : 'Mute'} ${kind === 'audio' ? 'microphone' : 'camera'}`;
+  $(`remote-${kind}-muted`).hidden = !muted;
+}
+
+async function toggleMute(kind: 'audio' | 'video') {
+  const producer = call?.producers.find((p) => p.kind === kind);
+  if (!call || !producer) return;
+  const action = state.muted[kind] ? 'resume' : 'pause';
+  const { paused } = await signal<{ paused: boolean }>('POST', `/sessions/${call.sessionId}/producers/${producer.id}/${action}`);
+  showMuted(kind, paused);
+}
+
+for (const kind of ['audio', 'video'] as const) muteButton(kind).addEventListener('click', () => void toggleMute(kind).catch(fail));
 joinButton.addEventListener('click', () => void join().catch(fail));
 leaveButton.addEventListener('click', () => void leave().catch(fail));
 $<HTMLInputElement>('hear').addEventListener('change', (event) => {

@@ -144,6 +144,14 @@ export function createSignalingApp(options: SignalingOptions) {
       session.producers.add(producer.id);
       return c.json({ id: producer.id }, 201);
     })
+    // Mute and unmute: the producer is paused on the relay, so nothing of it is forwarded.
+    .post('/sessions/:sessionId/producers/:producerId/:action{pause|resume}', async (c) => {
+      const session = sessionOf(c);
+      const id = c.req.param('producerId');
+      if (!session.producers.has(id)) forbidden('producer');
+      const { paused } = c.req.param('action') === 'pause' ? await relay.pauseProducer(id) : await relay.resumeProducer(id);
+      return c.json({ paused });
+    })
     .post('/sessions/:sessionId/consumers', async (c) => {
       const session = sessionOf(c);
       const body = await parse(c, consumeBody);

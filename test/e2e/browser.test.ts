@@ -42,6 +42,7 @@ interface PageState {
   handlerName?: string;
   firstFrameMs?: number;
   stats: { audio?: Counters; video?: Counters };
+  muted: { audio: boolean; video: boolean };
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
@@ -162,7 +163,28 @@ describe('browser demo in a real Chromium', () => {
       expect(rates.audioPacketsPerS).toBeGreaterThan(30);
       expect(rates.videoFramesPerS).toBeGreaterThan(5);
 
+      // Mute the microphone: the relay pauses its producer, the inbound audio count stops growing
+      // (the page's counters refresh every 500 ms) and the remote tile says so; video keeps flowing.
+      await page.click('#mute-audio');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
+      expect(await page.locator('#remote-audio-muted').isVisible()).toBe(true);
+      await page.waitForTimeout(1500); // packets in flight and one stats refresh
+      const mutedAt = await readState(page);
+      await page.waitForTimeout(2000);
+      const stillMuted = await readState(page);
+      expect(stillMuted.stats.audio!.packetsReceived, 'audio packets while muted').toBe(mutedAt.stats.audio!.packetsReceived);
+      expect(stillMuted.stats.video!.framesDecoded!, 'video frames while audio is muted').toBeGreaterThan(mutedAt.stats.video!.framesDecoded!);
       await page.screenshot({ path: SCREENSHOT });
+      // Unmute: packets again, the tile cleared.
+      await page.click('#mute-audio');
+      await page.waitForFunction(() => !(globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
+      expect(await page.locator('#remote-audio-muted').isVisible()).toBe(false);
+      await page.waitForFunction(
+        (before) => ((globalThis as unknown as { demo: PageState }).demo.stats.audio?.packetsReceived ?? 0) > before + 25,
+        stillMuted.stats.audio!.packetsReceived,
+        { timeout: 10_000 },
+      );
+      mark('mute');
       mark('done');
       console.info('browser demo e2e', { handler: first.handlerName, firstFrameMsAfterResume: first.firstFrameMs, ...rates, timings });
     } catch (error) {
