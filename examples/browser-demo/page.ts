@@ -14,6 +14,8 @@ interface DemoState {
   firstFrameMs?: number;
   /** The account's sessions as last listed by GET /api/v1/auth/sessions. */
   devices: SignedInDevice[];
+  /** Chat messages received back through the relay's data consumer, in order. */
+  chat: string[];
   /** Producers paused on the relay (mute), as the relay answered. */
   muted: { audio: boolean; video: boolean };
 }
@@ -42,7 +44,7 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], muted: { audio: false, video: false } };
+const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], chat: [], muted: { audio: false, video: false } };
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -170,7 +172,8 @@ async function signal<T>(method: 'POST' | 'DELETE', path: string, body?: unknown
   return json;
 }
 
-type TransportParams = Pick<types.TransportOptions, 'id' | 'iceParameters' | 'iceCandidates' | 'dtlsParameters'>;
+type TransportParams = Pick<types.TransportOptions, 'id' | 'iceParameters' | 'iceCandidates' | 'dtlsParameters' | 'sctpParameters'>;
+type DataConsumerParams = Pick<types.DataConsumerOptions, 'id' | 'dataProducerId' | 'sctpStreamParameters' | 'label' | 'protocol'>;
 type ConsumerParams = Pick<types.ConsumerOptions, 'id' | 'producerId' | 'kind' | 'rtpParameters'>;
 
 interface Call {
@@ -180,6 +183,7 @@ interface Call {
   recvTransport: types.Transport;
   producers: types.Producer[];
   consumers: types.Consumer[];
+  chat?: types.DataProducer;
   statsTimer?: number;
 }
 let call: Call | undefined;
@@ -229,6 +233,12 @@ async function join() {
   sendTransport.on('produce', ({ kind, rtpParameters }, callback, errback) => {
     signal<{ id: string }>('POST', `/sessions/${sessionId}/producers`, { transportId: sendTransport.id, kind, rtpParameters }).then(callback, errback);
   });
+  sendTransport.on('producedata', ({ sctpStreamParameters, label, protocol }, callback, errback) => {
+    signal<{ id: string }>('POST', `/sessions/${sessionId}/data-producers`, { transportId: sendTransport.id, sctpStreamParameters, label, protocol }).then(
+      callback,
+      errback,
+    );
+  });
   const producers: types.Producer[] = [];
   for (const track of stream.getTracks()) producers.push(await sendTransport.produce({ track }));
   $('producers').textContent = producers.map((p) => `${p.kind} ${p.rtpParameters.codecs[0]?.mimeType}`).join(', ');
@@ -246,6 +256,18 @@ async function join() {
     });
     call.consumers.push(await recvTransport.consume(params));
   }
+  // Chat: a data channel to the relay and back (a data producer, relayed to a data consumer).
+  call.chat = await sendTransport.produceData({ label: 'chat', protocol: 'text' });
+  const chatIn = await recvTransport.consumeData(
+    await signal<DataConsumerParams>('POST', `/sessions/${sessionId}/data-consumers`, { transportId: recvTransport.id, dataProducerId: call.chat.id }),
+  );
+  chatIn.on('message', (message: unknown) => {
+    const text = typeof message === 'string' ? message : String(message);
+    state.chat.push(text);
+    const item = document.createElement('li');
+    item.textContent = text;
+    $('chat-log').append(item);
+  });
   const video = call.consumers.find((c) => c.kind === 'video');
   const audio = call.consumers.find((c) => c.kind === 'audio');
   const remote = $<HTMLVideoElement>('remote');
@@ -264,6 +286,7 @@ async function join() {
 
   leaveButton.disabled = false;
   for (const kind of ['audio', 'video'] as const) muteButton(kind).disabled = false;
+  $<HTMLButtonElement>('chat-send').disabled = false;
   setStatus(`Live as ${state.user?.username}: your media goes through the relay and back.`, 'live');
   call.statsTimer = window.setInterval(() => void refreshStats(), 500);
 }
@@ -273,6 +296,7 @@ async function leave() {
   call = undefined;
   if (!current) return;
   leaveButton.disabled = true;
+  $<HTMLButtonElement>('chat-send').disabled = true;
   for (const kind of ['audio', 'video'] as const) {
     muteButton(kind).disabled = true;
     showMuted(kind, false);
@@ -348,6 +372,14 @@ async function toggleMute(kind: 'audio' | 'video') {
   const { paused } = await signal<{ paused: boolean }>('POST', `/sessions/${call.sessionId}/producers/${producer.id}/${action}`);
   showMuted(kind, paused);
 }
+
+$<HTMLFormElement>('chat').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const input = $<HTMLInputElement>('chat-text');
+  if (!call?.chat || input.value === '') return;
+  call.chat.send(input.value);
+  input.value = '';
+});
 
 for (const kind of ['audio', 'video'] as const) muteButton(kind).addEventListener('click', () => void toggleMute(kind).catch(fail));
 joinButton.addEventListener('click', () => void join().catch(fail));

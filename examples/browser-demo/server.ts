@@ -29,6 +29,7 @@ interface Session {
   transports: Map<string, 'send' | 'recv'>;
   producers: Set<string>;
   consumers: Set<string>;
+  dataProducers: Set<string>;
 }
 
 type User = { id: number; username: string };
@@ -40,6 +41,13 @@ const transportBody = z.object({ direction: z.enum(['send', 'recv']) });
 const connectBody = z.object({ dtlsParameters: z.looseObject({}) });
 const produceBody = z.object({ transportId: z.string(), kind: z.enum(['audio', 'video']), rtpParameters: z.looseObject({}) });
 const consumeBody = z.object({ transportId: z.string(), producerId: z.string(), rtpCapabilities: z.looseObject({}) });
+const produceDataBody = z.object({
+  transportId: z.string(),
+  sctpStreamParameters: z.object({ streamId: z.number().int(), ordered: z.boolean().optional() }),
+  label: z.string().max(64).optional(),
+  protocol: z.string().max(64).optional(),
+});
+const consumeDataBody = z.object({ transportId: z.string(), dataProducerId: z.string() });
 
 type DtlsParameters = Parameters<RelayClient['connectTransport']>[1];
 type RtpParameters = Parameters<RelayClient['createProducer']>[0]['rtpParameters'];
@@ -117,16 +125,20 @@ export function createSignalingApp(options: SignalingOptions) {
       const mine = [...sessions.values()].filter((s) => s.userId === user.id);
       for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
       const router = await relay.createRouter({ appData: { userId: user.id } });
-      const session: Session = { id: randomUUID(), userId: user.id, routerId: router.id, transports: new Map(), producers: new Set(), consumers: new Set() };
+      const session: Session = { id: randomUUID(), userId: user.id, routerId: router.id, transports: new Map(), producers: new Set(), consumers: new Set(), dataProducers: new Set() };
       sessions.set(session.id, session);
       return c.json({ sessionId: session.id, user, routerRtpCapabilities: router.rtpCapabilities }, 201);
     })
     .post('/sessions/:sessionId/transports', async (c) => {
       const session = sessionOf(c);
       const { direction } = await parse(c, transportBody);
-      const t = await relay.createTransport({ routerId: session.routerId, direction });
+      // SCTP for the chat's data channel.
+      const t = await relay.createTransport({ routerId: session.routerId, direction, enableSctp: true });
       session.transports.set(t.id, direction);
-      return c.json({ id: t.id, iceParameters: t.iceParameters, iceCandidates: t.iceCandidates, dtlsParameters: t.dtlsParameters }, 201);
+      return c.json(
+        { id: t.id, iceParameters: t.iceParameters, iceCandidates: t.iceCandidates, dtlsParameters: t.dtlsParameters, sctpParameters: t.sctpParameters },
+        201,
+      );
     })
     .post('/sessions/:sessionId/transports/:transportId/connect', async (c) => {
       const session = sessionOf(c);
@@ -151,6 +163,38 @@ export function createSignalingApp(options: SignalingOptions) {
       if (!session.producers.has(id)) forbidden('producer');
       const { paused } = c.req.param('action') === 'pause' ? await relay.pauseProducer(id) : await relay.resumeProducer(id);
       return c.json({ paused });
+    })
+    // Chat: a data producer on the send transport, relayed to a data consumer on the recv transport.
+    .post('/sessions/:sessionId/data-producers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, produceDataBody);
+      const transportId = transportOf(session, body.transportId, 'send');
+      const dataProducer = await relay.createDataProducer({
+        transportId,
+        sctpStreamParameters: body.sctpStreamParameters,
+        ...(body.label === undefined ? {} : { label: body.label }),
+        ...(body.protocol === undefined ? {} : { protocol: body.protocol }),
+      });
+      session.dataProducers.add(dataProducer.id);
+      return c.json({ id: dataProducer.id }, 201);
+    })
+    .post('/sessions/:sessionId/data-consumers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, consumeDataBody);
+      const transportId = transportOf(session, body.transportId, 'recv');
+      if (!session.dataProducers.has(body.dataProducerId)) forbidden('data producer');
+      const dataConsumer = await relay.createDataConsumer({ transportId, dataProducerId: body.dataProducerId });
+      // What mediasoup-client's transport.consumeData() takes.
+      return c.json(
+        {
+          id: dataConsumer.id,
+          dataProducerId: dataConsumer.dataProducerId,
+          sctpStreamParameters: dataConsumer.sctpStreamParameters,
+          label: dataConsumer.label,
+          protocol: dataConsumer.protocol,
+        },
+        201,
+      );
     })
     .post('/sessions/:sessionId/consumers', async (c) => {
       const session = sessionOf(c);

@@ -43,6 +43,7 @@ interface PageState {
   firstFrameMs?: number;
   stats: { audio?: Counters; video?: Counters };
   muted: { audio: boolean; video: boolean };
+  chat: string[];
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
@@ -162,6 +163,16 @@ describe('browser demo in a real Chromium', () => {
       // Opus sends a packet every 20 ms; the fake camera makes ~20-30 frames/s.
       expect(rates.audioPacketsPerS).toBeGreaterThan(30);
       expect(rates.videoFramesPerS).toBeGreaterThan(5);
+
+      // Chat: typed messages go over a data channel to the relay and come back through its data consumer, in order.
+      for (const text of ['hello through the relay', 'second message']) {
+        await page.fill('#chat-text', text);
+        await page.click('#chat-send');
+      }
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.chat.length >= 2, null, { timeout: 5000 });
+      expect((await readState(page)).chat).toEqual(['hello through the relay', 'second message']);
+      expect(await page.locator('#chat-log li').allTextContents()).toEqual(['hello through the relay', 'second message']);
+      mark('chat');
 
       // Mute the microphone: the relay pauses its producer, the inbound audio count stops growing
       // (the page's counters refresh every 500 ms) and the remote tile says so; video keeps flowing.
