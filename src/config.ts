@@ -48,6 +48,8 @@ const envSchema = z
     MEDIASOUP_RESTART_BASE_MS: int(500, 1),
     MEDIASOUP_RESTART_MAX_MS: int(30000, 1),
     MEDIASOUP_MAX_ROUTERS: int(500, 1),
+    // Data producers + data consumers of one transport; at most its 1024 SCTP streams.
+    MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT: int(256, 1, 1024),
     EVENTS_BUFFER_SIZE: int(10_000, 100, 1_000_000),
     EVENTS_SUBSCRIBER_MAX_QUEUED: int(1_000, 10, 1_000_000),
     EVENTS_HEARTBEAT_S: int(15, 1, 300),
@@ -191,6 +193,8 @@ export interface Config {
     maxTransportsPerRouter: number;
     maxProducersPerRouter: number;
     maxConsumersPerRouter: number;
+    /** Data producers and data consumers one transport may hold together. */
+    maxDataChannelsPerTransport: number;
   };
   /** The relay's event bus and its sinks (src/media/events/). */
   events: {
@@ -277,6 +281,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxTransportsPerRouter: env.MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER,
       maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
       maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
+      maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
     },
     events: {
       bufferSize: env.EVENTS_BUFFER_SIZE,

@@ -20,6 +20,10 @@ interface DemoState {
   removedTiles: string[];
   /** Why the relay ended the room (e.g. `worker_died`), when it did. */
   endedReason?: string;
+  /** Chat messages received back through the relay's data consumer, in order. */
+  chat: string[];
+  /** Producers paused on the relay (mute), as the relay answered. */
+  muted: { audio: boolean; video: boolean };
 }
 interface SignedInDevice {
   id: string;
@@ -46,7 +50,7 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], producers: {}, removedTiles: [] };
+const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], producers: {}, removedTiles: [], chat: [], muted: { audio: false, video: false } };
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -174,7 +178,8 @@ async function signal<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?:
   return json;
 }
 
-type TransportParams = Pick<types.TransportOptions, 'id' | 'iceParameters' | 'iceCandidates' | 'dtlsParameters'>;
+type TransportParams = Pick<types.TransportOptions, 'id' | 'iceParameters' | 'iceCandidates' | 'dtlsParameters' | 'sctpParameters'>;
+type DataConsumerParams = Pick<types.DataConsumerOptions, 'id' | 'dataProducerId' | 'sctpStreamParameters' | 'label' | 'protocol'>;
 type ConsumerParams = Pick<types.ConsumerOptions, 'id' | 'producerId' | 'kind' | 'rtpParameters'>;
 
 interface Call {
@@ -182,7 +187,9 @@ interface Call {
   stream: MediaStream;
   sendTransport: types.Transport;
   recvTransport: types.Transport;
+  producers: types.Producer[];
   consumers: types.Consumer[];
+  chat?: types.DataProducer;
   statsTimer?: number;
 }
 let call: Call | undefined;
@@ -232,6 +239,12 @@ async function join() {
   sendTransport.on('produce', ({ kind, rtpParameters }, callback, errback) => {
     signal<{ id: string }>('POST', `/sessions/${sessionId}/producers`, { transportId: sendTransport.id, kind, rtpParameters }).then(callback, errback);
   });
+  sendTransport.on('producedata', ({ sctpStreamParameters, label, protocol }, callback, errback) => {
+    signal<{ id: string }>('POST', `/sessions/${sessionId}/data-producers`, { transportId: sendTransport.id, sctpStreamParameters, label, protocol }).then(
+      callback,
+      errback,
+    );
+  });
   const producers: types.Producer[] = [];
   for (const track of stream.getTracks()) producers.push(await sendTransport.produce({ track }));
   for (const p of producers) state.producers[p.kind] = p.id;
@@ -241,7 +254,7 @@ async function join() {
   //    the first consume().
   const recvTransport = device.createRecvTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' }));
   onConnect(recvTransport, sessionId);
-  call = { sessionId, stream, sendTransport, recvTransport, consumers: [] };
+  call = { sessionId, stream, sendTransport, recvTransport, producers, consumers: [] };
   for (const producer of producers) {
     const params = await signal<ConsumerParams>('POST', `/sessions/${sessionId}/consumers`, {
       transportId: recvTransport.id,
@@ -250,6 +263,18 @@ async function join() {
     });
     call.consumers.push(await recvTransport.consume(params));
   }
+  // Chat: a data channel to the relay and back (a data producer, relayed to a data consumer).
+  call.chat = await sendTransport.produceData({ label: 'chat', protocol: 'text' });
+  const chatIn = await recvTransport.consumeData(
+    await signal<DataConsumerParams>('POST', `/sessions/${sessionId}/data-consumers`, { transportId: recvTransport.id, dataProducerId: call.chat.id }),
+  );
+  chatIn.on('message', (message: unknown) => {
+    const text = typeof message === 'string' ? message : String(message);
+    state.chat.push(text);
+    const item = document.createElement('li');
+    item.textContent = text;
+    $('chat-log').append(item);
+  });
   const video = call.consumers.find((c) => c.kind === 'video');
   const audio = call.consumers.find((c) => c.kind === 'audio');
   const remote = $<HTMLVideoElement>('remote');
@@ -268,6 +293,8 @@ async function join() {
   });
 
   leaveButton.disabled = false;
+  for (const kind of ['audio', 'video'] as const) muteButton(kind).disabled = false;
+  $<HTMLButtonElement>('chat-send').disabled = false;
   setStatus(`Live as ${state.user?.username}: your media goes through the relay and back.`, 'live');
   call.statsTimer = window.setInterval(() => void refreshStats().then(followRelay).catch(fail), 500);
 }
@@ -318,6 +345,11 @@ async function leave() {
   call = undefined;
   if (!current) return;
   leaveButton.disabled = true;
+  $<HTMLButtonElement>('chat-send').disabled = true;
+  for (const kind of ['audio', 'video'] as const) {
+    muteButton(kind).disabled = true;
+    showMuted(kind, false);
+  }
   window.clearInterval(current.statsTimer);
   current.sendTransport.close();
   current.recvTransport.close();
@@ -372,6 +404,33 @@ async function refreshStats() {
   }
 }
 
+// Mute/unmute: the relay pauses or resumes the producer (nothing forwarded while paused); the
+// remote tile shows what the relay answered.
+const muteButton = (kind: 'audio' | 'video') => $<HTMLButtonElement>(`mute-${kind}`);
+
+function showMuted(kind: 'audio' | 'video', muted: boolean) {
+  state.muted[kind] = muted;
+  muteButton(kind).textContent = `${muted ? 'Unmute' : 'Mute'} ${kind === 'audio' ? 'microphone' : 'camera'}`;
+  $(`remote-${kind}-muted`).hidden = !muted;
+}
+
+async function toggleMute(kind: 'audio' | 'video') {
+  const producer = call?.producers.find((p) => p.kind === kind);
+  if (!call || !producer) return;
+  const action = state.muted[kind] ? 'resume' : 'pause';
+  const { paused } = await signal<{ paused: boolean }>('POST', `/sessions/${call.sessionId}/producers/${producer.id}/${action}`);
+  showMuted(kind, paused);
+}
+
+$<HTMLFormElement>('chat').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const input = $<HTMLInputElement>('chat-text');
+  if (!call?.chat || input.value === '') return;
+  call.chat.send(input.value);
+  input.value = '';
+});
+
+for (const kind of ['audio', 'video'] as const) muteButton(kind).addEventListener('click', () => void toggleMute(kind).catch(fail));
 joinButton.addEventListener('click', () => void join().catch(fail));
 leaveButton.addEventListener('click', () => void leave().catch(fail));
 $<HTMLInputElement>('hear').addEventListener('change', (event) => {

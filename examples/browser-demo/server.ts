@@ -36,6 +36,7 @@ interface Session {
   notices: Notice[];
   /** Set when the relay closed the router under it (worker died, shutdown): the page ends the call. */
   ended?: string;
+  dataProducers: Set<string>;
 }
 
 /** What the page is told: a resource of its session closed on the relay, or the whole room ended. */
@@ -56,6 +57,13 @@ const transportBody = z.object({ direction: z.enum(['send', 'recv']) });
 const connectBody = z.object({ dtlsParameters: z.looseObject({}) });
 const produceBody = z.object({ transportId: z.string(), kind: z.enum(['audio', 'video']), rtpParameters: z.looseObject({}) });
 const consumeBody = z.object({ transportId: z.string(), producerId: z.string(), rtpCapabilities: z.looseObject({}) });
+const produceDataBody = z.object({
+  transportId: z.string(),
+  sctpStreamParameters: z.object({ streamId: z.number().int(), ordered: z.boolean().optional() }),
+  label: z.string().max(64).optional(),
+  protocol: z.string().max(64).optional(),
+});
+const consumeDataBody = z.object({ transportId: z.string(), dataProducerId: z.string() });
 
 type DtlsParameters = Parameters<RelayClient['connectTransport']>[1];
 type RtpParameters = Parameters<RelayClient['createProducer']>[0]['rtpParameters'];
@@ -206,6 +214,7 @@ export function createSignalingApp(options: SignalingOptions) {
         producers: new Set(),
         consumers: new Set(),
         notices: [],
+        dataProducers: new Set(),
       };
       sessions.set(session.id, session);
       byRouter.set(router.id, session);
@@ -214,9 +223,13 @@ export function createSignalingApp(options: SignalingOptions) {
     .post('/sessions/:sessionId/transports', async (c) => {
       const session = sessionOf(c);
       const { direction } = await parse(c, transportBody);
-      const t = await relay.createTransport({ routerId: session.routerId, direction });
+      // SCTP for the chat's data channel.
+      const t = await relay.createTransport({ routerId: session.routerId, direction, enableSctp: true });
       session.transports.set(t.id, direction);
-      return c.json({ id: t.id, iceParameters: t.iceParameters, iceCandidates: t.iceCandidates, dtlsParameters: t.dtlsParameters }, 201);
+      return c.json(
+        { id: t.id, iceParameters: t.iceParameters, iceCandidates: t.iceCandidates, dtlsParameters: t.dtlsParameters, sctpParameters: t.sctpParameters },
+        201,
+      );
     })
     .post('/sessions/:sessionId/transports/:transportId/connect', async (c) => {
       const session = sessionOf(c);
@@ -233,6 +246,46 @@ export function createSignalingApp(options: SignalingOptions) {
       const producer = await relay.createProducer({ transportId, kind: body.kind, rtpParameters: body.rtpParameters as RtpParameters });
       session.producers.add(producer.id);
       return c.json({ id: producer.id }, 201);
+    })
+    // Mute and unmute: the producer is paused on the relay, so nothing of it is forwarded.
+    .post('/sessions/:sessionId/producers/:producerId/:action{pause|resume}', async (c) => {
+      const session = sessionOf(c);
+      const id = c.req.param('producerId');
+      if (!session.producers.has(id)) forbidden('producer');
+      const { paused } = c.req.param('action') === 'pause' ? await relay.pauseProducer(id) : await relay.resumeProducer(id);
+      return c.json({ paused });
+    })
+    // Chat: a data producer on the send transport, relayed to a data consumer on the recv transport.
+    .post('/sessions/:sessionId/data-producers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, produceDataBody);
+      const transportId = transportOf(session, body.transportId, 'send');
+      const dataProducer = await relay.createDataProducer({
+        transportId,
+        sctpStreamParameters: body.sctpStreamParameters,
+        ...(body.label === undefined ? {} : { label: body.label }),
+        ...(body.protocol === undefined ? {} : { protocol: body.protocol }),
+      });
+      session.dataProducers.add(dataProducer.id);
+      return c.json({ id: dataProducer.id }, 201);
+    })
+    .post('/sessions/:sessionId/data-consumers', async (c) => {
+      const session = sessionOf(c);
+      const body = await parse(c, consumeDataBody);
+      const transportId = transportOf(session, body.transportId, 'recv');
+      if (!session.dataProducers.has(body.dataProducerId)) forbidden('data producer');
+      const dataConsumer = await relay.createDataConsumer({ transportId, dataProducerId: body.dataProducerId });
+      // What mediasoup-client's transport.consumeData() takes.
+      return c.json(
+        {
+          id: dataConsumer.id,
+          dataProducerId: dataConsumer.dataProducerId,
+          sctpStreamParameters: dataConsumer.sctpStreamParameters,
+          label: dataConsumer.label,
+          protocol: dataConsumer.protocol,
+        },
+        201,
+      );
     })
     .post('/sessions/:sessionId/consumers', async (c) => {
       const session = sessionOf(c);

@@ -80,6 +80,8 @@ export function createRelayClient(options: RelayClientOptions) {
     ...(options.fetch ? { fetch: options.fetch as typeof fetch } : {}),
   });
   const { routers, transports, producers, consumers } = rpc.v1;
+  const dataProducers = rpc.v1['data-producers'];
+  const dataConsumers = rpc.v1['data-consumers'];
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -100,6 +102,22 @@ export function createRelayClient(options: RelayClientOptions) {
     createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),
     resumeConsumer: (id: string) => json(consumers[':id'].resume.$post({ param: { id } })),
     closeConsumer: (id: string) => empty(consumers[':id'].$delete({ param: { id } })),
+    pauseProducer: (id: string) => json(producers[':id'].pause.$post({ param: { id } })),
+    resumeProducer: (id: string) => json(producers[':id'].resume.$post({ param: { id } })),
+    producerStats: (id: string) => json(producers[':id'].stats.$get({ param: { id } })),
+    pauseConsumer: (id: string) => json(consumers[':id'].pause.$post({ param: { id } })),
+    setConsumerPreferredLayers: (id: string, layers: Parameters<(typeof consumers)[':id']['preferred-layers']['$post']>[0]['json']) =>
+      json(consumers[':id']['preferred-layers'].$post({ param: { id }, json: layers })),
+    setConsumerPriority: (id: string, priority: number) => json(consumers[':id'].priority.$post({ param: { id }, json: { priority } })),
+    requestKeyFrame: (id: string) => empty(consumers[':id']['key-frame'].$post({ param: { id } })),
+    consumerStats: (id: string) => json(consumers[':id'].stats.$get({ param: { id } })),
+    restartIce: (id: string) => json(transports[':id']['restart-ice'].$post({ param: { id } })),
+    setMaxIncomingBitrate: (id: string, bitrate: number) => empty(transports[':id']['max-incoming-bitrate'].$post({ param: { id }, json: { bitrate } })),
+    transportStats: (id: string) => json(transports[':id'].stats.$get({ param: { id } })),
+    createDataProducer: (body: Parameters<typeof dataProducers.$post>[0]['json']) => json(dataProducers.$post({ json: body })),
+    closeDataProducer: (id: string) => empty(dataProducers[':id'].$delete({ param: { id } })),
+    createDataConsumer: (body: Parameters<typeof dataConsumers.$post>[0]['json']) => json(dataConsumers.$post({ json: body })),
+    closeDataConsumer: (id: string) => empty(dataConsumers[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

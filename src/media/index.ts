@@ -42,7 +42,7 @@ export interface MediaInfo {
     rtcMaxPort: number;
   };
   /** The most transports, producers and consumers any one router holds now (each its own maximum). */
-  largestRouter: Omit<RegistryCounts, 'routers'>;
+  largestRouter: Pick<RegistryCounts, 'transports' | 'producers' | 'consumers'>;
 }
 
 export interface WorkerStats {

@@ -44,6 +44,8 @@ interface PageState {
   stats: { audio?: Counters; video?: Counters };
   producers: { audio?: string; video?: string };
   removedTiles: string[];
+  muted: { audio: boolean; video: boolean };
+  chat: string[];
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
@@ -164,7 +166,38 @@ describe('browser demo in a real Chromium', () => {
       expect(rates.audioPacketsPerS).toBeGreaterThan(30);
       expect(rates.videoFramesPerS).toBeGreaterThan(5);
 
+      // Chat: typed messages go over a data channel to the relay and come back through its data consumer, in order.
+      for (const text of ['hello through the relay', 'second message']) {
+        await page.fill('#chat-text', text);
+        await page.click('#chat-send');
+      }
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.chat.length >= 2, null, { timeout: 5000 });
+      expect((await readState(page)).chat).toEqual(['hello through the relay', 'second message']);
+      expect(await page.locator('#chat-log li').allTextContents()).toEqual(['hello through the relay', 'second message']);
+      mark('chat');
+
+      // Mute the microphone: the relay pauses its producer, the inbound audio count stops growing
+      // (the page's counters refresh every 500 ms) and the remote tile says so; video keeps flowing.
+      await page.click('#mute-audio');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
+      expect(await page.locator('#remote-audio-muted').isVisible()).toBe(true);
+      await page.waitForTimeout(1500); // packets in flight and one stats refresh
+      const mutedAt = await readState(page);
+      await page.waitForTimeout(2000);
+      const stillMuted = await readState(page);
+      expect(stillMuted.stats.audio!.packetsReceived, 'audio packets while muted').toBe(mutedAt.stats.audio!.packetsReceived);
+      expect(stillMuted.stats.video!.framesDecoded!, 'video frames while audio is muted').toBeGreaterThan(mutedAt.stats.video!.framesDecoded!);
       await page.screenshot({ path: SCREENSHOT });
+      // Unmute: packets again, the tile cleared.
+      await page.click('#mute-audio');
+      await page.waitForFunction(() => !(globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
+      expect(await page.locator('#remote-audio-muted').isVisible()).toBe(false);
+      await page.waitForFunction(
+        (before) => ((globalThis as unknown as { demo: PageState }).demo.stats.audio?.packetsReceived ?? 0) > before + 25,
+        stillMuted.stats.audio!.packetsReceived,
+        { timeout: 10_000 },
+      );
+      mark('mute');
 
       // The demo's signaling server follows the relay's event stream: the video producer closed on the
       // relay directly (not through the demo) closes its consumer there, and the page loses that tile.

@@ -244,6 +244,8 @@ describe('closing and cascades', () => {
       transports: before.transports - 2,
       producers: before.producers - 1,
       consumers: before.consumers - 1,
+      dataProducers: 0,
+      dataConsumers: 0,
     });
   });
 
@@ -270,6 +272,8 @@ describe('closing and cascades', () => {
       transports: before.transports - 1,
       producers: before.producers - 1,
       consumers: before.consumers - 2,
+      dataProducers: 0,
+      dataConsumers: 0,
     });
 
     // Closing a recv transport takes only its consumers; their producer keeps serving others.

@@ -37,9 +37,10 @@ let t: TestApp;
 let pidsBefore: (number | null)[];
 let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
-const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0 };
+const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '' };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-const created: { kind: 'routers' | 'transports' | 'producers' | 'consumers'; id: string }[] = [];
+type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers';
+const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
   const res = await t.app.request(path, {
@@ -129,6 +130,9 @@ beforeAll(async () => {
   const rtpParameters = opusParameters();
   base.producerSsrc = rtpParameters.encodings[0]!.ssrc;
   base.producerId = (await must('POST', '/internal/v1/producers', { transportId: base.send, kind: 'audio', rtpParameters }, 201)).id;
+  base.sctpSend = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'send', enableSctp: true }, 201)).id;
+  base.sctpRecv = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'recv', enableSctp: true }, 201)).id;
+  base.dataProducerId = (await must('POST', '/internal/v1/data-producers', { transportId: base.sctpSend, sctpStreamParameters: { streamId: 1000 }, label: 'chat' }, 201)).id;
 }, 60_000);
 
 afterAll(async () => {
@@ -190,6 +194,15 @@ async function freshTransport(direction: 'send' | 'recv' = 'send'): Promise<stri
   return id;
 }
 
+/** A consumer of a simulcast producer on the base transports, made for one run. */
+async function simulcastConsumer(): Promise<string> {
+  const producer = await must('POST', '/internal/v1/producers', { transportId: base.send, kind: 'video', rtpParameters: simulcastParameters() }, 201);
+  created.push({ kind: 'producers', id: producer.id });
+  const consumer = await must('POST', '/internal/v1/consumers', { transportId: base.recv, producerId: producer.id, rtpCapabilities: base.rtpCapabilities }, 201);
+  created.push({ kind: 'consumers', id: consumer.id });
+  return consumer.id as string;
+}
+
 /** An id: one that exists (from `existing`), an unknown UUID, or not an id at all. */
 function idOf(existing: () => Promise<string>): fc.Arbitrary<() => Promise<string>> {
   return fc.oneof(
@@ -200,7 +213,12 @@ function idOf(existing: () => Promise<string>): fc.Arbitrary<() => Promise<strin
 
 describe('fuzz /internal', () => {
   it('POST /v1/routers', async () => {
-    const body = fc.oneof(anyJson, mutatedHostile(() => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', n: 1 } })), mutatedHostile(() => ({})));
+    const body = fc.oneof(
+      anyJson,
+      mutatedHostile(() => ({ mediaCodecs: routerCodecs(), appData: { room: 'r1', n: 1 } })),
+      mutatedHostile(() => ({})),
+      mutatedHostile(() => ({ speakerDetection: { activeSpeaker: true, audioLevels: { intervalMs: 500, thresholdDb: -70 } } })),
+    );
     await fc.assert(
       fc.asyncProperty(requests(body), async (r) => {
         const a = await send('POST', '/internal/v1/routers', r);
@@ -323,11 +341,84 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('controls: pause, resume, layers, priority, key frames, ICE restart, bitrate, stats', async () => {
+    const producer = async () => {
+      const body = await must('POST', '/internal/v1/producers', { transportId: base.send, kind: 'video', rtpParameters: simulcastParameters() }, 201);
+      created.push({ kind: 'producers', id: body.id });
+      return body.id as string;
+    };
+    const consumer = async () => simulcastConsumer();
+    const simpleConsumer = async () => {
+      const body = await must('POST', '/internal/v1/consumers', { transportId: base.recv, producerId: base.producerId, rtpCapabilities: base.rtpCapabilities }, 201);
+      created.push({ kind: 'consumers', id: body.id });
+      return body.id as string;
+    };
+    const transport = () => freshTransport(Math.random() < 0.5 ? 'send' : 'recv');
+    const layers = fc.oneof(anyJson, mutatedHostile(() => ({ spatialLayer: 1, temporalLayer: 1 })), mutatedHostile(() => ({ spatialLayer: 0 })));
+    const target = fc.oneof(
+      fc.tuple(idOf(producer), fc.constantFrom('/pause', '/resume')).map(([id, suffix]) => ({ method: 'POST', kind: 'producers', suffix, id, success: 200, body: anyJson })),
+      fc.tuple(idOf(consumer), fc.constantFrom('/pause', '/key-frame')).map(([id, suffix]) => ({ method: 'POST', kind: 'consumers', suffix, id, success: suffix === '/pause' ? 200 : 204, body: anyJson })),
+      fc.constantFrom(consumer, simpleConsumer).chain((c) => idOf(c)).map((id) => ({ method: 'POST', kind: 'consumers', suffix: '/preferred-layers', id, success: 200, body: layers })),
+      idOf(consumer).map((id) => ({ method: 'POST', kind: 'consumers', suffix: '/priority', id, success: 200, body: fc.oneof(anyJson, mutatedHostile(() => ({ priority: 100 }))) })),
+      idOf(transport).map((id) => ({ method: 'POST', kind: 'transports', suffix: '/restart-ice', id, success: 200, body: anyJson })),
+      idOf(transport).map((id) => ({ method: 'POST', kind: 'transports', suffix: '/max-incoming-bitrate', id, success: 204, body: fc.oneof(anyJson, mutatedHostile(() => ({ bitrate: 2_000_000 }))) })),
+      fc
+        .constantFrom<[string, () => Promise<string>]>(['transports', transport], ['producers', producer], ['consumers', consumer])
+        .chain(([kind, existing]) => idOf(existing).map((id) => ({ method: 'GET', kind, suffix: '/stats', id, success: 200, body: anyJson }))),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = `/internal/v1/${x.kind}/${await x.id()}${x.suffix}`;
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, ['NOT_FOUND', 'VALIDATION_ERROR', 'CONFLICT'], what(x.method, path, r));
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(consumer|producer|transport|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST and DELETE /v1/data-producers and /v1/data-consumers', async () => {
+    const producerBody = () => ({ transportId: base.sctpSend, sctpStreamParameters: { streamId: 3, ordered: true }, label: 'chat', protocol: 'json', appData: { peer: 'p1' } });
+    const consumerBody = () => ({ transportId: base.sctpRecv, dataProducerId: base.dataProducerId, appData: { peer: 'p2' } });
+    const dataProducer = async () => {
+      const body = await must('POST', '/internal/v1/data-producers', { transportId: base.sctpSend }, 201);
+      created.push({ kind: 'data-producers', id: body.id });
+      return body.id as string;
+    };
+    const dataConsumer = async () => {
+      const body = await must('POST', '/internal/v1/data-consumers', consumerBody(), 201);
+      created.push({ kind: 'data-consumers', id: body.id });
+      return body.id as string;
+    };
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/data-producers', success: 201, kind: 'data-producers' as const, body: fc.oneof(anyJson, mutatedHostile(producerBody), mutatedHostile(() => ({ ...producerBody(), sctpStreamParameters: { streamId: 4, ordered: false, maxPacketLifeTime: 300 } })), mutatedHostile(() => ({ transportId: base.send }))) }),
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/data-consumers', success: 201, kind: 'data-consumers' as const, body: fc.oneof(anyJson, mutatedHostile(consumerBody), mutatedHostile(() => ({ ...consumerBody(), transportId: base.recv }))) }),
+      idOf(dataProducer).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/data-producers/${await id()}`, success: 204, kind: undefined, body: anyJson })),
+      idOf(dataConsumer).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/data-consumers/${await id()}`, success: 204, kind: undefined, body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'CAN_NOT_CONSUME'], what(x.method, path, r));
+        if (a.status === 201 && x.kind) created.push({ kind: x.kind, id: (a.body as { id: string }).id });
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(dataProducer|dataConsumer|transport|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
     // schema and, were a bound missing, the engine: the bodies that killed or stalled a worker.
-    type Target = { path: string; body: () => unknown; success: number; codes: string[]; kind?: 'routers' | 'transports' | 'producers' | 'consumers' };
+    type Target = { path: string; body: () => unknown; success: number; codes: string[]; kind?: CreatedKind };
     const producer = (kind: 'audio' | 'video', rtpParameters: () => unknown) => () => ({ transportId: base.send, kind, rtpParameters: rtpParameters(), paused: false, appData: { source: 'cam' } });
     const producerCodes = ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'];
     const targets: Target[] = [
@@ -343,6 +434,30 @@ describe('fuzz /internal', () => {
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'],
         kind: 'consumers',
       },
+      {
+        path: '/internal/v1/routers',
+        body: () => ({ speakerDetection: { activeSpeaker: true, audioLevels: { intervalMs: 500, thresholdDb: -70 } } }),
+        success: 201,
+        codes: ['VALIDATION_ERROR'],
+        kind: 'routers',
+      },
+      {
+        path: '/internal/v1/data-producers',
+        body: () => ({ transportId: base.sctpSend, sctpStreamParameters: { streamId: 7, ordered: false, maxRetransmits: 3 }, label: 'chat', protocol: 'json', appData: { peer: 'p1' } }),
+        success: 201,
+        codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
+        kind: 'data-producers',
+      },
+      {
+        path: '/internal/v1/data-consumers',
+        body: () => ({ transportId: base.sctpRecv, dataProducerId: base.dataProducerId, appData: { peer: 'p2' } }),
+        success: 201,
+        codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'CAN_NOT_CONSUME'],
+        kind: 'data-consumers',
+      },
+      { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
+      { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
+      { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
     ];
     const cases = fc.oneof(
       ...targets.map((target) => mutated(target.body, { oversized: 'only' }).map((body) => ({ target, body }))),
@@ -350,7 +465,12 @@ describe('fuzz /internal', () => {
     );
     await fc.assert(
       fc.asyncProperty(cases, async ({ target, body }) => {
-        const path = target.path === 'connect' ? `/internal/v1/transports/${await freshTransport()}/connect` : target.path;
+        const path =
+          target.path === 'connect'
+            ? `/internal/v1/transports/${await freshTransport()}/connect`
+            : target.path.includes('{consumer}')
+              ? target.path.replace('{consumer}', await simulcastConsumer())
+              : target.path.replace('{send}', base.send);
         const text = body === undefined ? undefined : expandDeep(JSON.stringify(body));
         const r: FuzzRequest = { token: 'valid', contentType: 'application/json', query: '', body: { text, note: 'oversized field' } };
         const a = await send('POST', path, r);
@@ -387,7 +507,13 @@ describe('fuzz /internal', () => {
   it('GET /info, unknown routes and wrong methods under /internal', async () => {
     const path = fc.oneof(
       fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/v1/routers', '/internal/metrics'),
-      fc.tuple(fc.constantFrom('routers', 'transports', 'producers', 'consumers'), notAnId, fc.constantFrom('', '/connect', '/resume', '/x')).map(([k, id, s]) => `/internal/v1/${k}/${id}${s}`),
+      fc
+        .tuple(
+          fc.constantFrom('routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers'),
+          notAnId,
+          fc.constantFrom('', '/connect', '/resume', '/pause', '/stats', '/preferred-layers', '/priority', '/key-frame', '/restart-ice', '/max-incoming-bitrate', '/x'),
+        )
+        .map(([k, id, s]) => `/internal/v1/${k}/${id}${s}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/internal/${segments.join('/')}`),
     );
     await fc.assert(
@@ -414,10 +540,10 @@ describe('fuzz /internal', () => {
     expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
     expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
     expect(after.counts).toEqual(countsBefore);
-    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
-    expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+    expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     console.log(`engine objects created during the fuzz: ${JSON.stringify(engine.created())}`);
   });
 });

@@ -35,7 +35,7 @@ async function relay(method: string, path: string, body?: unknown): Promise<Answ
 }
 
 async function counts() {
-  return (await relay('GET', '/internal/info')).body.counts as { routers: number; transports: number; producers: number; consumers: number };
+  return (await relay('GET', '/internal/info')).body.counts as Record<string, number>;
 }
 
 /** The registry (as /internal/info reports it) and the engine agree, object for object. */
@@ -130,8 +130,8 @@ describe('concurrent media lifecycles', () => {
           for (const id of room.consumers) expect((await relay('POST', `/internal/v1/consumers/${id}/resume`)).status).toBe(404);
           for (const tr of room.transports) expect((await relay('POST', `/internal/v1/transports/${tr.id}/connect`, { dtlsParameters: dtls() })).status).toBe(404);
         }
-        expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
-        expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+        expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
+        expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
       }),
       { numRuns: Number(process.env.MEDIA_RACE_RUNS ?? 12), ...(FUZZ_SEED === undefined ? {} : { seed: FUZZ_SEED }) },
     );
@@ -159,8 +159,8 @@ describe('concurrent media lifecycles', () => {
       if (consumer!.status === 201) expect((await relay('POST', `/internal/v1/consumers/${consumer!.body.id}/resume`)).status).toBe(404);
       if (transport!.status === 201) expect((await relay('POST', `/internal/v1/transports/${transport!.body.id}/connect`, { dtlsParameters: dtls() })).status).toBe(404);
       if (lateProducer!.status === 201) expect((await relay('DELETE', `/internal/v1/producers/${lateProducer!.body.id}`)).status).toBe(404);
-      expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
-      expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0 });
+      expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
+      expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     }
     expect(seen.filter((a) => a.status >= 500)).toEqual([]);
   });

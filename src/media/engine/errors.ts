@@ -3,6 +3,8 @@ import { conflict, RelayError, validationError } from '../errors.js';
 
 /** mediasoup 3.11's RtpListener: "ssrc|RTX ssrc|MID|RID already exists in RTP listener …". */
 const RTP_LISTENER_CLASH = /already exists in RTP listener/;
+/** mediasoup 3.11's SctpListener: "streamId already exists in SCTP listener …" (two data producers on one stream). */
+const SCTP_LISTENER_CLASH = /already exists in SCTP listener/;
 
 /**
  * Maps a failure of a mediasoup call: the engine throws TypeError/UnsupportedError when the
@@ -18,6 +20,11 @@ export function fromEngineError(error: unknown, operation: string): RelayError {
   // of the transport already uses, as a plain Error: the request clashes with the transport's state.
   if (error instanceof Error && RTP_LISTENER_CLASH.test(error.message)) {
     return conflict(`media engine refused the request: ${operation}: an ssrc, MID or RID is already in use on this transport`, {
+      reason: error.message.replace(/\s*\[method:[^\]]*\]\s*$/, ''),
+    });
+  }
+  if (error instanceof Error && SCTP_LISTENER_CLASH.test(error.message)) {
+    return conflict(`media engine refused the request: ${operation}: the SCTP stream is already in use on this transport`, {
       reason: error.message.replace(/\s*\[method:[^\]]*\]\s*$/, ''),
     });
   }

@@ -40,6 +40,23 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     reason: reason as never,
   }),
   consumer: (entry, reason) => ({ type: 'consumer.closed', ...onConsumer(entry), reason: reason as never }),
+  dataProducer: ({ dataProducer, routerId, transportId }, reason) => ({
+    type: 'dataProducer.closed',
+    dataProducerId: dataProducer.id,
+    transportId,
+    routerId,
+    appData: dataProducer.appData as AppData,
+    reason: reason as never,
+  }),
+  dataConsumer: ({ dataConsumer, routerId, transportId, dataProducerId }, reason) => ({
+    type: 'dataConsumer.closed',
+    dataConsumerId: dataConsumer.id,
+    dataProducerId,
+    transportId,
+    routerId,
+    appData: dataConsumer.appData as AppData,
+    reason: reason as never,
+  }),
 };
 
 type Publish = (input: RelayEventInput) => void;

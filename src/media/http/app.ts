@@ -7,6 +7,8 @@ import { internalToken } from '../../http/internal-token.js';
 import { runWithRequestId } from '../../request-context.js';
 import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
+import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
+import { dataConsumersRoutes, dataProducersRoutes } from './data.routes.js';
 import { relayErrorHandler } from './errors.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
@@ -40,6 +42,11 @@ export function createInternalApp(deps: AppDeps) {
     .route('/v1/transports', transportsRoutes(media))
     .route('/v1/producers', producersRoutes(media))
     .route('/v1/consumers', consumersRoutes(media))
+    .route('/v1/transports', transportControlsRoutes(media))
+    .route('/v1/producers', producerControlsRoutes(media))
+    .route('/v1/consumers', consumerControlsRoutes(media))
+    .route('/v1/data-producers', dataProducersRoutes(media))
+    .route('/v1/data-consumers', dataConsumersRoutes(media))
     .onError(relayErrorHandler(deps.logger));
 }
 

@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { RELAY_ERROR_CODES } from '../errors.js';
 import { consumersDocs } from './consumers.routes.js';
+import { controlsDocs } from './controls.routes.js';
+import { dataDocs } from './data.routes.js';
 import { anyObject, type ErrorRow, type RelayOperation } from './docs.js';
 import { producersDocs } from './producers.routes.js';
 import { routersDocs } from './routers.routes.js';
@@ -27,6 +29,8 @@ export const relayOperations: RelayOperation[] = [
   ...transportsDocs,
   ...producersDocs,
   ...consumersDocs,
+  ...controlsDocs,
+  ...dataDocs,
   {
     method: 'get',
     path: '/internal/info',

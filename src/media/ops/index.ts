@@ -1,12 +1,14 @@
 // Every op of every resource family, and their binding to one set of deps. A new family is a new
 // file beside these and one line in OPS.
 import * as consumers from './consumers.js';
+import * as controls from './controls.js';
+import * as data from './data.js';
 import type { OpsDeps } from './deps.js';
 import * as producers from './producers.js';
 import * as routers from './routers.js';
 import * as transports from './transports.js';
 
-const OPS = { ...routers, ...transports, ...producers, ...consumers };
+const OPS = { ...routers, ...transports, ...producers, ...consumers, ...controls, ...data };
 
 type Bound<T> = { [K in keyof T]: T[K] extends (deps: OpsDeps, ...args: infer A) => infer R ? (...args: A) => R : never };
 

@@ -4,6 +4,7 @@ import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError } from '../errors.js';
 import type { CreateProducerBody } from '../http/schemas.js';
 import { directionConflict, type OpsDeps } from './deps.js';
+import { joinSpeakerDetection } from './speakers.js';
 
 export async function createProducer(deps: OpsDeps, input: CreateProducerBody): Promise<ms.Producer> {
   const { registry, engine, caps } = deps;
@@ -26,10 +27,16 @@ export async function createProducer(deps: OpsDeps, input: CreateProducerBody): 
       if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, direction: entry.direction, ...error.details });
       throw error;
     });
-    return adopt(producer, () => {
+    adopt(producer, () => {
       if (producer.closed || !registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create producer');
-      return registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId }).producer;
+      registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId });
     });
+    // An audio producer that could not join its room's speaker observers is closed, never left half-made.
+    await joinSpeakerDetection(deps, producer, entry.routerId).catch((error: unknown) => {
+      producer.close();
+      throw error;
+    });
+    return producer;
   });
 }
 

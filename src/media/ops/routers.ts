@@ -6,6 +6,7 @@ import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
 import type { ConsumerEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
+import { startSpeakerDetection } from './speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
   const { config, logger, registry, placement, engine } = deps;
@@ -30,10 +31,20 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
       worker,
     ),
   );
-  return adopt(router, () => {
+  const entry = adopt(router, () => {
     if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
-    return registry.add('router', { router, worker, slot: slot.index, createdAt: new Date() }).router;
+    return registry.add('router', { router, worker, slot: slot.index, createdAt: new Date() });
   });
+  // A room whose speaker detection could not start is closed, never left half-made.
+  if (input.speakerDetection) await startSpeakerDetection(deps, entry, input.speakerDetection).catch(closeAndThrow(router));
+  return router;
+}
+
+function closeAndThrow(resource: { close(): void }) {
+  return (error: unknown): never => {
+    resource.close();
+    throw error;
+  };
 }
 
 export function closeRouter(deps: OpsDeps, id: string): void {

@@ -5,8 +5,11 @@ import { RelayError } from '../errors.js';
 import { KINDS, type KindPlural, type ResourceKind } from './kinds.js';
 import type { MediaRegistry } from './registry.js';
 
-/** The kinds a router holds; a router itself is capped by MEDIASOUP_MAX_ROUTERS. */
-export type RoomKind = Exclude<ResourceKind, 'router'>;
+/**
+ * The kinds a router's caps count; a router itself is capped by MEDIASOUP_MAX_ROUTERS, and data
+ * producers and consumers per transport (MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT).
+ */
+export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer'>;
 
 export const ROOM_KINDS: readonly RoomKind[] = ['transport', 'producer', 'consumer'];
 
@@ -48,7 +51,7 @@ export class RoomCaps {
   }
 
   /** The most of each kind that any one router holds now (0 without routers), for /internal/info. */
-  largest(): Record<Exclude<KindPlural, 'routers'>, number> {
+  largest(): Record<(typeof KINDS)[RoomKind]['plural'], number> {
     const largest = { transports: 0, producers: 0, consumers: 0 };
     for (const routerId of this.registry.ids('router')) {
       for (const kind of ROOM_KINDS) {

@@ -27,6 +27,8 @@ export const KINDS = defineKinds({
   transport: { name: 'transport', plural: 'transports', parents: ['router'], closeWith: [] },
   producer: { name: 'producer', plural: 'producers', parents: ['transport'], closeWith: [] },
   consumer: { name: 'consumer', plural: 'consumers', parents: ['transport', 'producer'], closeWith: ['producer'] },
+  dataProducer: { name: 'dataProducer', plural: 'dataProducers', parents: ['transport'], closeWith: [] },
+  dataConsumer: { name: 'dataConsumer', plural: 'dataConsumers', parents: ['transport', 'dataProducer'], closeWith: ['dataProducer'] },
 });
 
 export type ResourceKind = keyof typeof KINDS;
@@ -54,6 +56,8 @@ export interface RouterEntry {
   readonly slot: number;
   /** When the relay registered it: GET /v1/routers tells a restarted signaling server. */
   readonly createdAt: Date;
+  /** The room's speaker observers (POST /routers speakerDetection), closed with the router by the engine. */
+  speakers?: { activeSpeaker?: ms.ActiveSpeakerObserver; audioLevels?: ms.AudioLevelObserver };
 }
 
 export interface TransportEntry {
@@ -80,6 +84,21 @@ export interface ConsumerEntry {
   readonly producerId: string;
 }
 
+export interface DataProducerEntry {
+  readonly dataProducer: ms.DataProducer;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly transportId: string;
+}
+
+export interface DataConsumerEntry {
+  readonly dataConsumer: ms.DataConsumer;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly transportId: string;
+  readonly dataProducerId: string;
+}
+
 /**
  * The registry entry of each kind. An entry holds its mediasoup object under the kind's name, the
  * worker it lives on, and the id of each parent as `<parent>Id`; every entry but a router's names its
@@ -90,6 +109,8 @@ export interface EntryOf {
   transport: TransportEntry;
   producer: ProducerEntry;
   consumer: ConsumerEntry;
+  dataProducer: DataProducerEntry;
+  dataConsumer: DataConsumerEntry;
 }
 
 export type RegistryCounts = Record<KindPlural, number>;

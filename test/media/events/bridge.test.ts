@@ -124,6 +124,40 @@ describe('engine events on the stream', () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('data channels: dataProducer.closed api, its data consumers data_producer_closed; a transport close gives transport_closed', async () => {
+    const router = await api.router({ appData: { room: 'data' } });
+    const send = await api.transport(router.id, 'send', { enableSctp: true });
+    const recv = await api.transport(router.id, 'recv', { enableSctp: true });
+    const post = async (path: string, body: object) => {
+      const res = await api.post(path, body);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body as { id: string };
+    };
+    const chat = await post('/internal/v1/data-producers', { transportId: send.id, label: 'chat', appData: { user: 'alice' } });
+    const chatIn = await post('/internal/v1/data-consumers', { transportId: recv.id, dataProducerId: chat.id, appData: { user: 'bob' } });
+    const other = await post('/internal/v1/data-producers', { transportId: send.id, label: 'reactions' });
+    const otherIn = await post('/internal/v1/data-consumers', { transportId: recv.id, dataProducerId: other.id });
+    const { reader } = await stream({ query: `?routerId=${router.id}` });
+
+    expect((await api.del(`/internal/v1/data-producers/${chat.id}`)).status).toBe(204);
+    let events = await until(reader, has('dataProducer.closed', { dataProducerId: chat.id }), 'dataProducer.closed');
+    expect(events.map((e) => [e.type, e.reason])).toEqual([
+      ['dataConsumer.closed', 'data_producer_closed'],
+      ['dataProducer.closed', 'api'],
+    ]);
+    expect(events[0]).toMatchObject({ dataConsumerId: chatIn.id, dataProducerId: chat.id, transportId: recv.id, routerId: router.id, appData: { user: 'bob' } });
+    expect(events[1]).toMatchObject({ dataProducerId: chat.id, transportId: send.id, routerId: router.id, appData: { user: 'alice' } });
+
+    expect((await api.del(`/internal/v1/transports/${recv.id}`)).status).toBe(204);
+    events = await until(reader, has('transport.closed', { transportId: recv.id }), 'transport.closed');
+    expect(events.slice(2).map((e) => [e.type, e.reason, e.dataConsumerId ?? e.transportId])).toEqual([
+      ['dataConsumer.closed', 'transport_closed', otherIn.id],
+      ['transport.closed', 'api', recv.id],
+    ]);
+    expect((await api.get('/internal/info')).body.counts).toMatchObject({ dataProducers: 1, dataConsumers: 0 });
+    expect((await api.del(`/internal/v1/routers/${router.id}`)).status).toBe(204);
+  });
+
   it('transport closed: transport.closed api, its producers transport_closed, their consumers elsewhere producer_closed', async () => {
     const r = await room('close-transport');
     const { reader } = await stream({ query: `?routerId=${r.router.id}` });

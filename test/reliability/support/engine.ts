@@ -8,6 +8,8 @@ export interface EngineCounts {
   transports: number;
   producers: number;
   consumers: number;
+  dataProducers: number;
+  dataConsumers: number;
 }
 
 export class EngineWatch {
@@ -16,6 +18,8 @@ export class EngineWatch {
   readonly transports: ms.Transport[] = [];
   readonly producers: ms.Producer[] = [];
   readonly consumers: ms.Consumer[] = [];
+  readonly dataProducers: ms.DataProducer[] = [];
+  readonly dataConsumers: ms.DataConsumer[] = [];
   /** Workers that died (not closed): the pid of each, in order. */
   readonly deaths: number[] = [];
 
@@ -35,6 +39,8 @@ export class EngineWatch {
         this.transports.push(transport);
         transport.observer.on('newproducer', (producer: ms.Producer) => void this.producers.push(producer));
         transport.observer.on('newconsumer', (consumer: ms.Consumer) => void this.consumers.push(consumer));
+        transport.observer.on('newdataproducer', (dataProducer: ms.DataProducer) => void this.dataProducers.push(dataProducer));
+        transport.observer.on('newdataconsumer', (dataConsumer: ms.DataConsumer) => void this.dataConsumers.push(dataConsumer));
       });
     });
   }
@@ -42,10 +48,24 @@ export class EngineWatch {
   /** Objects the engine still has open. */
   open(): EngineCounts {
     const live = (xs: { closed: boolean }[]) => xs.filter((x) => !x.closed).length;
-    return { routers: live(this.routers), transports: live(this.transports), producers: live(this.producers), consumers: live(this.consumers) };
+    return {
+      routers: live(this.routers),
+      transports: live(this.transports),
+      producers: live(this.producers),
+      consumers: live(this.consumers),
+      dataProducers: live(this.dataProducers),
+      dataConsumers: live(this.dataConsumers),
+    };
   }
 
   created(): EngineCounts {
-    return { routers: this.routers.length, transports: this.transports.length, producers: this.producers.length, consumers: this.consumers.length };
+    return {
+      routers: this.routers.length,
+      transports: this.transports.length,
+      producers: this.producers.length,
+      consumers: this.consumers.length,
+      dataProducers: this.dataProducers.length,
+      dataConsumers: this.dataConsumers.length,
+    };
   }
 }

@@ -1,0 +1,113 @@
+// Data producers and data consumers: SCTP data channels relayed between transports of one router.
+// A data producer needs a send transport, a data consumer a recv transport, both with SCTP enabled.
+import type { types as ms } from 'mediasoup';
+import { adopt } from '../engine/call.js';
+import { conflict, notFound, RelayError } from '../errors.js';
+import type { CreateDataConsumerBody, CreateDataProducerBody } from '../http/data.schemas.js';
+import type { DataConsumerEntry, DataProducerEntry, TransportEntry } from '../registry/kinds.js';
+import { directionConflict, type OpsDeps } from './deps.js';
+
+/** A transport fit for data: the direction asked, SCTP enabled, below its data channel cap. */
+function dataTransport(deps: OpsDeps, transportId: string, direction: 'send' | 'recv'): TransportEntry {
+  const { registry, config } = deps;
+  const entry = registry.require('transport', transportId);
+  const what = direction === 'send' ? 'produce data on a recv transport' : 'consume data on a send transport';
+  if (entry.direction !== direction) throw directionConflict(`cannot ${what}: ${transportId}`, entry);
+  if (!entry.transport.sctpParameters) {
+    throw conflict(`transport was created without enableSctp: ${transportId}`, { transportId, direction: entry.direction, enableSctp: false });
+  }
+  const held = registry.children('transport', transportId, 'dataProducer').length + registry.children('transport', transportId, 'dataConsumer').length;
+  if (held >= config.maxDataChannelsPerTransport) {
+    throw conflict(`data channel limit of the transport reached: ${config.maxDataChannelsPerTransport}`, {
+      transportId,
+      maxDataChannelsPerTransport: config.maxDataChannelsPerTransport,
+    });
+  }
+  return entry;
+}
+
+/**
+ * Without sctpStreamParameters the data producer takes the lowest stream id no other data producer
+ * of the transport uses, reliable and ordered; the answer tells the client which one.
+ */
+export async function createDataProducer(deps: OpsDeps, input: CreateDataProducerBody): Promise<DataProducerEntry> {
+  const { registry, engine } = deps;
+  const { transportId } = input;
+  const entry = dataTransport(deps, transportId, 'send');
+  const used = new Set(registry.children('transport', transportId, 'dataProducer').map((e) => e.dataProducer.sctpStreamParameters?.streamId));
+  const sctpStreamParameters = input.sctpStreamParameters ?? { streamId: lowestFree(used), ordered: true };
+  if (used.has(sctpStreamParameters.streamId)) {
+    throw conflict(`SCTP stream ${sctpStreamParameters.streamId} is already used by a data producer of the transport`, {
+      transportId,
+      direction: entry.direction,
+      streamId: sctpStreamParameters.streamId,
+    });
+  }
+  const dataProducer = await engine(
+    'create data producer',
+    () =>
+      entry.transport.produceData({
+        sctpStreamParameters: sctpStreamParameters as ms.SctpStreamParameters,
+        label: input.label ?? '',
+        protocol: input.protocol ?? '',
+        ...(input.appData ? { appData: input.appData } : {}),
+      }),
+    [['transport', transportId]],
+  ).catch((error: unknown) => {
+    // Two requests racing for one stream id: the engine refuses the second; name the transport as every CONFLICT does.
+    if (error instanceof RelayError && error.code === 'CONFLICT') {
+      throw conflict(error.message, { transportId, direction: entry.direction, streamId: sctpStreamParameters.streamId, ...error.details });
+    }
+    throw error;
+  });
+  return adopt(dataProducer, () => {
+    if (dataProducer.closed || !registry.has('transport', transportId)) throw notFound('transport', transportId);
+    return registry.add('dataProducer', { dataProducer, worker: entry.worker, routerId: entry.routerId, transportId });
+  });
+}
+
+export function closeDataProducer(deps: OpsDeps, id: string): void {
+  const { dataProducer } = deps.registry.require('dataProducer', id);
+  deps.registry.markClosing(dataProducer, 'api');
+  dataProducer.close();
+}
+
+/** The data consumer gets the data producer's label, protocol and reliability, on a stream id the transport picks. */
+export async function createDataConsumer(deps: OpsDeps, input: CreateDataConsumerBody): Promise<DataConsumerEntry> {
+  const { registry, engine } = deps;
+  const { transportId, dataProducerId } = input;
+  const entry = dataTransport(deps, transportId, 'recv');
+  const producer = registry.require('dataProducer', dataProducerId);
+  if (producer.routerId !== entry.routerId) {
+    throw new RelayError('CAN_NOT_CONSUME', `cannot consume data producer ${dataProducerId} on this transport`, {
+      dataProducerId,
+      transportId,
+      reason: 'data producer belongs to another router',
+    });
+  }
+  const dataConsumer = await engine(
+    'create data consumer',
+    () => entry.transport.consumeData({ dataProducerId, ...(input.appData ? { appData: input.appData } : {}) }),
+    [
+      ['transport', transportId],
+      ['dataProducer', dataProducerId],
+    ],
+  );
+  return adopt(dataConsumer, () => {
+    if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
+    if (dataConsumer.closed || !registry.has('dataProducer', dataProducerId)) throw notFound('dataProducer', dataProducerId);
+    return registry.add('dataConsumer', { dataConsumer, worker: entry.worker, routerId: entry.routerId, transportId, dataProducerId });
+  });
+}
+
+export function closeDataConsumer(deps: OpsDeps, id: string): void {
+  const { dataConsumer } = deps.registry.require('dataConsumer', id);
+  deps.registry.markClosing(dataConsumer, 'api');
+  dataConsumer.close();
+}
+
+function lowestFree(used: Set<number | undefined>): number {
+  let streamId = 0;
+  while (used.has(streamId)) streamId++;
+  return streamId;
+}

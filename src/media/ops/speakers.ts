@@ -1,0 +1,40 @@
+// Speaker detection of a room: mediasoup's ActiveSpeakerObserver and AudioLevelObserver, created with
+// the router (closed with it by the engine) and joined by every audio producer of the router. A
+// producer leaves them when it closes: the worker removes a closed producer from its router's observers.
+import type { types as ms } from 'mediasoup';
+import { SPEAKER_BOUNDS, type SpeakerDetection } from '../http/speakers.schemas.js';
+import type { RouterEntry } from '../registry/kinds.js';
+import type { OpsDeps } from './deps.js';
+
+/** Creates the observers `detection` asks for and keeps them on the router's entry. */
+export async function startSpeakerDetection(deps: OpsDeps, entry: RouterEntry, detection: SpeakerDetection): Promise<void> {
+  const { router } = entry;
+  const needs: [['router', string]] = [['router', router.id]];
+  const speakers: NonNullable<RouterEntry['speakers']> = {};
+  entry.speakers = speakers;
+  if (detection.activeSpeaker) {
+    speakers.activeSpeaker = await deps.engine('create active speaker observer', () => router.createActiveSpeakerObserver(), needs);
+  }
+  if (detection.audioLevels) {
+    const { intervalMs, thresholdDb } = detection.audioLevels;
+    speakers.audioLevels = await deps.engine(
+      'create audio level observer',
+      () => router.createAudioLevelObserver({ interval: intervalMs, threshold: thresholdDb, maxEntries: SPEAKER_BOUNDS.maxEntries }),
+      needs,
+    );
+  }
+}
+
+/** Adds an audio producer to its router's observers (none when the room has no speaker detection). */
+export async function joinSpeakerDetection(deps: OpsDeps, producer: ms.Producer, routerId: string): Promise<void> {
+  if (producer.kind !== 'audio') return;
+  const speakers = deps.registry.get('router', routerId)?.speakers;
+  if (!speakers) return;
+  for (const observer of [speakers.activeSpeaker, speakers.audioLevels]) {
+    if (!observer || observer.closed) continue;
+    await deps.engine('add producer to speaker observer', () => observer.addProducer({ producerId: producer.id }), [
+      ['router', routerId],
+      ['producer', producer.id],
+    ]);
+  }
+}
