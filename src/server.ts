@@ -116,6 +116,23 @@ try {
   process.exit(1);
 }
 
+let drainingForExit = false;
+
+/**
+ * The first SIGTERM/SIGINT drains: /readyz answers 503, new routers are refused (DRAINING), the open
+ * rooms go on until their last router closes or DRAIN_TIMEOUT_S passes; then the shutdown below closes
+ * what is left (router.closed `shutdown`). A second signal during the drain shuts down at once.
+ */
+async function drainThenShutdown(signal: NodeJS.Signals) {
+  if (drainingForExit || config.drainTimeoutS === 0) return shutdown(signal);
+  drainingForExit = true;
+  const { routers } = media.drain();
+  logger.info({ signal, routers, drainTimeoutS: config.drainTimeoutS }, 'draining before shutdown');
+  const emptied = await media.whenNoRouters(config.drainTimeoutS * 1000);
+  if (!emptied) logger.warn({ routers: media.info().counts.routers }, 'drain timeout passed; closing the rooms left');
+  return shutdown(signal);
+}
+
 async function shutdown(signal: NodeJS.Signals) {
   if (shuttingDown) return;
   shuttingDown = true;
@@ -151,5 +168,5 @@ async function shutdown(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-process.on('SIGTERM', (signal) => void shutdown(signal));
-process.on('SIGINT', (signal) => void shutdown(signal));
+process.on('SIGTERM', (signal) => void drainThenShutdown(signal));
+process.on('SIGINT', (signal) => void drainThenShutdown(signal));
