@@ -1,0 +1,72 @@
+// POST /internal/v1/drain in-process (createApp, a real worker): the relay refuses new routers with
+// DRAINING while the open room keeps working, /readyz answers 503, the account API keeps answering,
+// relay.draining is published once, and a repeated drain answers 200 without publishing again.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { infoSchema } from '../../src/media/http/views.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { allowSlowTests, relay } from './support.js';
+
+allowSlowTests();
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp({ MEDIASOUP_WORKERS: '1' });
+});
+afterAll(() => t.close());
+
+describe('POST /internal/v1/drain', () => {
+  it('requires the internal token', async () => {
+    const res = await t.app.request('/internal/v1/drain', { method: 'POST' });
+    expect(res.status).toBe(401);
+    expect(t.media.draining).toBe(false);
+  });
+
+  it('stops new routers only: the open room goes on, /readyz 503, relay.draining once, idempotent', async () => {
+    const api = relay(t);
+    const router = await api.router();
+    const send = await api.transport(router.id, 'send');
+    const recv = await api.transport(router.id, 'recv');
+    const producer = await api.producer(send.id, 'audio');
+    expect((await t.app.request('/readyz')).status).toBe(200);
+    const subscription = t.events.bus.subscribe();
+
+    const first = await api.post('/internal/v1/drain');
+    expect(first).toEqual({ status: 202, body: { draining: true, routers: 1 } });
+
+    const ready = await t.app.request('/readyz');
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'not_ready', checks: { relay: 'draining' } });
+    // The account API still answers (a validation error, not a 503).
+    const login = await t.app.request('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(login.status).toBe(400);
+
+    const refused = await api.post('/internal/v1/routers', {});
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ code: 'DRAINING', message: expect.stringContaining('draining'), details: { routers: 1 } });
+
+    // The open router still takes transports, producers and consumers.
+    const second = await api.transport(router.id, 'send');
+    await api.producer(second.id, 'audio');
+    const consumer = await api.consumer(recv.id, producer.id, router.rtpCapabilities);
+    expect(consumer.id).toEqual(expect.any(String));
+
+    const again = await api.post('/internal/v1/drain');
+    expect(again).toEqual({ status: 200, body: { draining: true, routers: 1 } });
+
+    const info = await api.get('/internal/info');
+    expect(infoSchema.safeParse(info.body).error?.issues ?? []).toEqual([]);
+    expect(info.body.draining).toBe(true);
+    expect(info.body.workers[0].counts).toEqual({ routers: 1, transports: 3, producers: 2, consumers: 1 });
+
+    const types: string[] = [];
+    for (let event = subscription.poll(); event; event = subscription.poll()) types.push(event.type);
+    subscription.close();
+    expect(types.filter((type) => type === 'relay.draining')).toHaveLength(1);
+
+    // The drain does not close anything by itself.
+    expect(t.media.info().counts.routers).toBe(1);
+    expect(await t.media.whenNoRouters(100)).toBe(false);
+    expect((await api.del(`/internal/v1/routers/${router.id}`)).status).toBe(204);
+    expect(await t.media.whenNoRouters(2000)).toBe(true);
+  });
+});
