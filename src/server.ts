@@ -13,6 +13,8 @@ import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
+/** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
+const DRAIN_EVENTS_GRACE_MS = 200;
 
 let config: Config;
 try {
@@ -129,7 +131,13 @@ async function drainThenShutdown(signal: NodeJS.Signals) {
   const { routers } = media.drain();
   logger.info({ signal, routers, drainTimeoutS: config.drainTimeoutS }, 'draining before shutdown');
   const emptied = await media.whenNoRouters(config.drainTimeoutS * 1000);
-  if (!emptied) logger.warn({ routers: media.info().counts.routers }, 'drain timeout passed; closing the rooms left');
+  if (!emptied && !shuttingDown) {
+    const closed = media.closeRouters();
+    logger.warn({ routers: closed }, 'drain timeout passed; closed the rooms left');
+    // The event streams are still open: let them carry the router.closed `shutdown` events before
+    // the shutdown ends them.
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_EVENTS_GRACE_MS));
+  }
   return shutdown(signal);
 }
 

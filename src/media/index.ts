@@ -91,6 +91,8 @@ export interface MediaService extends MediaOps {
   readonly draining: boolean;
   /** Resolves true once no router is open, or false after `timeoutMs` (checked every 50 ms). */
   whenNoRouters(timeoutMs: number): Promise<boolean>;
+  /** Closes every open router (events say `shutdown`), the workers staying up: the end of a drain. */
+  closeRouters(): number;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
 }
@@ -158,6 +160,20 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
       }
       return true;
+    },
+
+    closeRouters() {
+      const open = registry.list('router');
+      for (const { router } of open) {
+        registry.markClosing(router, 'shutdown');
+        // As closeRouter does: transports first, so the WebRtcServer forgets them.
+        for (const entry of registry.children('router', router.id, 'transport')) {
+          registry.markClosing(entry.transport, 'shutdown');
+          entry.transport.close();
+        }
+        router.close();
+      }
+      return open.length;
     },
 
     info: () => ({
