@@ -1,8 +1,11 @@
 // POST /internal/v1/drain in-process (createApp, a real worker): the relay refuses new routers with
 // DRAINING while the open room keeps working, /readyz answers 503, the account API keeps answering,
 // relay.draining is published once, and a repeated drain answers 200 without publishing again.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INTERNAL_BODY_LIMIT } from '../../src/media/http/app.js';
 import { infoSchema } from '../../src/media/http/views.js';
+import { answerOf, anyJson, contentType, expectRelayAnswer, fuzzParameters, headerValueOf, rawBody, requestInit } from '../reliability/support/fuzz.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, relay } from './support.js';
 
@@ -68,5 +71,29 @@ describe('POST /internal/v1/drain', () => {
     expect(await t.media.whenNoRouters(100)).toBe(false);
     expect((await api.del(`/internal/v1/routers/${router.id}`)).status).toBe(204);
     expect(await t.media.whenNoRouters(2000)).toBe(true);
+  });
+
+  it('answers hostile requests (any body, content type, token, query) with 200/202, 401 or 413, never a 5xx', async () => {
+    const token = fc.oneof(fc.constant('valid'), fc.constant(undefined), headerValueOf(100), headerValueOf(8000));
+    const query = fc.oneof(fc.constant(''), fc.string({ unit: 'binary', maxLength: 2000 }).map((q) => `?${encodeURIComponent(q)}`));
+    const runs = { accepted: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(fc.record({ token, contentType, query, body: rawBody(anyJson, INTERNAL_BODY_LIMIT) }), async (r) => {
+        const headers = { 'x-internal-token': r.token === 'valid' ? t.internalToken : r.token, 'content-type': r.contentType };
+        const a = await answerOf(await t.app.request(`/internal/v1/drain${r.query}`, requestInit('POST', headers, r.body.text)));
+        const what = `POST /v1/drain [${r.body.note}, token ${r.token === 'valid' ? 'valid' : 'other'}]`;
+        if (a.status === 200 || a.status === 202) {
+          runs.accepted++;
+          expect(r.token, what).toBe('valid');
+          expect(a.body, what).toEqual({ draining: true, routers: expect.any(Number) });
+        } else {
+          runs.refused++;
+          expectRelayAnswer(a, 200, [], what);
+        }
+      }),
+      fuzzParameters(),
+    );
+    expect(runs.accepted).toBeGreaterThan(0);
+    expect(runs.refused).toBeGreaterThan(0);
   });
 });
