@@ -3,6 +3,7 @@
 // relay.draining is published once, and a repeated drain answers 200 without publishing again.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRelayClient } from '../../src/client/relay-client.js';
 import { INTERNAL_BODY_LIMIT } from '../../src/media/http/app.js';
 import { infoSchema } from '../../src/media/http/views.js';
 import { answerOf, anyJson, contentType, expectRelayAnswer, fuzzParameters, headerValueOf, rawBody, requestInit } from '../reliability/support/fuzz.js';
@@ -55,6 +56,10 @@ describe('POST /internal/v1/drain', () => {
 
     const again = await api.post('/internal/v1/drain');
     expect(again).toEqual({ status: 200, body: { draining: true, routers: 1 } });
+    // The typed client: the same answer, and DRAINING as a typed error code.
+    const client = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
+    expect(await client.drain()).toEqual({ draining: true, routers: 1 });
+    await expect(client.createRouter()).rejects.toMatchObject({ status: 503, code: 'DRAINING' });
 
     const info = await api.get('/internal/info');
     expect(infoSchema.safeParse(info.body).error?.issues ?? []).toEqual([]);
