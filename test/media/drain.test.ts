@@ -18,6 +18,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+async function metric(name: string): Promise<number | undefined> {
+  const text = await (await t.app.request('/internal/metrics', { headers: { 'X-Internal-Token': t.internalToken } })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
 describe('POST /internal/v1/drain', () => {
   it('requires the internal token', async () => {
     const res = await t.app.request('/internal/v1/drain', { method: 'POST' });
@@ -32,6 +38,7 @@ describe('POST /internal/v1/drain', () => {
     const recv = await api.transport(router.id, 'recv');
     const producer = await api.producer(send.id, 'audio');
     expect((await t.app.request('/readyz')).status).toBe(200);
+    expect(await metric('media_relay_draining')).toBe(0);
     const subscription = t.events.bus.subscribe();
 
     const first = await api.post('/internal/v1/drain');
@@ -54,6 +61,7 @@ describe('POST /internal/v1/drain', () => {
     const consumer = await api.consumer(recv.id, producer.id, router.rtpCapabilities);
     expect(consumer.id).toEqual(expect.any(String));
 
+    expect(await metric('media_relay_draining')).toBe(1);
     const again = await api.post('/internal/v1/drain');
     expect(again).toEqual({ status: 200, body: { draining: true, routers: 1 } });
     // The typed client: the same answer, and DRAINING as a typed error code.
