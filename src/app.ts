@@ -98,8 +98,10 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
       ),
       deps.media.aliveWorkerCount() > 0 ? ('ok' as const) : ('no live worker' as const),
     ]);
-    const ready = database === 'ok' && media === 'ok';
-    return c.json({ status: ready ? 'ready' : 'not_ready', checks: { database, media } }, ready ? 200 : 503);
+    // A draining relay takes no new clients: the proxy routes them to another machine at once.
+    const relay = deps.media.draining ? ('draining' as const) : ('ok' as const);
+    const ready = database === 'ok' && media === 'ok' && relay === 'ok';
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks: { database, media, relay } }, ready ? 200 : 503);
   });
 
   if (servesPublic) {

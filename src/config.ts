@@ -59,6 +59,8 @@ const envSchema = z
     EVENTS_WEBHOOK_BATCH_MAX: int(100, 1, 1_000),
     EVENTS_WEBHOOK_QUEUE_MAX: int(10_000, 1, 1_000_000),
     AUTH_EVENTS_RETENTION_DAYS: int(90, 1, 36500),
+    // SIGTERM waits this long for the open rooms to end before closing them; 0: shut down at once.
+    DRAIN_TIMEOUT_S: int(30, 0, 3600),
     // smtp:// or smtps://, credentials in the URL (never logged). Unset: no mail (see Config['mail']).
     SMTP_URL: optionalString.pipe(
       z
@@ -178,6 +180,8 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   /** Undefined when not configured; the server then generates one and prints it once. */
   internalToken: string | undefined;
+  /** How long SIGTERM waits for the last router to close before closing them (`shutdown`); 0: no drain. */
+  drainTimeoutS: number;
   media: {
     workers: number;
     logLevel: Env['MEDIASOUP_LOG_LEVEL'];
@@ -267,6 +271,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     logLevel: env.LOG_LEVEL,
     internalToken: env.INTERNAL_TOKEN,
+    drainTimeoutS: env.DRAIN_TIMEOUT_S,
     media: {
       workers: env.MEDIASOUP_WORKERS,
       logLevel: env.MEDIASOUP_LOG_LEVEL,

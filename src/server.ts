@@ -13,6 +13,8 @@ import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
+/** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
+const DRAIN_EVENTS_GRACE_MS = 200;
 
 let config: Config;
 try {
@@ -116,6 +118,29 @@ try {
   process.exit(1);
 }
 
+let drainingForExit = false;
+
+/**
+ * The first SIGTERM/SIGINT drains: /readyz answers 503, new routers are refused (DRAINING), the open
+ * rooms go on until their last router closes or DRAIN_TIMEOUT_S passes; then the shutdown below closes
+ * what is left (router.closed `shutdown`). A second signal during the drain shuts down at once.
+ */
+async function drainThenShutdown(signal: NodeJS.Signals) {
+  if (drainingForExit || config.drainTimeoutS === 0) return shutdown(signal);
+  drainingForExit = true;
+  const { routers } = media.drain();
+  logger.info({ signal, routers, drainTimeoutS: config.drainTimeoutS }, 'draining before shutdown');
+  const emptied = await media.whenNoRouters(config.drainTimeoutS * 1000);
+  if (!emptied && !shuttingDown) {
+    const closed = media.closeRouters();
+    logger.warn({ routers: closed }, 'drain timeout passed; closed the rooms left');
+    // The event streams are still open: let them carry the router.closed `shutdown` events before
+    // the shutdown ends them.
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_EVENTS_GRACE_MS));
+  }
+  return shutdown(signal);
+}
+
 async function shutdown(signal: NodeJS.Signals) {
   if (shuttingDown) return;
   shuttingDown = true;
@@ -151,5 +176,5 @@ async function shutdown(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-process.on('SIGTERM', (signal) => void shutdown(signal));
-process.on('SIGINT', (signal) => void shutdown(signal));
+process.on('SIGTERM', (signal) => void drainThenShutdown(signal));
+process.on('SIGINT', (signal) => void drainThenShutdown(signal));

@@ -29,6 +29,7 @@ describe('loadConfig', () => {
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });
     expect(config.http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, connectionsCheckingIntervalMs: 1000 });
+    expect(config.drainTimeoutS).toBe(30);
     expect(config.media.rtcMinPort).toBe(40000);
     expect(config.media.rtcMaxPort).toBe(40199);
     expect(config.media.maxRouters).toBe(500);
@@ -44,6 +45,13 @@ describe('loadConfig', () => {
     for (const url of ['http://smtp.example.com', 'smtp.example.com:25', 'not a url']) expect(errorOf({ SMTP_URL: url }).message).toContain('SMTP_URL');
     for (const days of ['0', '-1', 'abc', '36501']) expect(errorOf({ AUTH_EVENTS_RETENTION_DAYS: days }).message).toContain('AUTH_EVENTS_RETENTION_DAYS');
     expect(errorOf({ MAIL_FROM: 'x'.repeat(300) }).message).toContain('MAIL_FROM');
+  });
+
+  it('bounds DRAIN_TIMEOUT_S to 0..3600 (0: no drain)', () => {
+    expect(loadConfig({ DRAIN_TIMEOUT_S: '0' }).drainTimeoutS).toBe(0);
+    expect(loadConfig({ DRAIN_TIMEOUT_S: '3600' }).drainTimeoutS).toBe(3600);
+    expect(() => loadConfig({ DRAIN_TIMEOUT_S: '3601' })).toThrow(/DRAIN_TIMEOUT_S/);
+    expect(() => loadConfig({ DRAIN_TIMEOUT_S: '-1' })).toThrow(/DRAIN_TIMEOUT_S/);
   });
 
   it('selects the database from DATABASE_URL', () => {

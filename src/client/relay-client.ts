@@ -87,6 +87,8 @@ export function createRelayClient(options: RelayClientOptions) {
     /** The underlying Hono RPC client, for anything not wrapped below. */
     rpc,
     info: () => json(rpc.info.$get()),
+    /** Stops new routers here (DRAINING) while the open rooms go on; does not stop the process. */
+    drain: () => json(rpc.v1.drain.$post()),
     createRouter: (body: Parameters<typeof routers.$post>[0]['json'] = {}) => json(routers.$post({ json: body })),
     /** Every open router `{id, appData, createdAt, workerPid, counts}`, oldest first. */
     listRouters: () => json(routers.$get()),

@@ -197,10 +197,10 @@ const healthOperations: Operation[] = [
   {
     method: 'get',
     path: '/readyz',
-    summary: 'Readiness: the database answers and at least one media worker is alive (503 otherwise)',
+    summary: 'Readiness: the database answers, at least one media worker is alive and the relay is not draining (503 otherwise)',
     success: {
       status: 200,
-      schema: z.object({ status: z.enum(['ready', 'not_ready']), checks: z.object({ database: z.string(), media: z.string() }) }),
+      schema: z.object({ status: z.enum(['ready', 'not_ready']), checks: z.object({ database: z.string(), media: z.string(), relay: z.enum(['ok', 'draining']) }) }),
       description: 'ready (the same shape with status not_ready comes with 503)',
     },
     errors: [],

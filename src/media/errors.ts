@@ -9,6 +9,7 @@ export const RELAY_ERROR_CODES = [
   'NOT_FOUND',
   'CONFLICT',
   'ROUTER_LIMIT_EXCEEDED',
+  'DRAINING',
   'ROUTER_CAPACITY_EXCEEDED',
   'STREAM_LIMIT_EXCEEDED',
   'CAN_NOT_CONSUME',
@@ -24,6 +25,8 @@ const statusOf = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   ROUTER_LIMIT_EXCEEDED: 503,
+  // The relay is on its way out (SIGTERM or POST /internal/v1/drain): create the room on another relay.
+  DRAINING: 503,
   // The caller's own room is full, not the service: 429 (as a quota), the other rooms go on; freeing
   // resources in that room, not waiting, is what lets the next creation through.
   ROUTER_CAPACITY_EXCEEDED: 429,

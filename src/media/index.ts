@@ -7,7 +7,8 @@ import { WorkerPool } from './engine/pool.js';
 import { createEventBridge, type EventBridge } from './events/bridge.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { bindOps, type MediaOps } from './ops/index.js';
-import type { RegistryCounts } from './registry/kinds.js';
+import { RelayError } from './errors.js';
+import { KIND_PLURALS, type RegistryCounts } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
@@ -27,10 +28,14 @@ export interface WorkerInfo {
   port: number;
   /** Delay of the restart scheduled last (null before the first death). */
   lastRestartDelayMs: number | null;
+  /** What the live worker holds (all 0 while the slot waits for a restart): what a placement weighs. */
+  counts: RegistryCounts;
 }
 
 export interface MediaInfo {
   startedAt: Date;
+  /** True once a drain has begun: new routers are refused with DRAINING. */
+  draining: boolean;
   workers: WorkerInfo[];
   counts: RegistryCounts;
   limits: {
@@ -77,6 +82,17 @@ export interface MediaService extends MediaOps {
    */
   workerStats(): Promise<WorkerStats[]>;
   aliveWorkerCount(): number;
+  /**
+   * Starts a drain (idempotent): createRouter answers DRAINING from now on, everything on the routers
+   * already open keeps working, and `relay.draining` is published once. `started` is false when a
+   * drain was already under way; `routers` is how many are still open.
+   */
+  drain(): { started: boolean; routers: number };
+  readonly draining: boolean;
+  /** Resolves true once no router is open, or false after `timeoutMs` (checked every 50 ms). */
+  whenNoRouters(timeoutMs: number): Promise<boolean>;
+  /** Closes every open router (events say `shutdown`), the workers staying up: the end of a drain. */
+  closeRouters(): number;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
 }
@@ -91,7 +107,8 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   let bridge: EventBridge | undefined;
   const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
-  bridge = createEventBridge({ registry, pool, bus: options.bus ?? createEventBus({ bufferSize: 1 }), logger });
+  const bus = options.bus ?? createEventBus({ bufferSize: 1 });
+  bridge = createEventBridge({ registry, pool, bus, logger });
   const { engine, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
@@ -112,13 +129,56 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     consumer: config.maxConsumersPerRouter,
   });
   const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), caps, engine });
+  let draining = false;
 
   return {
     ...ops,
     pool,
 
+    async createRouter(input) {
+      if (draining) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
+      return ops.createRouter(input);
+    },
+
+    get draining() {
+      return draining;
+    },
+
+    drain() {
+      const routers = registry.count('router');
+      if (draining) return { started: false, routers };
+      draining = true;
+      logger.info({ routers }, 'draining: new routers are refused, open rooms go on');
+      bus.publish({ type: 'relay.draining' });
+      return { started: true, routers };
+    },
+
+    async whenNoRouters(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (registry.count('router') > 0) {
+        if (Date.now() >= deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+      }
+      return true;
+    },
+
+    closeRouters() {
+      const open = registry.list('router');
+      for (const { router } of open) {
+        registry.markClosing(router, 'shutdown');
+        // As closeRouter does: transports first, so the WebRtcServer forgets them.
+        for (const entry of registry.children('router', router.id, 'transport')) {
+          registry.markClosing(entry.transport, 'shutdown');
+          entry.transport.close();
+        }
+        router.close();
+      }
+      return open.length;
+    },
+
     info: () => ({
       startedAt,
+      draining,
       workers: pool.slots.map((slot) => ({
         pid: slot.pid ?? null,
         alive: slot.worker !== undefined,
@@ -127,6 +187,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         routers: slot.worker ? registry.countOn(slot.worker, 'router') : 0,
         port: slot.port,
         lastRestartDelayMs: slot.lastRestartDelayMs ?? null,
+        counts: slot.worker ? registry.countsOn(slot.worker) : emptyCounts(),
       })),
       counts: registry.counts(),
       limits: {
@@ -167,6 +228,10 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
       pool.close();
     },
   };
+}
+
+function emptyCounts(): RegistryCounts {
+  return Object.fromEntries(KIND_PLURALS.map((plural) => [plural, 0])) as RegistryCounts;
 }
 
 /** `MediaService.create(config, logger)`: the name the server and the tests start the service by. */

@@ -104,6 +104,14 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'media_relay_draining',
+      help: '1 once a drain has begun (SIGTERM or POST /internal/v1/drain): new routers are refused',
+      registers,
+      collect() {
+        this.set(media.draining ? 1 : 0);
+      },
+    });
+    new Gauge({
       name: 'media_workers_alive',
       help: 'Live mediasoup workers',
       registers,

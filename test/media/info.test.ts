@@ -29,9 +29,16 @@ describe('GET /internal/info', () => {
       version,
       started_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
       uptime_s: expect.any(Number),
+      draining: false,
       workers: [
-        { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 1, port: rtcMinPort, lastRestartDelayMs: null },
-        { pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null },
+        {
+          pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 1, port: rtcMinPort, lastRestartDelayMs: null,
+          counts: { routers: 1, transports: 2, producers: 1, consumers: 0 },
+        },
+        {
+          pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null,
+          counts: { routers: 0, transports: 0, producers: 0, consumers: 0 },
+        },
       ],
       counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0 },
       limits: { maxRouters: 50, maxTransportsPerRouter: 500, maxProducersPerRouter: 1000, maxConsumersPerRouter: 20000, rtcMinPort, rtcMaxPort },

@@ -69,7 +69,7 @@ describe('X-Internal-Token', () => {
   it('is not needed outside /internal', async () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
     expect((await t.app.request('/readyz')).status).toBe(200);
-    expect(await (await t.app.request('/readyz')).json()).toEqual({ status: 'ready', checks: { database: 'ok', media: 'ok' } });
+    expect(await (await t.app.request('/readyz')).json()).toEqual({ status: 'ready', checks: { database: 'ok', media: 'ok', relay: 'ok' } });
   });
 });
 

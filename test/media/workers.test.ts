@@ -104,7 +104,7 @@ describe('a single worker killed with SIGKILL', () => {
           const r = await readyz(t);
           return r.status === 503 ? r : undefined;
         });
-        expect(down.body).toEqual({ status: 'not_ready', checks: { database: 'ok', media: expect.any(String) } });
+        expect(down.body).toEqual({ status: 'not_ready', checks: { database: 'ok', media: expect.any(String), relay: 'ok' } });
         expect(down.body.checks.media).not.toBe('ok');
         const refused = await api.post('/internal/v1/routers', {});
         expect(refused.status).toBe(500);

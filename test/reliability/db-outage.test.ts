@@ -155,7 +155,7 @@ describe('database outage', () => {
     expect(downReadiness.length).toBeGreaterThan(2);
     for (const r of downReadiness) {
       expect(r.status).toBe(503);
-      expect(r.body).toEqual({ status: 'not_ready', checks: { database: 'unavailable', media: 'ok' } });
+      expect(r.body).toEqual({ status: 'not_ready', checks: { database: 'unavailable', media: 'ok', relay: 'ok' } });
     }
     expect(mediaOutcomes.filter(during).length).toBeGreaterThan(10);
     expect(mediaOutcomes.filter((o) => o.status >= 400)).toEqual([]);

@@ -81,6 +81,8 @@ export async function startServer(
       LOGIN_FAILURES_PER_ACCOUNT: '0',
       // Many tests race dozens of logins on purpose; the tests of the bound set their own.
       PASSWORD_HASH_MAX_WAIT_MS: '60000',
+      // SIGTERM shuts down at once (the drain tests set their own).
+      DRAIN_TIMEOUT_S: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -37,6 +37,11 @@ export function createInternalApp(deps: AppDeps) {
       }),
     )
     .get('/info', (c) => c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info() }), 200))
+    // Stops new rooms only; the process exits on SIGTERM (docs/media-relay.md "Drain").
+    .post('/v1/drain', (c) => {
+      const { started, routers } = media.drain();
+      return c.json({ draining: true as const, routers }, started ? 202 : 200);
+    })
     .route('/v1', deps.events.streams.routes)
     .route('/v1/routers', routersRoutes(media))
     .route('/v1/transports', transportsRoutes(media))

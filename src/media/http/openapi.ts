@@ -11,6 +11,11 @@ import { routersDocs } from './routers.routes.js';
 import { transportsDocs } from './transports.routes.js';
 import { infoSchema } from './views.js';
 
+export const drainSchema = z.strictObject({
+  draining: z.literal(true),
+  routers: z.int().describe('routers still open'),
+});
+
 export const relayError = z.object({
   code: z.enum(RELAY_ERROR_CODES),
   message: z.string(),
@@ -39,6 +44,17 @@ export const relayOperations: RelayOperation[] = [
       status: 200,
       schema: infoSchema,
       description: 'service information',
+    },
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/internal/v1/drain',
+    summary: 'Start a drain: new routers are refused with DRAINING, open rooms go on (the process does not exit)',
+    success: {
+      status: 202,
+      schema: drainSchema,
+      description: 'drain started (200 with the same body when one was already under way)',
     },
     errors: [],
   },

@@ -33,7 +33,7 @@ export const routersDocs: RelayOperation[] = [
       schema: z.object({ id: z.string(), routerId: z.string().describe('the same as id, for signaling servers that read this name'), rtpCapabilities: anyObject }),
       description: 'the router',
     },
-    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
+    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['DRAINING', 503, 'the relay is draining (SIGTERM or POST /internal/v1/drain): create the room on another relay'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
   },
   {
     method: 'get',

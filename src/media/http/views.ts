@@ -75,6 +75,7 @@ export const infoSchema = z.strictObject({
   version: z.string(),
   started_at: timeString,
   uptime_s: z.int(),
+  draining: z.boolean().describe('true once a drain has begun (SIGTERM or POST /internal/v1/drain): new routers are refused with DRAINING'),
   workers: z.array(
     z.strictObject({
       pid: z.int().nullable().describe('of the live worker, or of the last one while its slot waits for a restart'),
@@ -84,6 +85,9 @@ export const infoSchema = z.strictObject({
       routers: z.int(),
       port: z.int(),
       lastRestartDelayMs: z.int().nullable().describe('delay of the restart scheduled last; null before the first death'),
+      counts: z
+        .strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>)
+        .describe("what the live worker holds (all 0 while the slot waits for a restart): a placement's load figures"),
     }),
   ),
   counts: z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>),
@@ -118,6 +122,7 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
     version: packageJson.version,
     started_at: formatTime(info.startedAt),
     uptime_s: Math.floor((now - info.startedAt.getTime()) / 1000),
+    draining: info.draining,
     workers: info.workers,
     counts: info.counts,
     limits: info.limits,
