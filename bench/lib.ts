@@ -74,6 +74,8 @@ export async function startServer(
       RTC_MAX_PORT: String(rtc.max),
       MEDIASOUP_LISTEN_IP: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      // A benchmark server stops at once on SIGTERM, rooms open or not (no drain).
+      DRAIN_TIMEOUT_S: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
