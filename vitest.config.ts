@@ -2,6 +2,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 
 // The suite runs on embedded PGlite; when TEST_DATABASE_URL is set, the database-backed tests run
 // again on that PostgreSQL server (each test app creates and drops its own database there).
+// The relay's engine-fed events run on both too (issue 12): the app they come from is built on either.
 // `extends: true`: inline projects do not inherit the root options (timeouts, pool) otherwise.
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { name: 'pglite', include: ['test/**/*.test.ts'], env: { TEST_DB: 'pglite' } } },
@@ -9,7 +10,7 @@ const projects: TestProjectInlineConfiguration[] = [
 if (process.env.TEST_DATABASE_URL) {
   projects.push({
     extends: true,
-    test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts', 'test/reliability/**/*.db.test.ts'], env: { TEST_DB: 'postgres' } },
+    test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts', 'test/reliability/**/*.db.test.ts', 'test/media/events/bridge.test.ts'], env: { TEST_DB: 'postgres' } },
   });
 }
 
