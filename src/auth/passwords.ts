@@ -105,13 +105,24 @@ function acquire(options: HashOptions): Promise<void> | void {
 function release(): void {
   const now = performance.now();
   for (;;) {
+    // Aging first: the lane that began waiting first and whose first waiter is past its bound goes
+    // next, so a stream of fresh lanes (a flood of new account names, each unused) cannot starve a
+    // lane that was used a moment ago. Otherwise the lightest lane.
     let chosen: string | undefined;
-    let lightest = Infinity;
-    for (const lane of lanes.keys()) {
-      const used = usageOf(lane, now);
-      if (used < lightest) {
-        lightest = used;
+    for (const [lane, queue] of lanes) {
+      if (now - queue[0]!.queuedAt > queue[0]!.maxWaitMs) {
         chosen = lane;
+        break;
+      }
+    }
+    let lightest = Infinity;
+    if (chosen === undefined) {
+      for (const lane of lanes.keys()) {
+        const used = usageOf(lane, now);
+        if (used < lightest) {
+          lightest = used;
+          chosen = lane;
+        }
       }
     }
     if (chosen === undefined) {

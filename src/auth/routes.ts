@@ -141,7 +141,9 @@ export function createAuthApp(deps: AppDeps) {
       try {
         result = await failures.run([accountKey(account)], () => service.login(account, password, client));
       } catch (error) {
-        if (error instanceof AuthError) {
+        // A refusal before any password was checked (busy, or the account's failure budget spent) is
+        // no authentication event: counted in metrics, not written, so a flood cannot turn into writes.
+        if (error instanceof AuthError && error.reason !== 'server_busy' && error.reason !== 'too_many_failures') {
           const userId = error.reason === 'no_such_account' ? undefined : await userIdOfAccount(db, account).catch(() => undefined);
           await audit.record({ type: 'login_failed', userId, account: normaliseAccount(account), detail: error.reason, ip: client.ip, userAgent: client.userAgent });
         }

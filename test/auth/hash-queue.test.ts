@@ -37,4 +37,32 @@ describe('password hashing queue', () => {
     // The queue drains: a hash afterwards is admitted again.
     expect(await verifyPassword(stored, 'the-password', { lane: 'user:burst', maxWaitMs: 150 })).toBe(true);
   });
+
+  it('a lane used a moment ago is not starved by a stream of fresh lanes: its hash is answered within twice its bound', async () => {
+    const stored = await hashPassword('the-password');
+    const bound = 300;
+    // The lane has just been served, so its recent use is higher than any fresh lane's.
+    expect(await verifyPassword(stored, 'the-password', { lane: 'account:regular', maxWaitMs: 60_000 })).toBe(true);
+    let flooding = true;
+    const flood = (async () => {
+      // Each guess names a new account: a new lane with no use yet, admitted as long as its own wait looks short.
+      for (let i = 0; flooding && i < 2000; i++) {
+        void verifyPassword(stored, `guess-${i}`, { lane: `account:fresh-${i}`, maxWaitMs: bound }).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = performance.now();
+    const outcome = await verifyPassword(stored, 'the-password', { lane: 'account:regular', maxWaitMs: bound }).then(
+      (ok) => (ok ? 'verified' : 'wrong'),
+      (error: unknown) => (error instanceof AuthError ? error.reason : 'other'),
+    );
+    const waited = performance.now() - started;
+    flooding = false;
+    await flood;
+    // Served (aging puts it ahead of the fresh lanes once past its bound) or refused as busy; never left waiting.
+    expect(['verified', 'server_busy']).toContain(outcome);
+    expect(waited).toBeLessThan(2 * bound + 1500);
+  }, 30_000);
 });
+
