@@ -14,9 +14,14 @@ export function characterCount(value: string): number {
  * looked up refuse both.
  */
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-export const TEXT_RULE = 'must not contain a NUL character or an unpaired surrogate';
+export const TEXT_RULE = 'must not contain a NUL character or an unpaired surrogate, nor begin with U+FEFF';
+/**
+ * PostgreSQL text cannot hold U+0000; an unpaired surrogate would be stored as U+FFFD; and the
+ * embedded PGlite decodes each text value with a TextDecoder that drops a leading U+FEFF (a value
+ * "\uFEFFx" reads back as "x"): none of them could be stored as sent.
+ */
 export function isStorableText(value: string): boolean {
-  return !value.includes('\u0000') && !UNPAIRED_SURROGATE.test(value);
+  return !value.includes('\u0000') && !UNPAIRED_SURROGATE.test(value) && !value.startsWith('\uFEFF');
 }
 
 const between = (value: string, min: number, max: number) => {

@@ -123,6 +123,8 @@ describe('PUT /profile', () => {
     ['nickname', { nickname: '' }],
     ['nickname', { nickname: 'n'.repeat(51) }],
     ['nickname', { nickname: null }],
+    // The embedded PGlite reads a leading U+FEFF back as nothing: it could not be stored as sent.
+    ['nickname', { nickname: '\uFEFFTrinity' }],
     ['avatar', { avatar: 'ftp://example.com/a.png' }],
     ['avatar', { avatar: 'javascript:alert(1)' }],
     ['avatar', { avatar: 'not a url' }],
