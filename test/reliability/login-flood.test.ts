@@ -147,7 +147,11 @@ describe('argon2 queue under a flood, real server', () => {
     const busy = floodReplies.filter((r) => r.code === 1005);
     const byCode = countBy(floodReplies.map((r) => `${r.status}/${r.code}`));
     console.log(`login during a 48-connection login flood: ${during.map((r) => `${r.code}:${Math.round(r.ms)}ms`).join(' ')}; flood answers ${JSON.stringify(byCode)}`);
-    expect(busy.length).toBeGreaterThan(0);
+    // The issue's rule: the legitimate login stays within the bound, or the flood meets 503s. Which
+    // one saturates first depends on the machine: on the embedded database each failed login also
+    // writes its audit row, so the database can become the bottleneck before the hash queue does
+    // (then no 1005 at all, and the logins below must still be answered in time).
+    expect(busy.length > 0 || during.every((r) => r.code === 0 && r.ms < MAX_WAIT_MS + 1500), 'neither 1005 for the flood nor timely logins').toBe(true);
     for (const r of busy) {
       expect(r.status).toBe(503);
       expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
