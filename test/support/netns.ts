@@ -32,7 +32,19 @@ function quietly(...args: string[]): void {
   }
 }
 
+function loopback(reason: string): TwoHosts {
+  return {
+    mode: 'loopback',
+    a: { netns: undefined, ip: '127.0.0.1' },
+    b: { netns: undefined, ip: '127.0.0.1' },
+    note: `network namespaces unavailable (${reason}): both relays on loopback with distinct ports instead`,
+    cleanup: () => {},
+  };
+}
+
+/** TEST_NO_NETNS=1 takes the loopback way on a machine that could make namespaces (to test that way too). */
 export function makeTwoHosts(): TwoHosts {
+  if (process.env.TEST_NO_NETNS === '1') return loopback('TEST_NO_NETNS=1');
   const prefix = `cs${process.pid}`;
   const subnet = `10.77.${(process.pid % 200) + 20}`;
   const bridge = `${prefix}br`;
@@ -72,12 +84,6 @@ export function makeTwoHosts(): TwoHosts {
   } catch (error) {
     cleanup();
     const reason = error instanceof Error ? (error as { stderr?: Buffer }).stderr?.toString().trim() || error.message : String(error);
-    return {
-      mode: 'loopback',
-      a: { netns: undefined, ip: '127.0.0.1' },
-      b: { netns: undefined, ip: '127.0.0.1' },
-      note: `network namespaces unavailable (${reason}): both relays on loopback with distinct ports instead`,
-      cleanup: () => {},
-    };
+    return loopback(reason);
   }
 }
