@@ -37,7 +37,8 @@ export interface Pipes {
   pipeProducer(input: { from: PipeEnd; to: PipeEnd; producerId: string; appData?: Record<string, unknown> }): Promise<PipedProducer>;
   /**
    * Feeds one event of any relay: when a pipe consumer closes on A (its producer closed), the piped
-   * producer on B is closed (its consumers there close); when a piped producer closes on B, the pipe
+   * producer on B is closed (its consumers there close); when the producer on A pauses or resumes, so
+   * does its copy on B (B's consumers see producerPaused); when a piped producer closes on B, the pipe
    * consumer on A is closed; when a pipe transport or a room closes, the other side's pipe transport is
    * closed and the pair forgotten. Errors of the relays are swallowed only when the resource is gone
    * (NOT_FOUND); others are thrown.
@@ -166,6 +167,16 @@ export function createPipes(): Pipes {
           if (!piped || piped.to.pipeTransportId !== event.transportId) return;
           forget(piped);
           await ignoreGone(piped.from.relay.closeConsumer(piped.from.pipeConsumerId));
+          return;
+        }
+        case 'producer.paused':
+        case 'producer.resumed': {
+          // A's producer paused: its pipe consumer stops sending; B's copy says so to B's consumers.
+          const paused = event.type === 'producer.paused';
+          for (const piped of byTarget.values()) {
+            if (piped.producerId !== event.producerId || piped.from.routerId !== event.routerId) continue;
+            await ignoreGone(paused ? piped.to.relay.pauseProducer(piped.producerId) : piped.to.relay.resumeProducer(piped.producerId));
+          }
           return;
         }
         case 'pipeTransport.closed':

@@ -355,6 +355,13 @@ describe('typed client: pipeProducer and followPipes', () => {
     const handled: Promise<void>[] = [];
     const stop = a.t.events.bus.listen((event) => void handled.push(pipes.handleEvent(event)));
     try {
+      // A's producer paused and resumed: its copy on B follows, and B's consumer sees it.
+      await a.client.pauseProducer(audio.id);
+      await waitFor('the piped producer paused on B', async () => (await b.client.getRouter(roomB.id)).pipeTransports[0]!.producers.find((p) => p.id === audio.id)?.paused === true);
+      expect(b.events.find((e) => e.type === 'consumer.paused' && e.consumerId === consumerB.id)).toBeUndefined(); // B's consumer starts paused itself
+      expect((await b.client.getRouter(roomB.id)).transports[0]!.consumers[0]).toMatchObject({ id: consumerB.id, producerPaused: true });
+      await a.client.resumeProducer(audio.id);
+      await waitFor('the piped producer resumed on B', async () => (await b.client.getRouter(roomB.id)).pipeTransports[0]!.producers.find((p) => p.id === audio.id)?.paused === false);
       await a.client.closeProducer(audio.id);
       await waitFor('the piped producer closed on B', () => b.events.some((e) => e.type === 'consumer.closed' && e.consumerId === consumerB.id));
       await Promise.all(handled);
