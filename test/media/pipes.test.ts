@@ -388,6 +388,32 @@ describe('typed client: pipeProducer and followPipes', () => {
   });
 });
 
+describe('a worker death', () => {
+  it('closes the pipe transports of its routers with the events any transport gets, and leaves nothing registered', async () => {
+    const c = await side({ MEDIASOUP_RESTART_BASE_MS: '100' });
+    try {
+      const room = await c.api.router();
+      const send = await c.api.transport(room.id, 'send');
+      const producer = await c.api.producer(send.id, 'audio');
+      const p = await pipe(c, room.id);
+      const consumed = (await c.api.post(`/internal/v1/pipe-transports/${p.id}/consumers`, { producerId: producer.id })).body;
+      const pid = (await c.api.get('/internal/info')).body.workers[0].pid as number;
+      process.kill(pid, 'SIGKILL');
+      const closed = await waitFor('pipeTransport.closed', () => c.events.find((e) => e.type === 'pipeTransport.closed' && e.pipeTransportId === p.id));
+      const transportClosed = c.events.find((e) => e.type === 'transport.closed' && e.transportId === send.id)!;
+      expect(closed.reason).toBe(transportClosed.reason);
+      const consumerClosed = c.events.find((e) => e.type === 'consumer.closed' && e.consumerId === consumed.id);
+      expect(consumerClosed).toBeDefined();
+      const { counts } = (await c.api.get('/internal/info')).body;
+      expect(Object.values(counts).every((n) => n === 0), JSON.stringify(counts)).toBe(true);
+      expect(await c.api.del(`/internal/v1/pipe-transports/${p.id}`)).toEqual({ status: 404, body: notFound('pipeTransport', p.id) });
+      await waitFor('the worker restarted', async () => (await c.api.get('/internal/info')).body.workers[0].alive === true);
+    } finally {
+      await c.t.close();
+    }
+  });
+});
+
 describe('the end', () => {
   it('leaves both relays and their engines empty', async () => {
     for (const s of [a, b, off]) {
