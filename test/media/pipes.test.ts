@@ -388,6 +388,34 @@ describe('typed client: pipeProducer and followPipes', () => {
   });
 });
 
+describe('ports', () => {
+  it('takes pipe ports only from what the WebRtcServers leave, and says so when none is left', async () => {
+    // Two workers on the first two ports, three ports for pipe transports.
+    const ports = allocateRtcPorts(5);
+    const c = await side({ MEDIASOUP_WORKERS: '2', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max) });
+    try {
+      const rooms = [await c.api.router(), await c.api.router()];
+      const workerPorts = (await c.api.get('/internal/info')).body.workers.map((w: { port: number }) => w.port);
+      expect(workerPorts).toEqual([ports.min, ports.min + 1]);
+      const pipes = [await pipe(c, rooms[0]!.id), await pipe(c, rooms[1]!.id), await pipe(c, rooms[1]!.id)];
+      expect(pipes.map((p) => p.port).sort()).toEqual([ports.min + 2, ports.min + 3, ports.min + 4]);
+      expect(await c.api.post('/internal/v1/pipe-transports', { routerId: rooms[0]!.id })).toEqual({
+        status: 500,
+        body: {
+          code: 'MEDIASOUP_ERROR',
+          message: 'no port left for pipe transports: the 3 of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use',
+          details: { pipeTransports: 3, ports: 3 },
+        },
+      });
+      expect((await c.api.del(`/internal/v1/pipe-transports/${pipes[0]!.id}`)).status).toBe(204);
+      expect((await pipe(c, rooms[0]!.id)).port).toBe(pipes[0]!.port);
+      await expectRegistryMatchesEngine(c);
+    } finally {
+      await c.t.close();
+    }
+  });
+});
+
 describe('a worker death', () => {
   it('closes the pipe transports of its routers with the events any transport gets, and leaves nothing registered', async () => {
     const c = await side({ MEDIASOUP_RESTART_BASE_MS: '100' });

@@ -86,6 +86,7 @@ export const pipesDocs: RelayOperation[] = [
       notFoundDoc('router'),
       ['CONFLICT', 409, 'pipe transports are not enabled on this relay (MEDIASOUP_PIPE_LISTEN_IP unset); details {setting}'],
       capacityDoc('pipe_transports'),
+      ['MEDIASOUP_ERROR', 500, 'no port left for pipe transports (RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers all in use); details {pipeTransports, ports}'],
     ],
   },
   {

@@ -28,6 +28,16 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
     throw conflict('pipe transports are not enabled on this relay: set MEDIASOUP_PIPE_LISTEN_IP', { setting: 'MEDIASOUP_PIPE_LISTEN_IP' });
   }
   const { router, worker } = registry.require('router', routerId);
+  // Each pipe transport holds one port of those the WebRtcServers leave (config.ts checks there is
+  // one). Refused here with the reason; a race past this check gets the engine's own failure, the same code.
+  const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
+  const open = registry.count('pipeTransport');
+  if (open >= ports) {
+    throw new RelayError('MEDIASOUP_ERROR', `no port left for pipe transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
+      pipeTransports: open,
+      ports,
+    });
+  }
   return caps.reserve(routerId, 'pipeTransport', async () => {
     const listenIp = await pipeListenIp(config.pipe!);
     const pipeTransport = await engine(
