@@ -48,13 +48,6 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     appData: dataProducer.appData as AppData,
     reason: reason as never,
   }),
-  pipeTransport: ({ pipeTransport, routerId }, reason) => ({
-    type: 'pipeTransport.closed',
-    pipeTransportId: pipeTransport.id,
-    routerId,
-    appData: pipeTransport.appData as AppData,
-    reason: reason as never,
-  }),
   dataConsumer: ({ dataConsumer, routerId, transportId, dataProducerId }, reason) => ({
     type: 'dataConsumer.closed',
     dataConsumerId: dataConsumer.id,
@@ -62,6 +55,13 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     transportId,
     routerId,
     appData: dataConsumer.appData as AppData,
+    reason: reason as never,
+  }),
+  pipeTransport: ({ pipeTransport, routerId }, reason) => ({
+    type: 'pipeTransport.closed',
+    pipeTransportId: pipeTransport.id,
+    routerId,
+    appData: pipeTransport.appData as AppData,
     reason: reason as never,
   }),
 };
