@@ -11,6 +11,17 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** An IP literal, or a host name (e.g. Fly.io's `fly-local-6pn`) resolved when a pipe transport is made. */
+const pipeAddress = z
+  .ipv4()
+  .or(z.ipv6())
+  .or(
+    z
+      .string()
+      .max(253)
+      .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, 'must be an IP address or a host name'),
+  );
+
 const envSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -75,6 +86,12 @@ const envSchema = z
     MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER: int(500, 1),
     MEDIASOUP_MAX_PRODUCERS_PER_ROUTER: int(1000, 1),
     MEDIASOUP_MAX_CONSUMERS_PER_ROUTER: int(20000, 1),
+    // Cascading (docs/media-relay.md "Cascading relays"): unset, the relay opens no pipe transport.
+    // An IP or a host name such as Fly.io's `fly-local-6pn`, resolved when a pipe transport is made.
+    MEDIASOUP_PIPE_LISTEN_IP: optionalString.pipe(pipeAddress.optional()),
+    MEDIASOUP_PIPE_ANNOUNCED_IP: optionalString.pipe(pipeAddress.optional()),
+    // One pipe transport per other relay the room reaches (the typed client reuses one per pair of rooms).
+    MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: int(32, 1, 1024),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -85,6 +102,25 @@ const envSchema = z
         path: ['MEDIASOUP_WORKERS'],
         message: `${env.MEDIASOUP_WORKERS} workers need ${env.MEDIASOUP_WORKERS} ports but RTC_MIN_PORT-RTC_MAX_PORT (${env.RTC_MIN_PORT}-${env.RTC_MAX_PORT}) holds ${env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1}`,
       });
+    }
+    if (env.MEDIASOUP_PIPE_LISTEN_IP !== undefined) {
+      // Pipe transports take their ports from what the WebRtcServers (RTC_MIN_PORT + worker index) leave.
+      if (env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1 <= env.MEDIASOUP_WORKERS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RTC_MAX_PORT'],
+          message: `must leave ports for pipe transports when MEDIASOUP_PIPE_LISTEN_IP is set: RTC_MIN_PORT-RTC_MAX_PORT (${env.RTC_MIN_PORT}-${env.RTC_MAX_PORT}) holds ${env.RTC_MAX_PORT - env.RTC_MIN_PORT + 1} ports, all taken by the ${env.MEDIASOUP_WORKERS} workers' WebRtcServers`,
+        });
+      }
+      if (env.MEDIASOUP_PIPE_ANNOUNCED_IP === undefined && isUnspecifiedIp(env.MEDIASOUP_PIPE_LISTEN_IP)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MEDIASOUP_PIPE_ANNOUNCED_IP'],
+          message: 'must be set when MEDIASOUP_PIPE_LISTEN_IP is a wildcard address (0.0.0.0 or ::): other relays cannot connect to it',
+        });
+      }
+    } else if (env.MEDIASOUP_PIPE_ANNOUNCED_IP !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_PIPE_LISTEN_IP'], message: 'must be set when MEDIASOUP_PIPE_ANNOUNCED_IP is set' });
     }
     if (env.INTERNAL_PORT !== undefined && env.INTERNAL_PORT !== 0 && env.INTERNAL_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['INTERNAL_PORT'], message: 'must differ from PORT' });
@@ -197,6 +233,13 @@ export interface Config {
     maxTransportsPerRouter: number;
     maxProducersPerRouter: number;
     maxConsumersPerRouter: number;
+    /**
+     * Pipe transports to other relays (cascading): where they listen and what the other relays are
+     * told; undefined when MEDIASOUP_PIPE_LISTEN_IP is unset (no pipe transport then). Host names
+     * are resolved when a pipe transport is made.
+     */
+    pipe: { listenIp: string; announcedIp: string | undefined } | undefined;
+    maxPipeTransportsPerRouter: number;
     /** Data producers and data consumers one transport may hold together. */
     maxDataChannelsPerTransport: number;
   };
@@ -287,6 +330,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
       maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
       maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
+      pipe: env.MEDIASOUP_PIPE_LISTEN_IP === undefined ? undefined : { listenIp: env.MEDIASOUP_PIPE_LISTEN_IP, announcedIp: env.MEDIASOUP_PIPE_ANNOUNCED_IP },
+      maxPipeTransportsPerRouter: env.MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER,
     },
     events: {
       bufferSize: env.EVENTS_BUFFER_SIZE,

@@ -72,6 +72,22 @@ describe('loadConfig', () => {
     expect(error.message).toContain('holds 3');
   });
 
+  it('pipe transports: off unless MEDIASOUP_PIPE_LISTEN_IP is set, which needs a port the WebRtcServers leave and a reachable address', () => {
+    expect(loadConfig({}).media.pipe).toBeUndefined();
+    expect(loadConfig({}).media.maxPipeTransportsPerRouter).toBe(32);
+    const on = loadConfig({ MEDIASOUP_WORKERS: '2', RTC_MIN_PORT: '40000', RTC_MAX_PORT: '40002', MEDIASOUP_PIPE_LISTEN_IP: 'fly-local-6pn', MEDIASOUP_PIPE_ANNOUNCED_IP: 'fdaa:0:1:a7b:1::2' });
+    expect(on.media.pipe).toEqual({ listenIp: 'fly-local-6pn', announcedIp: 'fdaa:0:1:a7b:1::2' });
+    const full = errorOf({ MEDIASOUP_WORKERS: '2', RTC_MIN_PORT: '40000', RTC_MAX_PORT: '40001', MEDIASOUP_PIPE_LISTEN_IP: '10.0.0.1' });
+    expect(full.message).toContain('RTC_MAX_PORT');
+    expect(full.message).toContain('pipe transports');
+    expect(errorOf({ MEDIASOUP_PIPE_LISTEN_IP: '0.0.0.0' }).message).toContain('MEDIASOUP_PIPE_ANNOUNCED_IP');
+    expect(loadConfig({ MEDIASOUP_PIPE_LISTEN_IP: '::', MEDIASOUP_PIPE_ANNOUNCED_IP: 'fdaa::2' }).media.pipe?.listenIp).toBe('::');
+    expect(errorOf({ MEDIASOUP_PIPE_ANNOUNCED_IP: '10.0.0.1' }).message).toContain('MEDIASOUP_PIPE_LISTEN_IP');
+    expect(errorOf({ MEDIASOUP_PIPE_LISTEN_IP: 'not a host!' }).message).toContain('MEDIASOUP_PIPE_LISTEN_IP');
+    expect(errorOf({ MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: '0' }).message).toContain('MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER');
+    expect(errorOf({ MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: '1025' }).message).toContain('MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER');
+  });
+
   it('refuses the embedded database and a weak internal token in production', () => {
     const error = errorOf({ NODE_ENV: 'production' });
     expect(error.message).toContain('DATABASE_URL');

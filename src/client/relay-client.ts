@@ -5,6 +5,7 @@ import { RELAY_ERROR_CODES, type RelayErrorCode } from '../media/errors.js';
 import type { InternalApp } from '../media/http/app.js';
 import { eventsClient } from './events.js';
 
+export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';
 export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions, type RelayEvent, type RelayEventType, type RelayStreamEvent, type WebhookBatch } from './events.js';
 
 export interface RelayClientOptions {
@@ -82,6 +83,7 @@ export function createRelayClient(options: RelayClientOptions) {
   const { routers, transports, producers, consumers } = rpc.v1;
   const dataProducers = rpc.v1['data-producers'];
   const dataConsumers = rpc.v1['data-consumers'];
+  const pipeTransports = rpc.v1['pipe-transports'];
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -120,6 +122,14 @@ export function createRelayClient(options: RelayClientOptions) {
     closeDataProducer: (id: string) => empty(dataProducers[':id'].$delete({ param: { id } })),
     createDataConsumer: (body: Parameters<typeof dataConsumers.$post>[0]['json']) => json(dataConsumers.$post({ json: body })),
     closeDataConsumer: (id: string) => empty(dataConsumers[':id'].$delete({ param: { id } })),
+    /** Cascading (src/client/pipes.ts does the whole sequence): a pipe transport on a router, SRTP unless `enableSrtp: false`. */
+    createPipeTransport: (body: Parameters<typeof pipeTransports.$post>[0]['json']) => json(pipeTransports.$post({ json: body })),
+    connectPipeTransport: (id: string, body: Parameters<(typeof pipeTransports)[':id']['connect']['$post']>[0]['json']) =>
+      json(pipeTransports[':id'].connect.$post({ param: { id }, json: body })),
+    createPipeConsumer: (id: string, producerId: string) => json(pipeTransports[':id'].consumers.$post({ param: { id }, json: { producerId } })),
+    createPipeProducer: (id: string, body: Parameters<(typeof pipeTransports)[':id']['producers']['$post']>[0]['json']) =>
+      json(pipeTransports[':id'].producers.$post({ param: { id }, json: body })),
+    closePipeTransport: (id: string) => empty(pipeTransports[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

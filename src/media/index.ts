@@ -127,6 +127,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     transport: config.maxTransportsPerRouter,
     producer: config.maxProducersPerRouter,
     consumer: config.maxConsumersPerRouter,
+    pipeTransport: config.maxPipeTransportsPerRouter,
   });
   const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), caps, engine });
   let draining = false;

@@ -246,6 +246,7 @@ describe('closing and cascades', () => {
       consumers: before.consumers - 1,
       dataProducers: 0,
       dataConsumers: 0,
+      pipeTransports: 0,
     });
   });
 
@@ -274,6 +275,7 @@ describe('closing and cascades', () => {
       consumers: before.consumers - 2,
       dataProducers: 0,
       dataConsumers: 0,
+      pipeTransports: 0,
     });
 
     // Closing a recv transport takes only its consumers; their producer keeps serving others.

@@ -71,6 +71,7 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
           consumers: [{ id: consumer.body.id, producerId: mic.id, paused: true, producerPaused: false, appData: { for: 'bob' } }],
         },
       ],
+      pipeTransports: [],
     });
 
     // Closes show at once: the producer's consumer goes with it, the closed router leaves the list.

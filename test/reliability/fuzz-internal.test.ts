@@ -4,10 +4,11 @@
 // stalled a worker before the input bounds). Every answer is the relay's error object or the
 // documented success, never a 5xx; no worker dies (checked after every case, and pids unchanged at
 // the end) and nothing leaks (registry and engine back to empty).
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routerListSchema, routerStateSchema } from '../../src/media/http/views.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,
   anyJson,
@@ -37,9 +38,9 @@ let t: TestApp;
 let pidsBefore: (number | null)[];
 let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
-const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '' };
+const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers';
+type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports';
 const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -118,7 +119,9 @@ const routerCodecs = () => [
 ];
 
 beforeAll(async () => {
-  t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200' });
+  // One WebRtcServer port and four for the pipe transports (at most one open at a time, cleaned up after each run).
+  const ports = allocateRtcPorts(5);
+  t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' });
   const before = await info();
   pidsBefore = before.workers.map((w) => w.pid);
   countsBefore = before.counts;
@@ -133,6 +136,9 @@ beforeAll(async () => {
   base.sctpSend = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'send', enableSctp: true }, 201)).id;
   base.sctpRecv = (await must('POST', '/internal/v1/transports', { routerId: router.id, direction: 'recv', enableSctp: true }, 201)).id;
   base.dataProducerId = (await must('POST', '/internal/v1/data-producers', { transportId: base.sctpSend, sctpStreamParameters: { streamId: 1000 }, label: 'chat' }, 201)).id;
+  const pipe = await must('POST', '/internal/v1/pipe-transports', { routerId: router.id }, 201);
+  base.srtp = pipe.srtpParameters;
+  expect((await call('DELETE', `/internal/v1/pipe-transports/${pipe.id}`)).status).toBe(204);
 }, 60_000);
 
 afterAll(async () => {
@@ -191,6 +197,13 @@ async function cleanUp(): Promise<void> {
 async function freshTransport(direction: 'send' | 'recv' = 'send'): Promise<string> {
   const id = (await must('POST', '/internal/v1/transports', { routerId: base.routerId, direction }, 201)).id as string;
   created.push({ kind: 'transports', id });
+  return id;
+}
+
+/** A pipe transport of the base router made for one run. */
+async function freshPipe(): Promise<string> {
+  const id = (await must('POST', '/internal/v1/pipe-transports', { routerId: base.routerId }, 201)).id as string;
+  created.push({ kind: 'pipe-transports', id });
   return id;
 }
 
@@ -414,6 +427,32 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('pipe transports: POST, connect, consumers, producers, DELETE', async () => {
+    const create = () => ({ routerId: base.routerId, enableSrtp: true, appData: { peerRelay: 'b' } });
+    const connect = () => ({ ip: '127.0.0.1', port: 9, srtpParameters: { ...base.srtp } });
+    const pipeProducer = () => ({ producerId: randomUUID(), kind: 'video', rtpParameters: vp8Parameters(), paused: false, appData: { from: 'relay-a' } });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/pipe-transports', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], body: fc.oneof(anyJson, mutatedHostile(create), mutatedHostile(() => ({ routerId: base.routerId, enableSrtp: false }))) }),
+      idOf(freshPipe).map((id) => ({ method: 'POST', path: async () => `/internal/v1/pipe-transports/${await id()}/connect`, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(connect), mutatedHostile(() => ({ ip: '::1', port: 65535, srtpParameters: { ...base.srtp } }))) })),
+      idOf(freshPipe).map((id) => ({ method: 'POST', path: async () => `/internal/v1/pipe-transports/${await id()}/consumers`, success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'], body: fc.oneof(anyJson, mutatedHostile(() => ({ producerId: base.producerId }))) })),
+      idOf(freshPipe).map((id) => ({ method: 'POST', path: async () => `/internal/v1/pipe-transports/${await id()}/producers`, success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(pipeProducer), mutatedHostile(() => ({ ...pipeProducer(), producerId: base.producerId }))) })),
+      idOf(freshPipe).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/pipe-transports/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201 && path === '/internal/v1/pipe-transports') created.push({ kind: 'pipe-transports', id: (a.body as { id: string }).id });
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(pipeTransport|producer|router|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
@@ -455,6 +494,14 @@ describe('fuzz /internal', () => {
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'CAN_NOT_CONSUME'],
         kind: 'data-consumers',
       },
+      { path: '/internal/v1/pipe-transports', body: () => ({ routerId: base.routerId, enableSrtp: true, appData: { peerRelay: 'b' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'pipe-transports' },
+      { path: '/internal/v1/pipe-transports/{pipe}/connect', body: () => ({ ip: '127.0.0.1', port: 9, srtpParameters: { ...base.srtp } }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
+      {
+        path: '/internal/v1/pipe-transports/{pipe}/producers',
+        body: () => ({ producerId: randomUUID(), kind: 'video', rtpParameters: vp8Parameters(), appData: { from: 'relay-a' } }),
+        success: 201,
+        codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
+      },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
@@ -470,7 +517,9 @@ describe('fuzz /internal', () => {
             ? `/internal/v1/transports/${await freshTransport()}/connect`
             : target.path.includes('{consumer}')
               ? target.path.replace('{consumer}', await simulcastConsumer())
-              : target.path.replace('{send}', base.send);
+              : target.path.includes('{pipe}')
+                ? target.path.replace('{pipe}', await freshPipe())
+                : target.path.replace('{send}', base.send);
         const text = body === undefined ? undefined : expandDeep(JSON.stringify(body));
         const r: FuzzRequest = { token: 'valid', contentType: 'application/json', query: '', body: { text, note: 'oversized field' } };
         const a = await send('POST', path, r);
@@ -509,9 +558,9 @@ describe('fuzz /internal', () => {
       fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/v1/routers', '/internal/metrics'),
       fc
         .tuple(
-          fc.constantFrom('routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers'),
+          fc.constantFrom('routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers', 'pipe-transports'),
           notAnId,
-          fc.constantFrom('', '/connect', '/resume', '/pause', '/stats', '/preferred-layers', '/priority', '/key-frame', '/restart-ice', '/max-incoming-bitrate', '/x'),
+          fc.constantFrom('', '/connect', '/resume', '/pause', '/stats', '/preferred-layers', '/priority', '/key-frame', '/restart-ice', '/max-incoming-bitrate', '/producers', '/consumers', '/x'),
         )
         .map(([k, id, s]) => `/internal/v1/${k}/${id}${s}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/internal/${segments.join('/')}`),
@@ -540,7 +589,7 @@ describe('fuzz /internal', () => {
     expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
     expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
     expect(after.counts).toEqual(countsBefore);
-    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
     expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });

@@ -55,19 +55,30 @@ process.once('exit', () => {
  */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { readyPath?: string; timeoutMs?: number; workers?: number } = {},
+  options: {
+    readyPath?: string;
+    timeoutMs?: number;
+    workers?: number;
+    /** Run it inside this network namespace (`ip netns exec`), listening on `host` (default 127.0.0.1). */
+    netns?: string;
+    host?: string;
+  } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
   const rtc = childServerRtcPorts(workers);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const host = options.host ?? '127.0.0.1';
+  const nodeArgs = ['--import', 'tsx', 'src/server.ts'];
+  // `ip netns exec` execs node in place: the child's pid is the server's, so stop() signals it.
+  const [command, args] = options.netns ? ['ip', ['netns', 'exec', options.netns, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       NODE_ENV: 'development',
       PORT: String(port),
-      HOST: '127.0.0.1',
+      HOST: host,
       DATABASE_URL: 'memory://',
       INTERNAL_TOKEN: SERVER_TOKEN,
       MEDIASOUP_WORKERS: String(workers),
@@ -101,7 +112,7 @@ export async function startServer(
     });
   });
 
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   const stop = async (graceMs = 6000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');

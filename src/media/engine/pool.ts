@@ -130,8 +130,10 @@ export class WorkerPool {
     const { config, addresses } = this;
     const worker = await mediasoup.createWorker({
       logLevel: config.logLevel,
-      rtcMinPort: config.rtcMinPort,
-      rtcMaxPort: config.rtcMaxPort,
+      // The WebRtcServers hold RTC_MIN_PORT + index; what the worker picks itself (pipe transports'
+      // ports) comes from the rest of the range. With no port left (config.ts allows that only
+      // without pipes) the worker keeps the whole range, from which nothing then picks a port.
+      ...workerPortRange(config),
       appData: { slot: slot.index },
     });
     worker.on('died', (error) => this.handleDeath(slot, worker, error));
@@ -199,6 +201,12 @@ export class WorkerPool {
       this.scheduleRestart(slot);
     }
   }
+}
+
+/** The part of RTC_MIN_PORT-RTC_MAX_PORT that no WebRtcServer takes: where pipe transports listen. */
+export function workerPortRange(config: Pick<MediaConfig, 'rtcMinPort' | 'rtcMaxPort' | 'workers'>): { rtcMinPort: number; rtcMaxPort: number } {
+  const firstFree = config.rtcMinPort + config.workers;
+  return firstFree <= config.rtcMaxPort ? { rtcMinPort: firstFree, rtcMaxPort: config.rtcMaxPort } : { rtcMinPort: config.rtcMinPort, rtcMaxPort: config.rtcMaxPort };
 }
 
 /** mediasoup binds literal IPs only: a host name in MEDIASOUP_UDP_LISTEN_IP is resolved to IPv4 once, here. */

@@ -57,6 +57,13 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     appData: dataConsumer.appData as AppData,
     reason: reason as never,
   }),
+  pipeTransport: ({ pipeTransport, routerId }, reason) => ({
+    type: 'pipeTransport.closed',
+    pipeTransportId: pipeTransport.id,
+    routerId,
+    appData: pipeTransport.appData as AppData,
+    reason: reason as never,
+  }),
 };
 
 type Publish = (input: RelayEventInput) => void;
@@ -136,9 +143,11 @@ export function createEventBridge({ registry, pool, bus, logger }: EventBridgeDe
     bus.publish(input);
   };
 
-  function isClosing(kind: ResourceKind, id: string): boolean {
-    const entry = registry.get(kind, id);
-    if (!entry) return true;
+  function isClosing(parentKind: ResourceKind, id: string): boolean {
+    // A pipe transport stands for a transport (kinds table): its producers name it as transportId.
+    const found = registry.parentOf(parentKind, id);
+    if (!found) return true;
+    const { kind, entry } = found;
     const resource = resourceOf(kind, entry);
     if (resource.closed || registry.closeCauseOf(resource) !== undefined) return true;
     return KINDS[kind].parents.some((parent) => isClosing(parent, parentIdOf(entry, parent)));

@@ -93,6 +93,11 @@ export const eventSchemas = {
     { dataConsumerId: z.string(), dataProducerId: z.string(), ...onTransport, reason: dataConsumerCloseReason },
     'A data consumer closed.',
   ),
+  'pipeTransport.closed': event(
+    'pipeTransport.closed',
+    { pipeTransportId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A pipe transport (to another relay) closed; its producers and consumers close with it (transport_closed).',
+  ),
   'router.activeSpeaker': event(
     'router.activeSpeaker',
     { routerId: z.string(), producerId: z.string(), appData },

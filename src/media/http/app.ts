@@ -10,6 +10,7 @@ import { consumersRoutes } from './consumers.routes.js';
 import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
 import { dataConsumersRoutes, dataProducersRoutes } from './data.routes.js';
 import { relayErrorHandler } from './errors.js';
+import { pipesRoutes } from './pipes.routes.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
 import { transportsRoutes } from './transports.routes.js';
@@ -52,6 +53,7 @@ export function createInternalApp(deps: AppDeps) {
     .route('/v1/consumers', consumerControlsRoutes(media))
     .route('/v1/data-producers', dataProducersRoutes(media))
     .route('/v1/data-consumers', dataConsumersRoutes(media))
+    .route('/v1/pipe-transports', pipesRoutes(media))
     .onError(relayErrorHandler(deps.logger));
 }
 

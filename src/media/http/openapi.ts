@@ -6,6 +6,7 @@ import { consumersDocs } from './consumers.routes.js';
 import { controlsDocs } from './controls.routes.js';
 import { dataDocs } from './data.routes.js';
 import { anyObject, type ErrorRow, type RelayOperation } from './docs.js';
+import { pipesDocs } from './pipes.routes.js';
 import { producersDocs } from './producers.routes.js';
 import { routersDocs } from './routers.routes.js';
 import { transportsDocs } from './transports.routes.js';
@@ -36,6 +37,7 @@ export const relayOperations: RelayOperation[] = [
   ...consumersDocs,
   ...controlsDocs,
   ...dataDocs,
+  ...pipesDocs,
   {
     method: 'get',
     path: '/internal/info',

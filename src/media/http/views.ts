@@ -168,9 +168,18 @@ export const transportStateSchema = z.object({
   consumers: z.array(consumerReconcileSchema),
 });
 
+export const pipeTransportStateSchema = z.object({
+  id: z.string(),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  appData: appDataSchema,
+  producers: z.array(producerStateSchema).describe("producers received from another relay (their ids are the other relay's)"),
+  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent to another relay"),
+});
+
 export const routerStateSchema = routerSummarySchema.extend({
   rtpCapabilities: appDataSchema,
   transports: z.array(transportStateSchema),
+  pipeTransports: z.array(pipeTransportStateSchema).describe('pipe transports to other relays (cascading)'),
 });
 
 export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typeof routerSummarySchema> {
@@ -202,6 +211,13 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
       iceState: entry.transport.iceState,
       dtlsState: entry.transport.dtlsState,
       appData: entry.transport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+    })),
+    pipeTransports: state.pipeTransports.map(({ entry, producers, consumers }) => ({
+      id: entry.pipeTransport.id,
+      connected: entry.connected,
+      appData: entry.pipeTransport.appData,
       producers: producers.map(producerStateView),
       consumers: consumers.map(consumerReconcileView),
     })),

@@ -4,7 +4,7 @@ import { adopt } from '../engine/call.js';
 import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
-import type { ConsumerEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
+import type { ConsumerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
 import { startSpeakerDetection } from './speakers.js';
 
@@ -73,6 +73,8 @@ export interface RouterSummary {
 /** A router and everything in it: its transports, each with its producers and its consumers. */
 export interface RouterState extends RouterSummary {
   transports: { entry: TransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+  /** Pipe transports to other relays, with their pipe producers and pipe consumers. */
+  pipeTransports: { entry: PipeTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
 }
 
 /** Bounded by the per-router caps (MEDIASOUP_MAX_*_PER_ROUTER). */
@@ -85,6 +87,12 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
       entry: transport,
       producers: registry.children('transport', transport.transport.id, 'producer'),
       consumers: registry.children('transport', transport.transport.id, 'consumer'),
+    })),
+    // Their producers and consumers name the pipe transport as `transportId` (kinds table: standsFor).
+    pipeTransports: registry.children('router', id, 'pipeTransport').map((pipe) => ({
+      entry: pipe,
+      producers: registry.children('transport', pipe.pipeTransport.id, 'producer'),
+      consumers: registry.children('transport', pipe.pipeTransport.id, 'consumer'),
     })),
   };
 }

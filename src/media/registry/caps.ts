@@ -9,9 +9,10 @@ import type { MediaRegistry } from './registry.js';
  * The kinds a router's caps count; a router itself is capped by MEDIASOUP_MAX_ROUTERS, and data
  * producers and consumers per transport (MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT).
  */
-export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer'>;
+export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer' | 'pipeTransport'>;
 
-export const ROOM_KINDS: readonly RoomKind[] = ['transport', 'producer', 'consumer'];
+/** The kinds of /internal/info's `largestRouter`. */
+export const ROOM_KINDS: readonly Exclude<RoomKind, 'pipeTransport'>[] = ['transport', 'producer', 'consumer'];
 
 export type RoomLimits = Record<RoomKind, number>;
 
@@ -51,7 +52,7 @@ export class RoomCaps {
   }
 
   /** The most of each kind that any one router holds now (0 without routers), for /internal/info. */
-  largest(): Record<(typeof KINDS)[RoomKind]['plural'], number> {
+  largest(): Record<(typeof KINDS)[(typeof ROOM_KINDS)[number]]['plural'], number> {
     const largest = { transports: 0, producers: 0, consumers: 0 };
     for (const routerId of this.registry.ids('router')) {
       for (const kind of ROOM_KINDS) {

@@ -15,6 +15,11 @@ export interface KindRow<Kind extends string = string> {
    * such closes later (and not at all once the worker's channel is gone), the registry must be exact now.
    */
   readonly closeWith: readonly Kind[];
+  /**
+   * A parent kind whose `<parent>Id` field in a child may name an entry of this kind instead: a
+   * pipe transport carries producers and consumers under their `transportId`, as a WebRTC one does.
+   */
+  readonly standsFor?: Kind;
 }
 
 /** Checks that every parent named in a row is a kind of the table. */
@@ -29,6 +34,7 @@ export const KINDS = defineKinds({
   consumer: { name: 'consumer', plural: 'consumers', parents: ['transport', 'producer'], closeWith: ['producer'] },
   dataProducer: { name: 'dataProducer', plural: 'dataProducers', parents: ['transport'], closeWith: [] },
   dataConsumer: { name: 'dataConsumer', plural: 'dataConsumers', parents: ['transport', 'dataProducer'], closeWith: ['dataProducer'] },
+  pipeTransport: { name: 'pipeTransport', plural: 'pipeTransports', parents: ['router'], closeWith: [], standsFor: 'transport' },
 });
 
 export type ResourceKind = keyof typeof KINDS;
@@ -65,6 +71,15 @@ export interface TransportEntry {
   readonly worker: ms.Worker;
   readonly routerId: string;
   readonly direction: Direction;
+  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
+  connected: boolean;
+}
+
+/** A transport to another relay (src/media/ops/pipes.ts); its producers and consumers name it as `transportId`. */
+export interface PipeTransportEntry {
+  readonly pipeTransport: ms.PipeTransport;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
   /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
   connected: boolean;
 }
@@ -111,6 +126,7 @@ export interface EntryOf {
   consumer: ConsumerEntry;
   dataProducer: DataProducerEntry;
   dataConsumer: DataConsumerEntry;
+  pipeTransport: PipeTransportEntry;
 }
 
 export type RegistryCounts = Record<KindPlural, number>;

@@ -32,6 +32,11 @@ const CLOSED_WITH: ReadonlyMap<ResourceKind, readonly ResourceKind[]> = new Map(
   RESOURCE_KINDS.map((parent) => [parent, RESOURCE_KINDS.filter((kind) => (KINDS[kind].closeWith as readonly ResourceKind[]).includes(parent))]),
 );
 
+/** Kinds that may stand for each kind as a parent (the table's `standsFor`). */
+const STAND_INS: ReadonlyMap<ResourceKind, readonly ResourceKind[]> = new Map(
+  RESOURCE_KINDS.map((parent) => [parent, RESOURCE_KINDS.filter((kind) => (KINDS[kind] as { standsFor?: ResourceKind }).standsFor === parent)]),
+);
+
 export class MediaRegistry {
   private readonly entries = new Map<ResourceKind, Map<string, EntryOf[ResourceKind]>>(RESOURCE_KINDS.map((kind) => [kind, new Map()]));
   /** `${parentKind}:${parentId}` → child kind → ids. */
@@ -89,6 +94,20 @@ export class MediaRegistry {
   /** Every open `kind` entry, in the order they were added. */
   all<K extends ResourceKind>(kind: K): IterableIterator<EntryOf[K]> {
     return this.map(kind).values();
+  }
+
+  /**
+   * The entry a child's `<parentKind>Id` names: of that kind, or of a kind that stands for it (the
+   * kinds table's `standsFor`: a pipe transport for a transport).
+   */
+  parentOf(parentKind: ResourceKind, id: string): { kind: ResourceKind; entry: EntryOf[ResourceKind] } | undefined {
+    const own = this.get(parentKind, id);
+    if (own) return { kind: parentKind, entry: own };
+    for (const kind of STAND_INS.get(parentKind) ?? []) {
+      const entry = this.get(kind, id);
+      if (entry) return { kind, entry };
+    }
+    return undefined;
   }
 
   has(kind: ResourceKind, id: string): boolean {

@@ -11,7 +11,7 @@ describe('event types', () => {
         'worker.died', 'worker.restarted', 'router.closed', 'transport.closed', 'transport.ice', 'transport.dtls',
         'producer.closed', 'producer.paused', 'producer.resumed', 'producer.score', 'consumer.closed', 'consumer.paused',
         'consumer.resumed', 'consumer.score', 'consumer.layers', 'dataProducer.closed', 'dataConsumer.closed',
-        'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining',
+        'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining', 'pipeTransport.closed',
       ].sort(),
     );
     for (const type of EVENT_TYPES) expect(eventSchemas[type].shape.type.value).toBe(type);
