@@ -1,20 +1,13 @@
 // State to reconcile from: GET /internal/v1/routers and GET /internal/v1/routers/:id tell a signaling
 // server that restarted every room it created and everything in it, with the appData it gave.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError } from '../../src/client/relay-client.js';
 import { routerListSchema, routerStateSchema } from '../../src/media/http/views.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID } from './support.js';
+import { allowSlowTests, dtlsParameters, UNKNOWN_ID, useRelayApp } from './support.js';
 
 allowSlowTests();
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp({ MEDIASOUP_WORKERS: '2' });
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp({ MEDIASOUP_WORKERS: '2' });
 
 const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 

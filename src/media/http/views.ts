@@ -134,12 +134,13 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
 
 // State to reconcile from (GET /v1/routers, GET /v1/routers/:id): each answer's schema, which the
 // OpenAPI document is generated from and the tests check answers against, beside its view.
-const appDataSchema = z.record(z.string(), z.unknown());
+/** appData as the relay answers it (whatever was accepted at creation); bounds.ts appDataSchema checks it on the way in. */
+const appDataViewSchema = z.record(z.string(), z.unknown());
 const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int() });
 
 export const routerSummarySchema = z.object({
   id: z.string(),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
   createdAt: timeString,
   workerPid: z.int(),
   counts: roomCountsSchema,
@@ -147,14 +148,14 @@ export const routerSummarySchema = z.object({
 
 export const routerListSchema = z.object({ routers: z.array(routerSummarySchema) });
 
-export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataSchema });
+export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataViewSchema });
 
 export const consumerReconcileSchema = z.object({
   id: z.string(),
   producerId: z.string(),
   paused: z.boolean(),
   producerPaused: z.boolean(),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
 });
 
 export const transportStateSchema = z.object({
@@ -163,13 +164,13 @@ export const transportStateSchema = z.object({
   connected: z.boolean().describe('connect was called (and did not fail)'),
   iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
   dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
   producers: z.array(producerStateSchema),
   consumers: z.array(consumerReconcileSchema),
 });
 
 export const routerStateSchema = routerSummarySchema.extend({
-  rtpCapabilities: appDataSchema,
+  rtpCapabilities: appDataViewSchema,
   transports: z.array(transportStateSchema),
 });
 
