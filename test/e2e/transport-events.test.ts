@@ -1,37 +1,29 @@
 // A real werift peer on a relay transport, followed through the app's own event stream over real
 // HTTP: ICE and DTLS come up (transport.ice / transport.dtls), media gives scores, and when a peer
 // presents a certificate that does not match, DTLS fails.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
 import { relayStreamEventSchema, type RelayStreamEvent } from '../../src/media/events/types.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { SendPeer } from '../support/webrtc/peer.js';
-import { openStream, type SseReader } from '../media/events/support.js';
+import { openStream, serveApp, type AppServer, type SseReader } from '../media/events/support.js';
 
 describe('transport state events from a real peer', () => {
   let t: TestApp;
-  let server: Server;
+  let server: AppServer;
   let url: string;
   let relay: RelayClient;
   const cleanups: Array<() => Promise<void> | void> = [];
 
   beforeAll(async () => {
     t = await buildTestApp();
-    server = await new Promise<Server>((resolve) => {
-      const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
-    });
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await serveApp(t);
+    url = server.url;
     relay = createRelayClient({ baseUrl: url, token: t.internalToken });
   });
   afterAll(async () => {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => {});
-    await new Promise<void>((resolve) => {
-      server?.close(() => resolve());
-      server?.closeAllConnections();
-    });
+    await server?.close();
     await t?.close();
   });
 

@@ -23,6 +23,26 @@ export interface StreamServer {
   close(): Promise<void>;
 }
 
+export interface AppServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The whole test app on a real HTTP server (127.0.0.1, port 0), for its event stream over real HTTP. */
+export async function serveApp(t: { app: { fetch: (request: Request) => Response | Promise<Response> } }): Promise<AppServer> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 export async function startStreamServer(
   busOptions: EventBusOptions = {},
   streamOptions: EventStreamOptions = {},
