@@ -6,7 +6,15 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
 import type { RelayEventsInfo } from '../events/index.js';
 import type { MediaInfo } from '../index.js';
-import { KIND_PLURALS, type ConsumerEntry, type KindPlural, type ProducerEntry, type TransportEntry } from '../registry/kinds.js';
+import {
+  KIND_PLURALS,
+  type ConsumerEntry,
+  type DataConsumerEntry,
+  type DataProducerEntry,
+  type KindPlural,
+  type ProducerEntry,
+  type TransportEntry,
+} from '../registry/kinds.js';
 import type { RouterState, RouterSummary } from '../ops/routers.js';
 import { timeString } from './docs.js';
 
@@ -129,6 +137,60 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
     largestRouter: info.largestRouter,
     rate_limits: { store: service.rateLimitStore },
     events: { ...service.events, webhook: { ...service.events.webhook } },
+  };
+}
+
+// Data producers and consumers (POST /v1/data-producers, /v1/data-consumers, and in GET /v1/routers/:id).
+const sctpStreamParametersViewSchema = z
+  .object({ streamId: z.int(), ordered: z.boolean(), maxPacketLifeTime: z.int().optional(), maxRetransmits: z.int().optional() })
+  .nullable();
+
+export const dataProducerViewSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  sctpStreamParameters: sctpStreamParametersViewSchema,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+export const dataConsumerViewSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  dataProducerId: z.string(),
+  sctpStreamParameters: sctpStreamParametersViewSchema,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+export function dataProducerView({ dataProducer, transportId }: DataProducerEntry): z.infer<typeof dataProducerViewSchema> {
+  return {
+    id: dataProducer.id,
+    transportId,
+    sctpStreamParameters: sctpView(dataProducer.sctpStreamParameters),
+    label: dataProducer.label,
+    protocol: dataProducer.protocol,
+  };
+}
+
+export function dataConsumerView({ dataConsumer, transportId, dataProducerId }: DataConsumerEntry): z.infer<typeof dataConsumerViewSchema> {
+  return {
+    id: dataConsumer.id,
+    transportId,
+    dataProducerId,
+    sctpStreamParameters: sctpView(dataConsumer.sctpStreamParameters),
+    label: dataConsumer.label,
+    protocol: dataConsumer.protocol,
+  };
+}
+
+/** Field by field: streamId and ordered always, the partial-reliability member only when set. */
+function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: number; maxRetransmits?: number } | undefined) {
+  if (!p) return null;
+  return {
+    streamId: p.streamId,
+    ordered: p.ordered ?? true,
+    ...(p.maxPacketLifeTime !== undefined ? { maxPacketLifeTime: p.maxPacketLifeTime } : {}),
+    ...(p.maxRetransmits !== undefined ? { maxRetransmits: p.maxRetransmits } : {}),
   };
 }
 
