@@ -198,7 +198,7 @@ function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: 
 // OpenAPI document is generated from and the tests check answers against, beside its view.
 /** appData as the relay answers it (whatever was accepted at creation); bounds.ts appDataSchema checks it on the way in. */
 const appDataViewSchema = z.record(z.string(), z.unknown());
-const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int() });
+const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int(), dataProducers: z.int(), dataConsumers: z.int() });
 
 export const routerSummarySchema = z.object({
   id: z.string(),
@@ -229,6 +229,8 @@ export const transportStateSchema = z.object({
   appData: appDataViewSchema,
   producers: z.array(producerStateSchema),
   consumers: z.array(consumerReconcileSchema),
+  dataProducers: z.array(dataProducerViewSchema.extend({ appData: appDataViewSchema })).describe('on a send transport created with enableSctp'),
+  dataConsumers: z.array(dataConsumerViewSchema.extend({ appData: appDataViewSchema })).describe('on a recv transport created with enableSctp'),
 });
 
 export const routerStateSchema = routerSummarySchema.extend({
@@ -242,7 +244,13 @@ export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typ
     appData: entry.router.appData,
     createdAt: formatTime(entry.createdAt),
     workerPid: entry.worker.pid,
-    counts: { transports: counts.transports, producers: counts.producers, consumers: counts.consumers },
+    counts: {
+      transports: counts.transports,
+      producers: counts.producers,
+      consumers: counts.consumers,
+      dataProducers: counts.dataProducers,
+      dataConsumers: counts.dataConsumers,
+    },
   };
 }
 
@@ -258,7 +266,7 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
   return {
     ...routerSummaryView(state),
     rtpCapabilities: state.entry.router.rtpCapabilities as unknown as Record<string, unknown>,
-    transports: state.transports.map(({ entry, producers, consumers }) => ({
+    transports: state.transports.map(({ entry, producers, consumers, dataProducers, dataConsumers }) => ({
       id: entry.transport.id,
       direction: entry.direction,
       connected: entry.connected,
@@ -267,6 +275,8 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
       appData: entry.transport.appData,
       producers: producers.map(producerStateView),
       consumers: consumers.map(consumerReconcileView),
+      dataProducers: dataProducers.map((p) => ({ ...dataProducerView(p), appData: p.dataProducer.appData })),
+      dataConsumers: dataConsumers.map((c) => ({ ...dataConsumerView(c), appData: c.dataConsumer.appData })),
     })),
   };
 }
