@@ -2,32 +2,16 @@
 // browser demo, registers, ends a second device from the devices list, joins, and its consumers'
 // getStats() must show audio packets and decoded video frames growing. The service and the demo
 // server start as `npm run demo` starts them.
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
 import { allocateRtcPorts } from '../support/app.js';
+import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const INSTALL = 'apt-get install -y chromium';
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../docs/browser-demo.png');
 /** How long the counters are watched after the first frame. */
 const WATCH_MS = 3000;
-
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-  '--allow-loopback-in-peer-connection',
-];
 
 interface Counters {
   packetsReceived: number;
@@ -52,36 +36,28 @@ const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as 
 
 describe('browser demo in a real Chromium', () => {
   let demo: RunningDemo | undefined;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let browser: LaunchedChromium | undefined;
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
+    await browser?.close();
     await demo?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   }, 20_000);
 
   it('sends the fake camera and microphone through the relay and receives them back', { timeout: 50_000 }, async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: ${INSTALL}`);
-      const note = `${CHROMIUM} is missing, so the real-browser test is skipped: ${INSTALL} (REQUIRE_BROWSER=1 makes this a failure)`;
-      console.warn(note);
-      ctx.skip(note);
-    }
+    requireChromium(ctx);
     const timings: Record<string, number> = {};
     const started = performance.now();
     const mark = (name: string) => (timings[name] = Math.round(performance.now() - started));
 
-    profile = await mkdtemp(path.join(tmpdir(), 'chromium-profile-'));
     demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture' });
     mark('demo started');
     // Only holders of an access token the account API accepts may signal.
     const signalingUrl = new URL('signaling/sessions', demo.url);
     expect((await fetch(signalingUrl, { method: 'POST' })).status).toBe(401);
     expect((await fetch(signalingUrl, { method: 'POST', headers: { Authorization: 'Bearer not.a-token' } })).status).toBe(401);
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1100, height: 800 } });
+    browser = await launchChromium();
     mark('browser started');
-    const page = context.pages()[0] ?? (await context.newPage());
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     const consoleLines: string[] = [];
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
