@@ -106,5 +106,10 @@ async function selectedPair(which: 'send' | 'recv') {
   };
 }
 
-const calls = { open, inbound, outbound, restartIce, selectedPair };
+/** Closes that transport's RTCPeerConnection, as a tab that hangs up does. */
+function closeTransport(which: 'send' | 'recv') {
+  current()[which].close();
+}
+
+const calls = { open, inbound, outbound, restartIce, selectedPair, closeTransport };
 window.calls = calls;

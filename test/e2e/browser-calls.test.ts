@@ -3,11 +3,13 @@
 // back in the same tab (test/browser/calls-page.ts); this test plays the signaling server, calling the
 // relay with the typed client. Checked: the consumer is `simulcast`, preferred-layers changes the layer
 // the relay forwards (the relay's consumer stats and the frame size Chromium decodes), and an ICE
-// restart hands out new credentials that Chromium then uses while media keeps flowing.
+// restart hands out new credentials that Chromium then uses while media keeps flowing; a tab that
+// closes its transport (DTLS close_notify) gives transport.dtls closed.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleForBrowser } from '../../examples/browser-demo/start.js';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
+import type { RelayEvent } from '../../src/media/events/types.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
 
@@ -23,6 +25,7 @@ type PageWindow = {
     inbound(): Promise<Inbound>;
     restartIce(which: 'send' | 'recv', iceParameters: unknown): Promise<void>;
     selectedPair(which: 'send' | 'recv'): Promise<Pair>;
+    closeTransport(which: 'send' | 'recv'): void;
   };
 };
 type Pair = { iceState: string; pairState: string; remoteUsernameFragment: string | null; requestsSent: number; responsesReceived: number; bytesReceived: number };
@@ -34,12 +37,15 @@ describe('calls in a real Chromium', () => {
   let page: Page;
   let routerId: string | undefined;
   const consoleLines: string[] = [];
+  /** Every event the app's bus published. */
+  const published: RelayEvent[] = [];
   /** Each transport's usernameFragment at creation. */
   const createdUfrag = new Map<string, string>();
 
   beforeAll(async () => {
     t = await buildTestApp();
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
+    t.events.bus.listen((e) => published.push(e));
   });
   afterAll(async () => {
     await browser?.close();
@@ -181,6 +187,18 @@ describe('calls in a real Chromium', () => {
       expect(relayAfter).toMatchObject({ iceState: 'completed', dtlsState: 'connected' });
       expect(receiverAfter.packetsReceived).toBeGreaterThan(receiverBefore.packetsReceived + 20);
       expect(receiverAfter.framesDecoded).toBeGreaterThan(receiverBefore.framesDecoded);
+      mark('media after restart');
+
+      // The tab hangs up its sending side: Chromium closes DTLS with a close_notify, which the relay
+      // reports as transport.dtls closed (a werift peer, which sends none, gives nothing: transport-events).
+      await page.evaluate(() => (globalThis as unknown as PageWindow).calls.closeTransport('send'));
+      await until(
+        async () => published.filter((e) => e.type === 'transport.dtls' && e.transportId === opened.sendTransportId).map((e) => (e as { state: string }).state),
+        (states) => states.includes('closed'),
+        10_000,
+        'transport.dtls closed for the send transport',
+      );
+      expect(((await relay.transportStats(opened.sendTransportId))[0] as Record<string, any>).dtlsState).toBe('closed');
       mark('done');
       console.info('browser calls e2e', JSON.stringify({ timings, ssrcByWidth: [...ssrcByWidth], ice }));
     } catch (error) {
