@@ -30,6 +30,9 @@ interface PageState {
   removedTiles: string[];
   muted: { audio: boolean; video: boolean };
   chat: string[];
+  room?: string;
+  peers: Record<string, string[]>;
+  activeSpeaker?: { producerId: string; username: string; tile: string | null };
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
@@ -163,7 +166,6 @@ describe('browser demo in a real Chromium', () => {
       const stillMuted = await readState(page);
       expect(stillMuted.stats.audio!.packetsReceived, 'audio packets while muted').toBe(mutedAt.stats.audio!.packetsReceived);
       expect(stillMuted.stats.video!.framesDecoded!, 'video frames while audio is muted').toBeGreaterThan(mutedAt.stats.video!.framesDecoded!);
-      await page.screenshot({ path: SCREENSHOT });
       // Unmute: packets again, the tile cleared.
       await page.click('#mute-audio');
       await page.waitForFunction(() => !(globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
@@ -195,5 +197,65 @@ describe('browser demo in a real Chromium', () => {
       console.error(`browser console:\n${consoleLines.join('\n')}\nservice output:\n${demo.serviceLog()}`);
       throw error;
     }
+  });
+  it("two peers in one room: each receives the other, and the active speaker's tile is highlighted", { timeout: 40_000 }, async (ctx) => {
+    requireChromium(ctx);
+    if (!demo || !browser) return ctx.skip('the demo did not start in the first test');
+    const context = browser.context;
+    const running = demo;
+    const room = `room-${Date.now().toString(36)}`;
+    const join = async (username: string): Promise<Page> => {
+      const page = await context.newPage();
+      await page.goto(running.url);
+      await page.fill('input[name=username]', username);
+      await page.fill('input[name=email]', `${username}@example.com`);
+      await page.fill('input[name=password]', 'correct horse');
+      await page.click('#register');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.phase === 'ready', null, { timeout: 10_000 });
+      await page.fill('#room', room);
+      await page.click('#join');
+      await page.waitForFunction(() => ['live', 'error'].includes((globalThis as unknown as { demo: PageState }).demo.phase), null, { timeout: 15_000 });
+      expect((await readState(page)).phase, (await readState(page)).error).toBe('live');
+      return page;
+    };
+    const stamp = Date.now().toString(36);
+    const names = [`alice_${stamp}`, `bob_${stamp}`] as const;
+    const pages = [await join(names[0]), await join(names[1])];
+
+    // Each page consumes the other's microphone and camera into a tile named after them.
+    for (const [i, page] of pages.entries()) {
+      const other = names[1 - i]!;
+      await page.waitForFunction((o) => ((globalThis as unknown as { demo: PageState }).demo.peers[o] ?? []).length === 2, other, { timeout: 15_000 });
+      await page.waitForFunction(
+        (o) => {
+          const doc = (globalThis as unknown as { document: { querySelector(selector: string): { videoWidth: number } | null } }).document;
+          return (doc.querySelector(`figure.peer[data-user="${o}"] video`)?.videoWidth ?? 0) > 0;
+        },
+        other,
+        { timeout: 15_000 },
+      );
+      expect(await page.locator('figure.peer figcaption').allTextContents()).toEqual([other]);
+    }
+
+    // The relay's router.activeSpeaker, followed by the demo's signaling server, highlights one tile:
+    // a producing peer's, named by the producer the relay chose.
+    const audioProducers = await Promise.all(pages.map(async (page) => (await readState(page)).producers.audio));
+    for (const page of pages) {
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.activeSpeaker?.tile != null, null, { timeout: 15_000 });
+      const { activeSpeaker } = await readState(page);
+      const speakerIndex = names.indexOf(activeSpeaker!.username as (typeof names)[number]);
+      expect(speakerIndex, `active speaker ${activeSpeaker!.username}`).toBeGreaterThanOrEqual(0);
+      expect(activeSpeaker!.producerId).toBe(audioProducers[speakerIndex]);
+      const highlighted = page.locator('figure.speaking');
+      expect(await highlighted.count()).toBe(1);
+      expect(await highlighted.getAttribute('data-user')).toBe(activeSpeaker!.username);
+      expect(await highlighted.locator('figcaption').textContent()).toContain(activeSpeaker!.username);
+      expect(activeSpeaker!.tile).toBe(activeSpeaker!.username);
+    }
+    // The screenshot of docs/browser-demo.png: the first page, in front (a background tab paints no video).
+    await pages[0]!.bringToFront();
+    await pages[0]!.waitForTimeout(1500);
+    await pages[0]!.screenshot({ path: SCREENSHOT, fullPage: true });
+    for (const page of pages) await page.close();
   });
 });
