@@ -24,6 +24,12 @@ interface DemoState {
   chat: string[];
   /** Producers paused on the relay (mute), as the relay answered. */
   muted: { audio: boolean; video: boolean };
+  /** The room joined (the name typed, or none: a room of this page's own). */
+  room?: string;
+  /** The others in the room whose media this page receives: username → consumer ids. */
+  peers: Record<string, string[]>;
+  /** The relay's active speaker (router.activeSpeaker, through the signaling server), and the tile highlighted for it. */
+  activeSpeaker?: { producerId: string; username: string; tile: string | null };
 }
 interface SignedInDevice {
   id: string;
@@ -50,7 +56,16 @@ declare global {
   }
 }
 
-const state: DemoState = { phase: 'logged-out', stats: {}, devices: [], producers: {}, removedTiles: [], chat: [], muted: { audio: false, video: false } };
+const state: DemoState = {
+  phase: 'logged-out',
+  stats: {},
+  devices: [],
+  producers: {},
+  removedTiles: [],
+  chat: [],
+  muted: { audio: false, video: false },
+  peers: {},
+};
 window.demo = state;
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -184,6 +199,9 @@ type ConsumerParams = Pick<types.ConsumerOptions, 'id' | 'producerId' | 'kind' |
 
 interface Call {
   sessionId: string;
+  device: Device;
+  /** Consumers of the others in the room (not this page's own media coming back). */
+  peerConsumers: Map<string, { consumer: types.Consumer; username: string }>;
   stream: MediaStream;
   sendTransport: types.Transport;
   recvTransport: types.Transport;
@@ -221,8 +239,14 @@ async function join() {
   joinButton.disabled = true;
   setStatus('Joining…', 'joining');
 
-  // 1. A session (a router of its own) and the router's RTP capabilities.
-  const { sessionId, routerRtpCapabilities } = await signal<{ sessionId: string; routerRtpCapabilities: types.RtpCapabilities }>('POST', '/sessions');
+  // 1. A session in the room typed (or one of its own) and the room's router RTP capabilities.
+  const roomName = $<HTMLInputElement>('room').value.trim();
+  state.room = roomName || undefined;
+  const { sessionId, routerRtpCapabilities } = await signal<{ sessionId: string; routerRtpCapabilities: types.RtpCapabilities }>(
+    'POST',
+    '/sessions',
+    roomName ? { room: roomName } : undefined,
+  );
 
   // 2. The device learns what the router can do and what this browser can do.
   const device = new Device();
@@ -232,6 +256,9 @@ async function join() {
   // 3. Camera and microphone.
   const stream = await navigator.mediaDevices.getUserMedia({ audio: true, video: { width: 640, height: 480 } });
   $<HTMLVideoElement>('local').srcObject = stream;
+  const localTile = $('local-tile');
+  localTile.dataset.user = state.user?.username ?? '';
+  localTile.querySelector('figcaption')!.textContent = `Local camera · ${state.user?.username ?? ''}`;
 
   // 4. Send transport: `connect` fires on the first produce(), `produce` once per track.
   const sendTransport = device.createSendTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'send' }));
@@ -254,7 +281,7 @@ async function join() {
   //    the first consume().
   const recvTransport = device.createRecvTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' }));
   onConnect(recvTransport, sessionId);
-  call = { sessionId, stream, sendTransport, recvTransport, producers, consumers: [] };
+  call = { sessionId, device, peerConsumers: new Map(), stream, sendTransport, recvTransport, producers, consumers: [] };
   for (const producer of producers) {
     const params = await signal<ConsumerParams>('POST', `/sessions/${sessionId}/consumers`, {
       transportId: recvTransport.id,
@@ -300,6 +327,7 @@ async function join() {
 }
 
 type Notice = { type: string; consumerId?: string; reason: string };
+type Speaker = { producerId: string; username: string };
 
 /**
  * What the relay reported, through the signaling server (which follows the relay's event stream): a
@@ -309,9 +337,19 @@ type Notice = { type: string; consumerId?: string; reason: string };
 async function followRelay() {
   const current = call;
   if (!current) return;
-  const { notices, ended } = await signal<{ notices: Notice[]; ended: string | null }>('GET', `/sessions/${current.sessionId}/notices`);
+  const { notices, ended, activeSpeaker } = await signal<{ notices: Notice[]; ended: string | null; activeSpeaker: Speaker | null }>(
+    'GET',
+    `/sessions/${current.sessionId}/notices`,
+  );
   for (const notice of notices) {
     if (notice.type !== 'consumer.closed') continue;
+    const peer = current.peerConsumers.get(notice.consumerId ?? '');
+    if (peer) {
+      current.peerConsumers.delete(notice.consumerId!);
+      peer.consumer.close();
+      removePeerConsumer(peer.username, peer.consumer.id);
+      continue;
+    }
     const consumer = current.consumers.find((c) => c.id === notice.consumerId);
     if (!consumer) continue;
     current.consumers = current.consumers.filter((c) => c !== consumer);
@@ -329,7 +367,89 @@ async function followRelay() {
     leaveButton.disabled = true;
     joinButton.disabled = false;
     setStatus(`The relay ended the room (${ended}). Join again to restart.`, 'left');
+    return;
   }
+  if (call === current) {
+    await consumePeers(current);
+    highlight(activeSpeaker);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The others in the room: each gets a tile with their camera and microphone, consumed from the relay.
+
+/** Set while consumePeers runs: the 500 ms timer must not consume the same producer twice. */
+let consumingPeers = false;
+
+async function consumePeers(current: Call) {
+  if (consumingPeers) return;
+  consumingPeers = true;
+  try {
+    await consumeNewPeers(current);
+  } finally {
+    consumingPeers = false;
+  }
+}
+
+async function consumeNewPeers(current: Call) {
+  const { peers } = await signal<{ peers: { username: string; producerIds: string[] }[] }>('GET', `/sessions/${current.sessionId}/peers`);
+  const consumed = new Set([...current.peerConsumers.values()].map((p) => p.consumer.producerId));
+  for (const peer of peers) {
+    for (const producerId of peer.producerIds.filter((id) => !consumed.has(id))) {
+      const params = await signal<ConsumerParams>('POST', `/sessions/${current.sessionId}/consumers`, {
+        transportId: current.recvTransport.id,
+        producerId,
+        rtpCapabilities: current.device.rtpCapabilities,
+      });
+      const consumer = await current.recvTransport.consume(params);
+      current.peerConsumers.set(consumer.id, { consumer, username: peer.username });
+      const tile = peerTile(peer.username);
+      const element = tile.querySelector<HTMLMediaElement>(consumer.kind)!;
+      element.srcObject = new MediaStream([consumer.track]);
+      void element.play().catch(() => {}); // an element added after load does not always start on autoplay alone
+      (state.peers[peer.username] ??= []).push(consumer.id);
+      await signal('POST', `/sessions/${current.sessionId}/consumers/${consumer.id}/resume`);
+    }
+  }
+}
+
+function peerTile(username: string): HTMLElement {
+  const existing = document.querySelector<HTMLElement>(`figure.peer[data-user="${CSS.escape(username)}"]`);
+  if (existing) return existing;
+  const tile = document.createElement('figure');
+  tile.className = 'peer';
+  tile.dataset.user = username;
+  const caption = document.createElement('figcaption');
+  caption.textContent = username;
+  const video = document.createElement('video');
+  video.autoplay = video.muted = video.playsInline = true;
+  const audio = document.createElement('audio');
+  audio.autoplay = true;
+  audio.muted = !$<HTMLInputElement>('hear').checked;
+  tile.append(caption, video, audio);
+  $('peers').append(tile);
+  return tile;
+}
+
+function removePeerConsumer(username: string, consumerId: string) {
+  const left = (state.peers[username] ?? []).filter((id) => id !== consumerId);
+  if (left.length > 0) {
+    state.peers[username] = left;
+    return;
+  }
+  delete state.peers[username];
+  document.querySelector(`figure.peer[data-user="${CSS.escape(username)}"]`)?.remove();
+}
+
+/** Outlines the tile of whoever the relay says speaks: this page's own camera, or a peer's tile. */
+function highlight(speaker: Speaker | null) {
+  for (const tile of document.querySelectorAll('figure.speaking')) tile.classList.remove('speaking');
+  if (!speaker) return;
+  const own = speaker.username === state.user?.username;
+  const tile = own ? $('local-tile') : document.querySelector<HTMLElement>(`figure.peer[data-user="${CSS.escape(speaker.username)}"]`);
+  tile?.classList.add('speaking');
+  state.activeSpeaker = { ...speaker, tile: tile ? (tile.dataset.user ?? null) : null };
+  $('speaker').textContent = tile ? `${speaker.username} speaks` : '';
 }
 
 function removeTile(kind: 'audio' | 'video') {
@@ -354,6 +474,9 @@ async function leave() {
   current.sendTransport.close();
   current.recvTransport.close();
   for (const track of current.stream.getTracks()) track.stop();
+  $('peers').replaceChildren();
+  state.peers = {};
+  highlight(null);
   await signal('DELETE', `/sessions/${current.sessionId}`).catch(() => {});
   setStatus('Left. Join again to restart.', 'left');
   joinButton.disabled = false;
@@ -434,7 +557,9 @@ for (const kind of ['audio', 'video'] as const) muteButton(kind).addEventListene
 joinButton.addEventListener('click', () => void join().catch(fail));
 leaveButton.addEventListener('click', () => void leave().catch(fail));
 $<HTMLInputElement>('hear').addEventListener('change', (event) => {
-  $<HTMLAudioElement>('remote-audio').muted = !(event.target as HTMLInputElement).checked;
+  const hear = (event.target as HTMLInputElement).checked;
+  $<HTMLAudioElement>('remote-audio').muted = !hear;
+  for (const audio of document.querySelectorAll<HTMLAudioElement>('figure.peer audio')) audio.muted = !hear;
 });
 // Closing the tab leaves the session too (a keepalive DELETE outlives the page).
 window.addEventListener('pagehide', () => void leave());

@@ -24,10 +24,24 @@ export interface SignalingOptions {
   maxSessionsPerUser?: number;
 }
 
-/** One join of one page: a router of its own, and what the page created on it. */
+/**
+ * A room: one router on the relay, created with active-speaker detection, shared by the sessions that
+ * joined it by name (a join without a name gets a room of its own).
+ */
+interface Room {
+  name: string;
+  routerId: string;
+  sessions: Set<Session>;
+  /** The last `router.activeSpeaker` of the relay: the audio producer and whose it is. */
+  activeSpeaker?: { producerId: string; username: string };
+}
+
+/** One join of one page: its room, and what the page created in it. */
 interface Session {
   id: string;
   userId: number;
+  username: string;
+  room: Room;
   routerId: string;
   transports: Map<string, 'send' | 'recv'>;
   producers: Set<string>;
@@ -53,6 +67,7 @@ type Env = { Variables: { user: User } };
 
 // The relay checks rtpParameters, rtpCapabilities and dtlsParameters itself (and answers
 // VALIDATION_ERROR); here only what this server needs to decide ownership is checked.
+const joinBody = z.object({ room: z.string().regex(/^[\w-]{1,40}$/).optional() });
 const transportBody = z.object({ direction: z.enum(['send', 'recv']) });
 const connectBody = z.object({ dtlsParameters: z.looseObject({}) });
 const produceBody = z.object({ transportId: z.string(), kind: z.enum(['audio', 'video']), rtpParameters: z.looseObject({}) });
@@ -93,18 +108,25 @@ export function createSignalingApp(options: SignalingOptions) {
   const maxSessionsPerUser = options.maxSessionsPerUser ?? 4;
   const relay = createRelayClient({ baseUrl: serviceUrl, token: options.internalToken });
   const sessions = new Map<string, Session>();
-  /** router id → its session: events name routers. */
-  const byRouter = new Map<string, Session>();
+  /** Named rooms, by name. */
+  const rooms = new Map<string, Room>();
+  /** router id → its room: events name routers. */
+  const byRouter = new Map<string, Room>();
 
   function notify(session: Session, notice: Notice) {
     session.notices.push(notice);
     if (session.notices.length > MAX_NOTICES) session.notices.splice(0, session.notices.length - MAX_NOTICES);
   }
 
+  function endRoom(room: Room, reason: string) {
+    byRouter.delete(room.routerId);
+    if (rooms.get(room.name) === room) rooms.delete(room.name);
+    for (const session of room.sessions) endSession(session, reason);
+  }
+
   function endSession(session: Session, reason: string) {
     if (session.ended) return;
     session.ended = reason;
-    byRouter.delete(session.routerId);
     session.transports.clear();
     session.producers.clear();
     session.consumers.clear();
@@ -115,35 +137,41 @@ export function createSignalingApp(options: SignalingOptions) {
   function follow(event: RelayStreamEvent) {
     if (event.type === 'worker.died') {
       for (const routerId of event.routerIds) {
-        const session = byRouter.get(routerId);
-        if (session) endSession(session, 'worker_died');
+        const room = byRouter.get(routerId);
+        if (room) endRoom(room, 'worker_died');
       }
       return;
     }
     if (event.type === 'resync') {
       // Events were missed (the relay restarted, or this server fell too far behind): nothing
       // here can be trusted to be open any more; the pages join again.
-      for (const session of byRouter.values()) endSession(session, `resync: ${event.reason}`);
+      for (const room of [...byRouter.values()]) endRoom(room, `resync: ${event.reason}`);
       return;
     }
     if (!('routerId' in event)) return;
-    const session = byRouter.get(event.routerId);
-    if (!session) return;
-    switch (event.type) {
-      case 'router.closed':
-        endSession(session, event.reason);
-        break;
-      case 'transport.closed':
-        if (session.transports.delete(event.transportId)) notify(session, { type: event.type, transportId: event.transportId, reason: event.reason });
-        break;
-      case 'producer.closed':
-        if (session.producers.delete(event.producerId)) notify(session, { type: event.type, producerId: event.producerId, reason: event.reason });
-        break;
-      case 'consumer.closed':
-        if (session.consumers.delete(event.consumerId)) {
-          notify(session, { type: event.type, consumerId: event.consumerId, producerId: event.producerId, reason: event.reason });
-        }
-        break;
+    const room = byRouter.get(event.routerId);
+    if (!room) return;
+    if (event.type === 'router.closed') return endRoom(room, event.reason);
+    if (event.type === 'router.activeSpeaker') {
+      // The producer's appData says whose it is (set when it was created, below).
+      const username = typeof event.appData.username === 'string' ? event.appData.username : '?';
+      room.activeSpeaker = { producerId: event.producerId, username };
+      return;
+    }
+    for (const session of room.sessions) {
+      switch (event.type) {
+        case 'transport.closed':
+          if (session.transports.delete(event.transportId)) notify(session, { type: event.type, transportId: event.transportId, reason: event.reason });
+          break;
+        case 'producer.closed':
+          if (session.producers.delete(event.producerId)) notify(session, { type: event.type, producerId: event.producerId, reason: event.reason });
+          break;
+        case 'consumer.closed':
+          if (session.consumers.delete(event.consumerId)) {
+            notify(session, { type: event.type, consumerId: event.consumerId, producerId: event.producerId, reason: event.reason });
+          }
+          break;
+      }
     }
   }
 
@@ -167,14 +195,30 @@ export function createSignalingApp(options: SignalingOptions) {
     }
   }
 
+  const ignoreGone = (error: unknown) => {
+    if (!(error instanceof RelayClientError && error.code === 'NOT_FOUND')) throw error;
+  };
+
   async function closeSession(session: Session) {
     sessions.delete(session.id);
-    byRouter.delete(session.routerId);
+    const { room } = session;
+    room.sessions.delete(session);
     if (session.ended) return;
+    if (room.sessions.size > 0) {
+      // Others stay: closing this page's transports closes its producers, and on the relay the
+      // others' consumers of them (they learn it from consumer.closed).
+      await Promise.all([...session.transports.keys()].map((id) => relay.closeTransport(id).catch(ignoreGone)));
+      return;
+    }
+    byRouter.delete(room.routerId);
+    if (rooms.get(room.name) === room) rooms.delete(room.name);
     // Closing the router closes its transports, producers and consumers on the relay.
-    await relay.closeRouter(session.routerId).catch((error: unknown) => {
-      if (!(error instanceof RelayClientError && error.code === 'NOT_FOUND')) throw error;
-    });
+    await relay.closeRouter(room.routerId).catch(ignoreGone);
+  }
+
+  /** The producers of everyone in the session's room. */
+  function roomProducers(session: Session): Set<string> {
+    return new Set([...session.room.sessions].flatMap((s) => [...s.producers]));
   }
 
   function sessionOf(c: Context<Env>): Session {
@@ -200,16 +244,28 @@ export function createSignalingApp(options: SignalingOptions) {
       c.set('user', { id: body.data.id, username: body.data.username });
       await next();
     })
-    // Join: a router for this page; its rtpCapabilities are what Device.load() needs.
+    // Join a room by name (or one of the page's own): its router's rtpCapabilities are what
+    // Device.load() needs. The router detects the active speaker among the audio producers.
     .post('/sessions', async (c) => {
       const user = c.get('user');
+      const { room: roomName } = c.req.header('content-type')?.includes('json') ? await parse(c, joinBody) : {};
       const mine = [...sessions.values()].filter((s) => s.userId === user.id);
       for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
-      const router = await relay.createRouter({ appData: { userId: user.id } });
+      let room = roomName === undefined ? undefined : rooms.get(roomName);
+      if (!room) {
+        const name = roomName ?? `own-${randomUUID()}`;
+        const router = await relay.createRouter({ appData: { room: name }, speakerDetection: { activeSpeaker: true } });
+        room = { name, routerId: router.id, sessions: new Set() };
+        if (roomName !== undefined) rooms.set(name, room);
+        byRouter.set(router.id, room);
+      }
+      const { rtpCapabilities } = await relay.getRouter(room.routerId);
       const session: Session = {
         id: randomUUID(),
         userId: user.id,
-        routerId: router.id,
+        username: user.username,
+        room,
+        routerId: room.routerId,
         transports: new Map(),
         producers: new Set(),
         consumers: new Set(),
@@ -217,8 +273,8 @@ export function createSignalingApp(options: SignalingOptions) {
         dataProducers: new Set(),
       };
       sessions.set(session.id, session);
-      byRouter.set(router.id, session);
-      return c.json({ sessionId: session.id, user, routerRtpCapabilities: router.rtpCapabilities }, 201);
+      room.sessions.add(session);
+      return c.json({ sessionId: session.id, user, routerRtpCapabilities: rtpCapabilities }, 201);
     })
     .post('/sessions/:sessionId/transports', async (c) => {
       const session = sessionOf(c);
@@ -243,7 +299,13 @@ export function createSignalingApp(options: SignalingOptions) {
       const session = sessionOf(c);
       const body = await parse(c, produceBody);
       const transportId = transportOf(session, body.transportId, 'send');
-      const producer = await relay.createProducer({ transportId, kind: body.kind, rtpParameters: body.rtpParameters as RtpParameters });
+      const producer = await relay.createProducer({
+        transportId,
+        kind: body.kind,
+        rtpParameters: body.rtpParameters as RtpParameters,
+        // Whose it is, carried by the relay's events about it (router.activeSpeaker names it).
+        appData: { userId: session.userId, username: session.username },
+      });
       session.producers.add(producer.id);
       return c.json({ id: producer.id }, 201);
     })
@@ -291,7 +353,7 @@ export function createSignalingApp(options: SignalingOptions) {
       const session = sessionOf(c);
       const body = await parse(c, consumeBody);
       const transportId = transportOf(session, body.transportId, 'recv');
-      if (!session.producers.has(body.producerId)) forbidden('producer');
+      if (!roomProducers(session).has(body.producerId)) forbidden('producer');
       const consumer = await relay.createConsumer({
         transportId,
         producerId: body.producerId,
@@ -308,11 +370,18 @@ export function createSignalingApp(options: SignalingOptions) {
       const { paused } = await relay.resumeConsumer(id);
       return c.json({ paused });
     })
-    // What the relay reported since the last call: closed resources (remove their tiles) or the end of the room.
+    // The others in the room and what they send, for the page to consume.
+    .get('/sessions/:sessionId/peers', (c) => {
+      const session = sessionOf(c);
+      const others = [...session.room.sessions].filter((s) => s !== session && !s.ended);
+      return c.json({ peers: others.map((s) => ({ username: s.username, producerIds: [...s.producers] })) });
+    })
+    // What the relay reported since the last call: closed resources (remove their tiles), the end of
+    // the room, and who speaks now.
     .get('/sessions/:sessionId/notices', (c) => {
       const session = sessionOf(c);
       const notices = session.notices.splice(0);
-      return c.json({ notices, ended: session.ended ?? null });
+      return c.json({ notices, ended: session.ended ?? null, activeSpeaker: session.room.activeSpeaker ?? null });
     })
     .delete('/sessions/:sessionId', async (c) => {
       await closeSession(sessionOf(c));

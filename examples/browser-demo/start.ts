@@ -53,23 +53,26 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** Bundles a browser entry point (and what it imports, e.g. mediasoup-client) in memory: nothing is written to the tree. */
+export async function bundleForBrowser(entryPoint: string): Promise<string> {
+  const bundle = await build({
+    entryPoints: [entryPoint],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    sourcemap: 'inline',
+    write: false,
+    logLevel: 'silent',
+  });
+  const script = bundle.outputFiles[0]?.text;
+  if (!script) throw new Error(`esbuild produced no bundle for ${entryPoint}`);
+  return script;
+}
+
 /** Bundles page.ts for the browser, in memory: the bundle is never written to the tree. */
 export async function buildPage(): Promise<{ html: string; script: string }> {
-  const [html, bundle] = await Promise.all([
-    readFile(`${HERE}index.html`, 'utf8'),
-    build({
-      entryPoints: [`${HERE}page.ts`],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
-      sourcemap: 'inline',
-      write: false,
-      logLevel: 'silent',
-    }),
-  ]);
-  const script = bundle.outputFiles[0]?.text;
-  if (!script) throw new Error('esbuild produced no bundle for page.ts');
+  const [html, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundleForBrowser(`${HERE}page.ts`)]);
   return { html, script };
 }
 

@@ -1,29 +1,13 @@
 // The audit trail (issue 16): a row for each event type, never a secret; GET /internal/v1/auth-events
 // behind the internal token with filters and cursor pages; pruning after AUTH_EVENTS_RETENTION_DAYS.
 import { eq, lt } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { authEvents } from '../../src/db/schema.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { codeOf, startTestSmtp, type TestSmtp } from '../support/smtp.js';
-import { APP_TIMEOUT, call, expectOk, register, TIME_FORMAT } from './helpers.js';
+import { codeOf } from '../support/smtp.js';
+import { call, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
 
-let offsetMs = 0;
-const now = () => new Date(Date.now() + offsetMs);
-
-let t: TestApp;
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  // No refresh grace period: the second presentation of a rotated token below must count as reuse.
-  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' }, { now });
-}, APP_TIMEOUT);
-afterEach(() => {
-  offsetMs = 0;
-});
-afterAll(async () => {
-  await t?.close();
-  await smtp?.close();
-}, APP_TIMEOUT);
+// No refresh grace period: the second presentation of a rotated token below must count as reuse.
+const { t, smtp, clock } = useMailingApp({ TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' });
 
 interface EventView {
   id: number;
@@ -140,14 +124,14 @@ describe('auth_events', () => {
   });
 
   it(`prunes rows older than AUTH_EVENTS_RETENTION_DAYS (30 here) on a later write, and never lists them`, async () => {
-    offsetMs = -40 * 86_400_000;
+    clock.offsetMs = -40 * 86_400_000;
     const old = await register(t.app);
-    offsetMs = 0;
+    clock.offsetMs = 0;
     // Not listed even before pruning.
     expect((await events(`?userId=${old.id}`)).body.events).toHaveLength(0);
     expect((await t.database.db.select().from(authEvents).where(eq(authEvents.userId, old.id))).length).toBeGreaterThan(0);
     // Pruning runs on a write at most once an hour: an hour later, the next event prunes.
-    offsetMs = 3600_000 + 1000;
+    clock.offsetMs = 3600_000 + 1000;
     await register(t.app);
     const deadline = Date.now() + 5000;
     let left = -1;
@@ -156,7 +140,7 @@ describe('auth_events', () => {
       if (left !== 0) await new Promise((r) => setTimeout(r, 50));
     }
     expect(left).toBe(0);
-    const cutoff = new Date(Date.now() + offsetMs - 30 * 86_400_000);
+    const cutoff = new Date(Date.now() + clock.offsetMs - 30 * 86_400_000);
     expect(await t.database.db.select().from(authEvents).where(lt(authEvents.occurredAt, cutoff))).toHaveLength(0);
   });
 });

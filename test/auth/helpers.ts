@@ -1,7 +1,9 @@
 // Helpers for the account API tests: requests in the envelope, unique users, token sets.
 import { randomBytes } from 'node:crypto';
-import { expect } from 'vitest';
-import type { TestApp } from '../support/app.js';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { late } from '../support/late.js';
+import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 export interface Envelope<T = any> {
   code: number;
@@ -99,3 +101,26 @@ export async function register(app: App, overrides: Record<string, unknown> = {}
 export const APP_TIMEOUT = 60_000;
 
 export const TIME_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+
+/**
+ * A test app that mails through a real SMTP server of this file, and a clock the test can move
+ * (`clock.offsetMs`, back to 0 after each test). `t` and `smtp` are usable inside tests and hooks.
+ * @example const { t, smtp, clock } = useMailingApp({ MAIL_FROM: 'Chat <no-reply@chat.test>' })
+ */
+export function useMailingApp(env: Record<string, string> = {}): { t: TestApp; smtp: TestSmtp; clock: { offsetMs: number } } {
+  const clock = { offsetMs: 0 };
+  const app = late<TestApp>('the mailing test app');
+  const smtp = late<TestSmtp>('the test SMTP server');
+  beforeAll(async () => {
+    smtp.set(await startTestSmtp());
+    app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs) }));
+  }, APP_TIMEOUT);
+  afterEach(() => {
+    clock.offsetMs = 0;
+  });
+  afterAll(async () => {
+    await app.get()?.close();
+    await smtp.get()?.close();
+  }, APP_TIMEOUT);
+  return { t: app.value, smtp: smtp.value, clock };
+}

@@ -2,31 +2,15 @@
 // try limits, reuse, the hourly cap, the same answer in the same time for unknown e-mails, notices.
 import { Writable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { FORGOT_ANSWER_MS } from '../../src/auth/password-reset.js';
 import { authEvents, passwordResetCodes } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { codeOf, startTestSmtp, type ReceivedMail, type TestSmtp } from '../support/smtp.js';
-import { APP_TIMEOUT, call, expectError, expectOk, register, type Registered } from './helpers.js';
+import { codeOf, type ReceivedMail } from '../support/smtp.js';
+import { call, expectError, expectOk, register, useMailingApp, type Registered } from './helpers.js';
 
-let offsetMs = 0;
-const now = () => new Date(Date.now() + offsetMs);
-
-let t: TestApp;
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startTestSmtp();
-  t = await buildTestApp({ SMTP_URL: smtp.url, MAIL_FROM: 'Chat <no-reply@chat.test>' }, { now });
-}, APP_TIMEOUT);
-afterEach(() => {
-  offsetMs = 0;
-});
-afterAll(async () => {
-  await t?.close();
-  await smtp?.close();
-}, APP_TIMEOUT);
+const { t, smtp, clock } = useMailingApp({ MAIL_FROM: 'Chat <no-reply@chat.test>' });
 
 const forgot = (email: unknown, app = t.app) => call(app, 'POST', '/password/forgot', { body: { email } });
 const reset = (body: Record<string, unknown>, app = t.app) => call(app, 'POST', '/password/reset', { body });
@@ -108,9 +92,9 @@ describe('POST /password/forgot and /password/reset', () => {
   it('refuses a code after 15 minutes with 2005', async () => {
     const user = await register(t.app);
     const code = await codeFor(user);
-    offsetMs = 15 * 60_000 + 1000;
+    clock.offsetMs = 15 * 60_000 + 1000;
     expectError(await reset({ email: user.email, code, new_password: 'a brand new pass' }), 400, 2005);
-    offsetMs = 0;
+    clock.offsetMs = 0;
     expectOk(await login(user.username, user.password));
   });
 
@@ -148,7 +132,7 @@ describe('POST /password/forgot and /password/reset', () => {
     expectOk(await forgot(probe.email));
     await smtp.waitFor((m) => m.to.includes(probe.email));
     expect(mailsTo(user.email)).toHaveLength(3);
-    offsetMs = 61 * 60_000;
+    clock.offsetMs = 61 * 60_000;
     expectOk(await forgot(user.email));
     await smtp.waitFor(() => mailsTo(user.email).length === 4);
     const events = await t.database.db.select().from(authEvents).where(eq(authEvents.userId, user.id));

@@ -1,29 +1,13 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError, type RelayStreamEvent } from '../../src/client/relay-client.js';
 import type { RelayEventInput } from '../../src/media/events/types.js';
-import { eventually, startStreamServer, TOKEN, type StreamServer } from '../media/events/support.js';
+import { eventually, TOKEN, useStreamServers } from '../media/events/support.js';
 
 const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });
 
-let servers: StreamServer[] = [];
-const controllers: AbortController[] = [];
-async function start(...args: Parameters<typeof startStreamServer>) {
-  const s = await startStreamServer(...args);
-  servers.push(s);
-  return s;
-}
-function signal() {
-  const c = new AbortController();
-  controllers.push(c);
-  return c;
-}
-afterEach(async () => {
-  for (const c of controllers.splice(0)) c.abort();
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
+const { start, abortable: signal } = useStreamServers();
 
 /** Reads from the iterator in the background, collecting what it yields. */
 function collect(iterator: AsyncIterator<RelayStreamEvent>) {
@@ -96,7 +80,6 @@ describe('relay client events()', () => {
     const e = first.bus.publish(closed('x'));
     await eventually(() => reader.got.length === 1);
     await first.close();
-    servers = servers.filter((x) => x !== first);
     const second = await start({}, {}, undefined, port);
     await eventually(() => reader.got.length === 2, 10_000, 'the resync');
     expect(reader.got[1]).toMatchObject({ type: 'resync', reason: 'other_process' });

@@ -2,32 +2,16 @@
 // browser demo, registers, ends a second device from the devices list, joins, and its consumers'
 // getStats() must show audio packets and decoded video frames growing. The service and the demo
 // server start as `npm run demo` starts them.
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
 import { allocateRtcPorts } from '../support/app.js';
+import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const INSTALL = 'apt-get install -y chromium';
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../docs/browser-demo.png');
 /** How long the counters are watched after the first frame. */
 const WATCH_MS = 3000;
-
-const FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-  '--allow-loopback-in-peer-connection',
-];
 
 interface Counters {
   packetsReceived: number;
@@ -46,42 +30,37 @@ interface PageState {
   removedTiles: string[];
   muted: { audio: boolean; video: boolean };
   chat: string[];
+  room?: string;
+  peers: Record<string, string[]>;
+  activeSpeaker?: { producerId: string; username: string; tile: string | null };
 }
 
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
 
 describe('browser demo in a real Chromium', () => {
   let demo: RunningDemo | undefined;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let browser: LaunchedChromium | undefined;
 
   afterAll(async () => {
-    await context?.close().catch(() => {});
+    await browser?.close();
     await demo?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   }, 20_000);
 
   it('sends the fake camera and microphone through the relay and receives them back', { timeout: 50_000 }, async (ctx) => {
-    if (!existsSync(CHROMIUM)) {
-      if (process.env.REQUIRE_BROWSER === '1') throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: ${INSTALL}`);
-      const note = `${CHROMIUM} is missing, so the real-browser test is skipped: ${INSTALL} (REQUIRE_BROWSER=1 makes this a failure)`;
-      console.warn(note);
-      ctx.skip(note);
-    }
+    requireChromium(ctx);
     const timings: Record<string, number> = {};
     const started = performance.now();
     const mark = (name: string) => (timings[name] = Math.round(performance.now() - started));
 
-    profile = await mkdtemp(path.join(tmpdir(), 'chromium-profile-'));
     demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture' });
     mark('demo started');
     // Only holders of an access token the account API accepts may signal.
     const signalingUrl = new URL('signaling/sessions', demo.url);
     expect((await fetch(signalingUrl, { method: 'POST' })).status).toBe(401);
     expect((await fetch(signalingUrl, { method: 'POST', headers: { Authorization: 'Bearer not.a-token' } })).status).toBe(401);
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1100, height: 800 } });
+    browser = await launchChromium();
     mark('browser started');
-    const page = context.pages()[0] ?? (await context.newPage());
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     const consoleLines: string[] = [];
     page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
@@ -187,7 +166,6 @@ describe('browser demo in a real Chromium', () => {
       const stillMuted = await readState(page);
       expect(stillMuted.stats.audio!.packetsReceived, 'audio packets while muted').toBe(mutedAt.stats.audio!.packetsReceived);
       expect(stillMuted.stats.video!.framesDecoded!, 'video frames while audio is muted').toBeGreaterThan(mutedAt.stats.video!.framesDecoded!);
-      await page.screenshot({ path: SCREENSHOT });
       // Unmute: packets again, the tile cleared.
       await page.click('#mute-audio');
       await page.waitForFunction(() => !(globalThis as unknown as { demo: PageState }).demo.muted.audio, null, { timeout: 5000 });
@@ -219,5 +197,65 @@ describe('browser demo in a real Chromium', () => {
       console.error(`browser console:\n${consoleLines.join('\n')}\nservice output:\n${demo.serviceLog()}`);
       throw error;
     }
+  });
+  it("two peers in one room: each receives the other, and the active speaker's tile is highlighted", { timeout: 40_000 }, async (ctx) => {
+    requireChromium(ctx);
+    if (!demo || !browser) return ctx.skip('the demo did not start in the first test');
+    const context = browser.context;
+    const running = demo;
+    const room = `room-${Date.now().toString(36)}`;
+    const join = async (username: string): Promise<Page> => {
+      const page = await context.newPage();
+      await page.goto(running.url);
+      await page.fill('input[name=username]', username);
+      await page.fill('input[name=email]', `${username}@example.com`);
+      await page.fill('input[name=password]', 'correct horse');
+      await page.click('#register');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.phase === 'ready', null, { timeout: 10_000 });
+      await page.fill('#room', room);
+      await page.click('#join');
+      await page.waitForFunction(() => ['live', 'error'].includes((globalThis as unknown as { demo: PageState }).demo.phase), null, { timeout: 15_000 });
+      expect((await readState(page)).phase, (await readState(page)).error).toBe('live');
+      return page;
+    };
+    const stamp = Date.now().toString(36);
+    const names = [`alice_${stamp}`, `bob_${stamp}`] as const;
+    const pages = [await join(names[0]), await join(names[1])];
+
+    // Each page consumes the other's microphone and camera into a tile named after them.
+    for (const [i, page] of pages.entries()) {
+      const other = names[1 - i]!;
+      await page.waitForFunction((o) => ((globalThis as unknown as { demo: PageState }).demo.peers[o] ?? []).length === 2, other, { timeout: 15_000 });
+      await page.waitForFunction(
+        (o) => {
+          const doc = (globalThis as unknown as { document: { querySelector(selector: string): { videoWidth: number } | null } }).document;
+          return (doc.querySelector(`figure.peer[data-user="${o}"] video`)?.videoWidth ?? 0) > 0;
+        },
+        other,
+        { timeout: 15_000 },
+      );
+      expect(await page.locator('figure.peer figcaption').allTextContents()).toEqual([other]);
+    }
+
+    // The relay's router.activeSpeaker, followed by the demo's signaling server, highlights one tile:
+    // a producing peer's, named by the producer the relay chose.
+    const audioProducers = await Promise.all(pages.map(async (page) => (await readState(page)).producers.audio));
+    for (const page of pages) {
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.activeSpeaker?.tile != null, null, { timeout: 15_000 });
+      const { activeSpeaker } = await readState(page);
+      const speakerIndex = names.indexOf(activeSpeaker!.username as (typeof names)[number]);
+      expect(speakerIndex, `active speaker ${activeSpeaker!.username}`).toBeGreaterThanOrEqual(0);
+      expect(activeSpeaker!.producerId).toBe(audioProducers[speakerIndex]);
+      const highlighted = page.locator('figure.speaking');
+      expect(await highlighted.count()).toBe(1);
+      expect(await highlighted.getAttribute('data-user')).toBe(activeSpeaker!.username);
+      expect(await highlighted.locator('figcaption').textContent()).toContain(activeSpeaker!.username);
+      expect(activeSpeaker!.tile).toBe(activeSpeaker!.username);
+    }
+    // The screenshot of docs/browser-demo.png: the first page, in front (a background tab paints no video).
+    await pages[0]!.bringToFront();
+    await pages[0]!.waitForTimeout(1500);
+    await pages[0]!.screenshot({ path: SCREENSHOT, fullPage: true });
+    for (const page of pages) await page.close();
   });
 });

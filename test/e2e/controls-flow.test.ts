@@ -2,46 +2,19 @@
 // the typed client. Producer pause stops the packets at the receiver and resume brings them back;
 // a key-frame request reaches the sender as a PLI and a keyframe reaches the receiver; stats fill
 // once media flows; ICE restart hands out new credentials.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
-import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
-import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
+import { describe, expect, it } from 'vitest';
+import { useCallApp } from '../support/webrtc/call-app.js';
+import { openCall } from '../support/webrtc/call.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
 
 describe('controls with real media', () => {
-  let t: TestApp;
-  let relay: RelayClient;
-  const peers: { close(): Promise<void> }[] = [];
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    relay = createRelayClient({ baseUrl: 'http://relay.test', token: TEST_INTERNAL_TOKEN, fetch: t.app.request });
-  });
-  afterAll(async () => {
-    for (const peer of peers) await peer.close().catch(() => {});
-    await t.close();
-  });
+  const env = useCallApp();
 
   it('pause/resume, key frames, stats and ICE restart', { timeout: 60_000 }, async () => {
-    const router = await relay.createRouter();
-    const sendTransport = await relay.createTransport({ routerId: router.id, direction: 'send' });
-    const sender = await SendPeer.create(sendTransport);
-    peers.push(sender);
-    await relay.connectTransport(sendTransport.id, sender.dtlsParameters);
-    await sender.connected();
-    const audioProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'audio', rtpParameters: sender.rtpParameters.audio });
-    const videoProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'video', rtpParameters: sender.rtpParameters.video });
-    sender.start();
-
-    const recvTransport = await relay.createTransport({ routerId: router.id, direction: 'recv' });
-    const rtpCapabilities = receiverRtpCapabilities(router.rtpCapabilities, [OPUS, VP8]);
-    const audio = await relay.createConsumer({ transportId: recvTransport.id, producerId: audioProducer.id, rtpCapabilities });
-    const video = await relay.createConsumer({ transportId: recvTransport.id, producerId: videoProducer.id, rtpCapabilities });
-    const receiver = await RecvPeer.create(recvTransport, [audio, video]);
-    peers.push(receiver);
-    await relay.connectTransport(recvTransport.id, receiver.dtlsParameters);
-    await receiver.connected();
+    const { relay } = env;
+    const { router, sendTransport, recvTransport, sender, receiver, producers, consumers } = await openCall(relay, { peers: env.peers });
+    const { audio, video } = consumers;
+    const { audio: audioProducer } = producers;
     await relay.resumeConsumer(audio.id);
     await relay.resumeConsumer(video.id);
     await waitFor(() => receiver.count(audio.id) > 25 && receiver.count(video.id) > 15, { timeoutMs: 10_000, what: 'media flowing' });

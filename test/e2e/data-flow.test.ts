@@ -1,28 +1,17 @@
 // A data channel relayed through the relay between two werift peers: a data producer on one peer's
 // send transport, a data consumer on the other's recv transport, 100 messages arriving in order.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { useCallApp } from '../support/webrtc/call-app.js';
 import { DataPeer } from '../support/webrtc/data.js';
 import { waitFor } from '../support/webrtc/wait.js';
 
 const MESSAGES = 100;
 
 describe('data channels end to end', () => {
-  let t: TestApp;
-  let relay: RelayClient;
-  const peers: { close(): Promise<void> }[] = [];
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    relay = createRelayClient({ baseUrl: 'http://relay.test', token: TEST_INTERNAL_TOKEN, fetch: t.app.request });
-  });
-  afterAll(async () => {
-    for (const peer of peers) await peer.close().catch(() => {});
-    await t.close();
-  });
+  const env = useCallApp();
 
   it('relays 100 messages in order from one peer to another', { timeout: 40_000 }, async () => {
+    const { relay, peers } = env;
     const router = await relay.createRouter();
     const sendTransport = await relay.createTransport({ routerId: router.id, direction: 'send', enableSctp: true });
     const recvTransport = await relay.createTransport({ routerId: router.id, direction: 'recv', enableSctp: true });

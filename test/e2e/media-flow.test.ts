@@ -1,12 +1,10 @@
 // Real media through the relay, driven only through its HTTP API (the typed client, with app.request as
 // its fetch) the way a signaling server drives it; RTP and RTCP go over UDP on loopback between werift
 // peers and the test app's WebRtcServer. See test/support/webrtc/sdp.ts for how the SDP is written.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
-import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
+import { describe, expect, it } from 'vitest';
+import { useCallApp } from '../support/webrtc/call-app.js';
+import { openCall } from '../support/webrtc/call.js';
 import type { ReadPacket } from '../support/webrtc/rtp.js';
-import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
 
 /** How long the consumers stay paused while the sender sends. */
@@ -15,41 +13,14 @@ const PAUSED_WINDOW_MS = 1000;
 const FLOWING = { audio: 150, video: 90 };
 
 describe('real media end to end', () => {
-  let t: TestApp;
-  let relay: RelayClient;
-  const peers: { close(): Promise<void> }[] = [];
-
-  beforeAll(async () => {
-    t = await buildTestApp();
-    relay = createRelayClient({ baseUrl: 'http://relay.test', token: TEST_INTERNAL_TOKEN, fetch: t.app.request });
-  });
-  afterAll(async () => {
-    for (const peer of peers) await peer.close().catch(() => {});
-    await t.close();
-  });
+  const env = useCallApp();
 
   it('forwards opus and VP8 to consumers only once resumed, in order and without loss, until the producers close', { timeout: 40_000 }, async () => {
-    // Send side: the peer offers, the relay's answer is written from the transport.
-    const router = await relay.createRouter();
-    const sendTransport = await relay.createTransport({ routerId: router.id, direction: 'send' });
-    const sender = await SendPeer.create(sendTransport);
-    peers.push(sender);
-    await relay.connectTransport(sendTransport.id, sender.dtlsParameters);
-    await sender.connected();
-    const audioProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'audio', rtpParameters: sender.rtpParameters.audio });
-    const videoProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'video', rtpParameters: sender.rtpParameters.video });
-    sender.start();
-
-    // Receive side: consumers first (created paused), then the offer written from their rtpParameters.
-    const recvTransport = await relay.createTransport({ routerId: router.id, direction: 'recv' });
-    const rtpCapabilities = receiverRtpCapabilities(router.rtpCapabilities, [OPUS, VP8]);
-    const audio = await relay.createConsumer({ transportId: recvTransport.id, producerId: audioProducer.id, rtpCapabilities });
-    const video = await relay.createConsumer({ transportId: recvTransport.id, producerId: videoProducer.id, rtpCapabilities });
+    const { relay } = env;
+    const { router, sender, receiver, producers, consumers } = await openCall(relay, { peers: env.peers });
+    const { audio, video } = consumers;
+    const { audio: audioProducer, video: videoProducer } = producers;
     expect([audio.paused, video.paused]).toEqual([true, true]);
-    const receiver = await RecvPeer.create(recvTransport, [audio, video]);
-    peers.push(receiver);
-    await relay.connectTransport(recvTransport.id, receiver.dtlsParameters);
-    await receiver.connected();
 
     // Paused: the sender keeps sending, nothing reaches the receiver.
     const sentBeforePause = { ...sender.sent };

@@ -20,8 +20,7 @@ import postgres from 'postgres';
 import { parse as parseToml } from 'smol-toml';
 import { createRelayClient } from '../../src/client/relay-client.js';
 import { freePort, ROOT } from '../support/server-process.js';
-import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
-import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
+import { openCall } from '../support/webrtc/call.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
 
 /** Every podman call: runc, and the limits this machine allows (the defaults cannot be raised here). */
@@ -402,28 +401,13 @@ async function main(): Promise<void> {
     const relay = createRelayClient({ baseUrl: internal, token: internalToken });
     const router = await relay.createRouter();
     try {
-      const sendTransport = await relay.createTransport({ routerId: router.id, direction: 'send' });
+      const { sendTransport, sender, receiver, consumers } = await openCall(relay, { peers, connectTimeoutMs: 15_000, router });
       const candidate = sendTransport.iceCandidates.find((c) => c.protocol === 'udp');
       assert(
         candidate && candidate.ip === '127.0.0.1' && candidate.port >= rtcMin && candidate.port <= rtcMax,
         `UDP candidate ${JSON.stringify(candidate)} is not 127.0.0.1 within ${rtcMin}-${rtcMax}`,
       );
-      const sender = await SendPeer.create(sendTransport);
-      peers.push(sender);
-      await relay.connectTransport(sendTransport.id, sender.dtlsParameters);
-      await sender.connected(15_000);
-      const audioProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'audio', rtpParameters: sender.rtpParameters.audio });
-      const videoProducer = await relay.createProducer({ transportId: sendTransport.id, kind: 'video', rtpParameters: sender.rtpParameters.video });
-      sender.start();
-
-      const recvTransport = await relay.createTransport({ routerId: router.id, direction: 'recv' });
-      const rtpCapabilities = receiverRtpCapabilities(router.rtpCapabilities, [OPUS, VP8]);
-      const audio = await relay.createConsumer({ transportId: recvTransport.id, producerId: audioProducer.id, rtpCapabilities });
-      const video = await relay.createConsumer({ transportId: recvTransport.id, producerId: videoProducer.id, rtpCapabilities });
-      const receiver = await RecvPeer.create(recvTransport, [audio, video]);
-      peers.push(receiver);
-      await relay.connectTransport(recvTransport.id, receiver.dtlsParameters);
-      await receiver.connected(15_000);
+      const { audio, video } = consumers;
       await relay.resumeConsumer(audio.id);
       await relay.resumeConsumer(video.id);
       await waitFor(() => receiver.count(audio.id) >= FLOWING.audio && receiver.count(video.id) >= FLOWING.video, {

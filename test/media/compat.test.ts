@@ -2,9 +2,8 @@
 // a Go server reads the router id as `routerId` and sends fields the relay ignores; ICE candidates carry
 // `address` as well as `ip` whatever the engine; consumers take appData like every other resource.
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { allowSlowTests, useRelayApp } from './support.js';
 
 allowSlowTests();
 
@@ -15,13 +14,7 @@ mediasoup.observer.on('newworker', (worker) =>
   ),
 );
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp();
 
 describe('a Go signaling server', () => {
   it('creates a router with roomCode, transports with a numeric userId, a consumer with routerId: accepted and ignored', async () => {

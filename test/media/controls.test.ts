@@ -1,9 +1,8 @@
 // The control endpoints of issue 13 against a real worker: success and every error of each.
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError } from '../../src/client/relay-client.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay, UNKNOWN_ID, vp8Parameters } from './support.js';
+import { allowSlowTests, UNKNOWN_ID, useRelayApp, vp8Parameters } from './support.js';
 
 allowSlowTests();
 
@@ -19,13 +18,7 @@ mediasoup.observer.on('newworker', (worker) =>
   ),
 );
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp();
 
 const notFound = (resource: string, id: string) => ({ code: 'NOT_FOUND', message: `${resource} not found: ${id}`, details: { resource, id } });
 

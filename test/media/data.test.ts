@@ -1,21 +1,14 @@
 // Data producers and data consumers against a real worker: success, every error, the cascades,
 // and the registry equal to what mediasoup holds.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayClient } from '../../src/client/relay-client.js';
 import { EngineWatch } from '../reliability/support/engine.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay, UNKNOWN_ID } from './support.js';
+import { allowSlowTests, UNKNOWN_ID, useRelayApp } from './support.js';
 
 allowSlowTests();
 
 const engine = EngineWatch.start();
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp({ MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT: '4' });
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp({ MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT: '4' });
 
 const notFound = (resource: string, id: string) => ({ code: 'NOT_FOUND', message: `${resource} not found: ${id}`, details: { resource, id } });
 

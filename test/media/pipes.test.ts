@@ -123,7 +123,7 @@ describe('POST /internal/v1/pipe-transports', () => {
       { id: res.body.id, connected: false, appData: { peerRelay: 'b' }, producers: [], consumers: [] },
       { id: plain.id, connected: false, appData: {}, producers: [], consumers: [] },
     ]);
-    expect(state.counts).toEqual({ transports: 0, producers: 0, consumers: 0 });
+    expect(state.counts).toEqual({ transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     await expectRegistryMatchesEngine(a);
     expect((await a.api.del(`/internal/v1/routers/${room.id}`)).status).toBe(204);
   });
@@ -217,7 +217,7 @@ describe('pipe consumers and pipe producers', () => {
 
     // On B: an ordinary producer of the room, in GET /routers/:id under its pipe transport.
     const stateB = (await b.api.get(`/internal/v1/routers/${roomB.id}`)).body;
-    expect(stateB.counts).toEqual({ transports: 0, producers: 1, consumers: 0 });
+    expect(stateB.counts).toEqual({ transports: 0, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     expect(stateB.pipeTransports).toEqual([
       { id: pb.id, connected: true, appData: {}, producers: [{ id: producer.id, kind: 'video', paused: false, appData: { peer: 'alice', from: 'relay-a' } }], consumers: [] },
     ]);
@@ -314,7 +314,7 @@ describe('pipe consumers and pipe producers', () => {
       ['pipeTransport.closed', 'api'],
     ]);
     expect(await b.api.del(`/internal/v1/pipe-transports/${pb.id}`)).toEqual({ status: 404, body: notFound('pipeTransport', pb.id) });
-    expect((await b.api.get(`/internal/v1/routers/${roomB.id}`)).body.counts).toEqual({ transports: 1, producers: 0, consumers: 0 });
+    expect((await b.api.get(`/internal/v1/routers/${roomB.id}`)).body.counts).toEqual({ transports: 1, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
 
     // On A: the router's close takes the pipe transport (router_closed) and its pipe consumer (transport_closed).
     expect((await a.api.del(`/internal/v1/routers/${roomA.id}`)).status).toBe(204);

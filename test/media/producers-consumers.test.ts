@@ -1,7 +1,6 @@
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, dtlsParameters, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';
+import { describe, expect, it, vi } from 'vitest';
+import { allowSlowTests, dtlsParameters, opusParameters, UNKNOWN_ID, useRelayApp, vp8Parameters, waitFor } from './support.js';
 
 allowSlowTests();
 
@@ -17,13 +16,7 @@ mediasoup.observer.on('newworker', (worker) =>
   ),
 );
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp();
 
 async function room() {
   const router = await api.router();

@@ -1,20 +1,13 @@
 // State to reconcile from: GET /internal/v1/routers and GET /internal/v1/routers/:id tell a signaling
 // server that restarted every room it created and everything in it, with the appData it gave.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError } from '../../src/client/relay-client.js';
 import { routerListSchema, routerStateSchema } from '../../src/media/http/views.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID } from './support.js';
+import { allowSlowTests, dtlsParameters, UNKNOWN_ID, useRelayApp } from './support.js';
 
 allowSlowTests();
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp({ MEDIASOUP_WORKERS: '2' });
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp({ MEDIASOUP_WORKERS: '2' });
 
 const TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
@@ -36,8 +29,8 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
     routerListSchema.strict().parse(list.body);
     const pids = (await api.get('/internal/info')).body.workers.map((w: { pid: number }) => w.pid);
     expect(list.body.routers).toEqual([
-      { id: a.id, appData: { room: 'r-1' }, createdAt: expect.stringMatching(TIME), workerPid: pids[0], counts: { transports: 2, producers: 2, consumers: 1 } },
-      { id: b.id, appData: {}, createdAt: expect.stringMatching(TIME), workerPid: pids[1], counts: { transports: 0, producers: 0, consumers: 0 } },
+      { id: a.id, appData: { room: 'r-1' }, createdAt: expect.stringMatching(TIME), workerPid: pids[0], counts: { transports: 2, producers: 2, consumers: 1, dataProducers: 0, dataConsumers: 0 } },
+      { id: b.id, appData: {}, createdAt: expect.stringMatching(TIME), workerPid: pids[1], counts: { transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 } },
     ]);
 
     const one = await api.get(`/internal/v1/routers/${a.id}`);
@@ -59,6 +52,8 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
             { id: cam.id, kind: 'video', paused: true, appData: {} },
           ],
           consumers: [],
+          dataProducers: [],
+          dataConsumers: [],
         },
         {
           id: recv.id,
@@ -69,6 +64,8 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
           appData: { peer: 'bob' },
           producers: [],
           consumers: [{ id: consumer.body.id, producerId: mic.id, paused: true, producerPaused: false, appData: { for: 'bob' } }],
+          dataProducers: [],
+          dataConsumers: [],
         },
       ],
       pipeTransports: [],
@@ -77,13 +74,62 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
     // Closes show at once: the producer's consumer goes with it, the closed router leaves the list.
     expect((await api.del(`/internal/v1/producers/${mic.id}`)).status).toBe(204);
     const after = (await api.get(`/internal/v1/routers/${a.id}`)).body;
-    expect(after.counts).toEqual({ transports: 2, producers: 1, consumers: 0 });
+    expect(after.counts).toEqual({ transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     expect(after.transports[1].consumers).toEqual([]);
     expect((await api.del(`/internal/v1/routers/${a.id}`)).status).toBe(204);
     expect((await api.get('/internal/v1/routers')).body.routers.map((r: { id: string }) => r.id)).toEqual([b.id]);
     expect((await api.get(`/internal/v1/routers/${a.id}`)).body).toMatchObject({ code: 'NOT_FOUND', details: { resource: 'router', id: a.id } });
     expect((await api.get(`/internal/v1/routers/${UNKNOWN_ID}`)).status).toBe(404);
     expect((await api.del(`/internal/v1/routers/${b.id}`)).status).toBe(204);
+  });
+
+  it("lists each transport's data producers and data consumers, counts them, and drops them as they close", async () => {
+    const router = await api.router({ appData: { room: 'chat' } });
+    const send = await api.transport(router.id, 'send', { enableSctp: true });
+    const recv = await api.transport(router.id, 'recv', { enableSctp: true });
+    const plain = await api.transport(router.id, 'recv');
+    const chat = await api.post('/internal/v1/data-producers', { transportId: send.id, label: 'chat', protocol: 'text', appData: { channel: 'chat' } });
+    const reactions = await api.post('/internal/v1/data-producers', {
+      transportId: send.id,
+      label: 'reactions',
+      sctpStreamParameters: { streamId: 7, ordered: false, maxRetransmits: 2 },
+    });
+    expect([chat.status, reactions.status]).toEqual([201, 201]);
+    const reader = await api.post('/internal/v1/data-consumers', { transportId: recv.id, dataProducerId: chat.body.id, appData: { for: 'bob' } });
+    expect(reader.status).toBe(201);
+
+    const state = (await api.get(`/internal/v1/routers/${router.id}`)).body;
+    routerStateSchema.strict().parse(state);
+    expect(state.counts).toEqual({ transports: 3, producers: 0, consumers: 0, dataProducers: 2, dataConsumers: 1 });
+    const byId = Object.fromEntries(state.transports.map((tr: { id: string }) => [tr.id, tr]));
+    expect(byId[send.id].dataProducers).toEqual([
+      { id: chat.body.id, transportId: send.id, sctpStreamParameters: { streamId: chat.body.sctpStreamParameters.streamId, ordered: true }, label: 'chat', protocol: 'text', appData: { channel: 'chat' } },
+      { id: reactions.body.id, transportId: send.id, sctpStreamParameters: { streamId: 7, ordered: false, maxRetransmits: 2 }, label: 'reactions', protocol: '', appData: {} },
+    ]);
+    expect(byId[send.id].dataConsumers).toEqual([]);
+    expect(byId[recv.id].dataProducers).toEqual([]);
+    expect(byId[recv.id].dataConsumers).toEqual([
+      {
+        id: reader.body.id,
+        transportId: recv.id,
+        dataProducerId: chat.body.id,
+        sctpStreamParameters: reader.body.sctpStreamParameters,
+        label: 'chat',
+        protocol: 'text',
+        appData: { for: 'bob' },
+      },
+    ]);
+    expect([byId[plain.id].dataProducers, byId[plain.id].dataConsumers]).toEqual([[], []]);
+    const summary = (await api.get('/internal/v1/routers')).body.routers.find((r: { id: string }) => r.id === router.id);
+    expect(summary.counts).toEqual(state.counts);
+
+    // The data producer closed: its consumer goes with it, at once.
+    expect((await api.del(`/internal/v1/data-producers/${chat.body.id}`)).status).toBe(204);
+    const after = (await api.get(`/internal/v1/routers/${router.id}`)).body;
+    expect(after.counts).toMatchObject({ dataProducers: 1, dataConsumers: 0 });
+    expect(after.transports.flatMap((tr: { dataProducers: { id: string }[] }) => tr.dataProducers.map((p) => p.id))).toEqual([reactions.body.id]);
+    expect(after.transports.flatMap((tr: { dataConsumers: unknown[] }) => tr.dataConsumers)).toEqual([]);
+    expect((await api.del(`/internal/v1/routers/${router.id}`)).status).toBe(204);
   });
 
   it('the typed client reads them (listRouters, getRouter)', async () => {

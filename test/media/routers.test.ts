@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay, UNKNOWN_ID, webRtcServerTransportCount } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { buildTestApp } from '../support/app.js';
+import { allowSlowTests, relay, UNKNOWN_ID, useRelayApp, webRtcServerTransportCount } from './support.js';
 
 allowSlowTests();
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp();
 
 describe('POST /internal/v1/routers', () => {
   it('creates a router with the default codecs', async () => {

@@ -1,9 +1,8 @@
 // Speaker detection of a room against a real worker: the observers made with the router, audio
 // producers joining them on creation and leaving on close (the worker's own router state says so).
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { allowSlowTests, useRelayApp } from './support.js';
 
 allowSlowTests();
 
@@ -21,13 +20,7 @@ mediasoup.observer.on('newworker', (worker) =>
   }),
 );
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
-beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
-});
-afterAll(() => t.close());
+const { t, api } = useRelayApp();
 
 /** What the worker itself holds: producer id → ids of the observers it is in. */
 async function observedProducers(routerId: string): Promise<Record<string, string[]>> {

@@ -1,7 +1,8 @@
 // Helpers for the relay tests: authenticated requests and valid media parameters (no real RTP needed).
 import { randomBytes } from 'node:crypto';
-import { vi } from 'vitest';
-import type { TestApp } from '../support/app.js';
+import { afterAll, beforeAll, vi } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { late } from '../support/late.js';
 
 /**
  * Real workers on a 2-core machine under a parallel suite can take longer than vitest's 5 s default
@@ -11,14 +12,27 @@ export function allowSlowTests(): void {
   vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 });
 }
 
+/**
+ * The test app of a relay test file (built before its tests, closed after) and `relay()` on it.
+ * @example const { t, api } = useRelayApp({ MEDIASOUP_WORKERS: '2' })
+ */
+export function useRelayApp(env: Record<string, string> = {}): { t: TestApp; api: ReturnType<typeof relay> } {
+  const app = late<TestApp>('the relay test app');
+  beforeAll(async () => {
+    app.set(await buildTestApp(env));
+  });
+  afterAll(() => app.get()?.close());
+  return { t: app.value, api: relay(app.value) };
+}
+
 export interface Answer<T = any> {
   status: number;
   body: T;
 }
 
 export function relay(t: TestApp) {
-  const headers = { 'X-Internal-Token': t.internalToken, 'Content-Type': 'application/json' };
   const send = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    const headers = { 'X-Internal-Token': t.internalToken, 'Content-Type': 'application/json' };
     const res = await t.app.request(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     const text = await res.text();
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };

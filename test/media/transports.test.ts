@@ -1,7 +1,6 @@
 import * as mediasoup from 'mediasoup';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, dtlsParameters, relay, UNKNOWN_ID, waitFor, webRtcServerTransportCount } from './support.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { allowSlowTests, dtlsParameters, UNKNOWN_ID, useRelayApp, waitFor, webRtcServerTransportCount } from './support.js';
 
 allowSlowTests();
 
@@ -16,15 +15,11 @@ mediasoup.observer.on('newworker', (worker) =>
   }),
 );
 
-let t: TestApp;
-let api: ReturnType<typeof relay>;
+const { t, api } = useRelayApp();
 let routerId: string;
 beforeAll(async () => {
-  t = await buildTestApp();
-  api = relay(t);
   routerId = (await api.router()).id;
 });
-afterAll(() => t.close());
 
 describe('POST /internal/v1/transports', () => {
   it('creates a send transport on the worker WebRtcServer (UDP preferred, TCP too)', async () => {

@@ -70,6 +70,25 @@ type Publish = (input: RelayEventInput) => void;
 
 /** What each kind tells besides its close. Handlers only publish: none of these changes the registry. */
 const WATCH: { [K in ResourceKind]?: (entry: EntryOf[K], publish: Publish) => void } = {
+  router(entry, publish) {
+    const { router } = entry;
+    // The only RTP observers the relay makes are a room's speaker observers (ops/speakers.ts, kept
+    // on the entry as `speakers`); each emits only its own kind's events, so both are listened to.
+    router.observer.on('newrtpobserver', (rtpObserver) => {
+      (rtpObserver as ms.ActiveSpeakerObserver).observer.on('dominantspeaker', ({ producer }) =>
+        publish({ type: 'router.activeSpeaker', routerId: router.id, producerId: producer.id, appData: producer.appData as AppData }),
+      );
+      const levels = (rtpObserver as ms.AudioLevelObserver).observer;
+      levels.on('volumes', (volumes) =>
+        publish({
+          type: 'router.audioLevels',
+          routerId: router.id,
+          volumes: volumes.map(({ producer, volume }) => ({ producerId: producer.id, volume, appData: producer.appData as AppData })),
+        }),
+      );
+      levels.on('silence', () => publish({ type: 'router.silence', routerId: router.id }));
+    });
+  },
   transport(entry, publish) {
     const { transport, routerId } = entry;
     const base = { transportId: transport.id, routerId, appData: transport.appData as AppData };

@@ -1,44 +1,11 @@
 // Data producers and data consumers (SCTP data channels relayed through a router).
 import { Hono } from 'hono';
-import { z } from 'zod';
 import type { AppEnv } from '../../app.js';
 import type { MediaService } from '../index.js';
-import type { DataConsumerEntry, DataProducerEntry } from '../registry/kinds.js';
 import { notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { createDataConsumerBody, createDataProducerBody } from './data.schemas.js';
 import { jsonBody } from './validator.js';
-
-export function dataProducerView({ dataProducer, transportId }: DataProducerEntry) {
-  return {
-    id: dataProducer.id,
-    transportId,
-    sctpStreamParameters: sctpView(dataProducer.sctpStreamParameters),
-    label: dataProducer.label,
-    protocol: dataProducer.protocol,
-  };
-}
-
-export function dataConsumerView({ dataConsumer, transportId, dataProducerId }: DataConsumerEntry) {
-  return {
-    id: dataConsumer.id,
-    transportId,
-    dataProducerId,
-    sctpStreamParameters: sctpView(dataConsumer.sctpStreamParameters),
-    label: dataConsumer.label,
-    protocol: dataConsumer.protocol,
-  };
-}
-
-/** Field by field: streamId and ordered always, the partial-reliability member only when set. */
-function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: number; maxRetransmits?: number } | undefined) {
-  if (!p) return null;
-  return {
-    streamId: p.streamId,
-    ordered: p.ordered ?? true,
-    ...(p.maxPacketLifeTime !== undefined ? { maxPacketLifeTime: p.maxPacketLifeTime } : {}),
-    ...(p.maxRetransmits !== undefined ? { maxRetransmits: p.maxRetransmits } : {}),
-  };
-}
+import { dataConsumerView, dataConsumerViewSchema, dataProducerView, dataProducerViewSchema } from './views.js';
 
 export function dataProducersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
@@ -64,9 +31,6 @@ export function dataConsumersRoutes(media: MediaService) {
     });
 }
 
-const sctpStreamParameters = z
-  .object({ streamId: z.int(), ordered: z.boolean(), maxPacketLifeTime: z.int().optional(), maxRetransmits: z.int().optional() })
-  .nullable();
 const transportConflict: [string, number, string] = [
   'CONFLICT',
   409,
@@ -82,7 +46,7 @@ export const dataDocs: RelayOperation[] = [
     body: createDataProducerBody,
     success: {
       status: 201,
-      schema: z.object({ id: z.string(), transportId: z.string(), sctpStreamParameters, label: z.string(), protocol: z.string() }),
+      schema: dataProducerViewSchema,
       description: 'the data producer; without sctpStreamParameters it takes the lowest free stream id, reliable and ordered',
     },
     errors: [VALIDATION, notFoundDoc('transport'), transportConflict],
@@ -101,7 +65,7 @@ export const dataDocs: RelayOperation[] = [
     body: createDataConsumerBody,
     success: {
       status: 201,
-      schema: z.object({ id: z.string(), transportId: z.string(), dataProducerId: z.string(), sctpStreamParameters, label: z.string(), protocol: z.string() }),
+      schema: dataConsumerViewSchema,
       description: "the data consumer: the client opens a channel with this stream id, label and protocol",
     },
     errors: [

@@ -6,7 +6,15 @@ import packageJson from '../../../package.json' with { type: 'json' };
 import { formatTime } from '../../time.js';
 import type { RelayEventsInfo } from '../events/index.js';
 import type { MediaInfo } from '../index.js';
-import { KIND_PLURALS, type ConsumerEntry, type KindPlural, type ProducerEntry, type TransportEntry } from '../registry/kinds.js';
+import {
+  KIND_PLURALS,
+  type ConsumerEntry,
+  type DataConsumerEntry,
+  type DataProducerEntry,
+  type KindPlural,
+  type ProducerEntry,
+  type TransportEntry,
+} from '../registry/kinds.js';
 import type { RouterState, RouterSummary } from '../ops/routers.js';
 import { timeString } from './docs.js';
 
@@ -132,14 +140,69 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
   };
 }
 
+// Data producers and consumers (POST /v1/data-producers, /v1/data-consumers, and in GET /v1/routers/:id).
+const sctpStreamParametersViewSchema = z
+  .object({ streamId: z.int(), ordered: z.boolean(), maxPacketLifeTime: z.int().optional(), maxRetransmits: z.int().optional() })
+  .nullable();
+
+export const dataProducerViewSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  sctpStreamParameters: sctpStreamParametersViewSchema,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+export const dataConsumerViewSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  dataProducerId: z.string(),
+  sctpStreamParameters: sctpStreamParametersViewSchema,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+export function dataProducerView({ dataProducer, transportId }: DataProducerEntry): z.infer<typeof dataProducerViewSchema> {
+  return {
+    id: dataProducer.id,
+    transportId,
+    sctpStreamParameters: sctpView(dataProducer.sctpStreamParameters),
+    label: dataProducer.label,
+    protocol: dataProducer.protocol,
+  };
+}
+
+export function dataConsumerView({ dataConsumer, transportId, dataProducerId }: DataConsumerEntry): z.infer<typeof dataConsumerViewSchema> {
+  return {
+    id: dataConsumer.id,
+    transportId,
+    dataProducerId,
+    sctpStreamParameters: sctpView(dataConsumer.sctpStreamParameters),
+    label: dataConsumer.label,
+    protocol: dataConsumer.protocol,
+  };
+}
+
+/** Field by field: streamId and ordered always, the partial-reliability member only when set. */
+function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: number; maxRetransmits?: number } | undefined) {
+  if (!p) return null;
+  return {
+    streamId: p.streamId,
+    ordered: p.ordered ?? true,
+    ...(p.maxPacketLifeTime !== undefined ? { maxPacketLifeTime: p.maxPacketLifeTime } : {}),
+    ...(p.maxRetransmits !== undefined ? { maxRetransmits: p.maxRetransmits } : {}),
+  };
+}
+
 // State to reconcile from (GET /v1/routers, GET /v1/routers/:id): each answer's schema, which the
 // OpenAPI document is generated from and the tests check answers against, beside its view.
-const appDataSchema = z.record(z.string(), z.unknown());
-const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int() });
+/** appData as the relay answers it (whatever was accepted at creation); bounds.ts appDataSchema checks it on the way in. */
+const appDataViewSchema = z.record(z.string(), z.unknown());
+const roomCountsSchema = z.object({ transports: z.int(), producers: z.int(), consumers: z.int(), dataProducers: z.int(), dataConsumers: z.int() });
 
 export const routerSummarySchema = z.object({
   id: z.string(),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
   createdAt: timeString,
   workerPid: z.int(),
   counts: roomCountsSchema,
@@ -147,14 +210,14 @@ export const routerSummarySchema = z.object({
 
 export const routerListSchema = z.object({ routers: z.array(routerSummarySchema) });
 
-export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataSchema });
+export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataViewSchema });
 
 export const consumerReconcileSchema = z.object({
   id: z.string(),
   producerId: z.string(),
   paused: z.boolean(),
   producerPaused: z.boolean(),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
 });
 
 export const transportStateSchema = z.object({
@@ -163,21 +226,23 @@ export const transportStateSchema = z.object({
   connected: z.boolean().describe('connect was called (and did not fail)'),
   iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
   dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
   producers: z.array(producerStateSchema),
   consumers: z.array(consumerReconcileSchema),
+  dataProducers: z.array(dataProducerViewSchema.extend({ appData: appDataViewSchema })).describe('on a send transport created with enableSctp'),
+  dataConsumers: z.array(dataConsumerViewSchema.extend({ appData: appDataViewSchema })).describe('on a recv transport created with enableSctp'),
 });
 
 export const pipeTransportStateSchema = z.object({
   id: z.string(),
   connected: z.boolean().describe('connect was called (and did not fail)'),
-  appData: appDataSchema,
+  appData: appDataViewSchema,
   producers: z.array(producerStateSchema).describe("producers received from another relay (their ids are the other relay's)"),
   consumers: z.array(consumerReconcileSchema).describe("this room's producers sent to another relay"),
 });
 
 export const routerStateSchema = routerSummarySchema.extend({
-  rtpCapabilities: appDataSchema,
+  rtpCapabilities: appDataViewSchema,
   transports: z.array(transportStateSchema),
   pipeTransports: z.array(pipeTransportStateSchema).describe('pipe transports to other relays (cascading)'),
 });
@@ -188,7 +253,13 @@ export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typ
     appData: entry.router.appData,
     createdAt: formatTime(entry.createdAt),
     workerPid: entry.worker.pid,
-    counts: { transports: counts.transports, producers: counts.producers, consumers: counts.consumers },
+    counts: {
+      transports: counts.transports,
+      producers: counts.producers,
+      consumers: counts.consumers,
+      dataProducers: counts.dataProducers,
+      dataConsumers: counts.dataConsumers,
+    },
   };
 }
 
@@ -204,7 +275,7 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
   return {
     ...routerSummaryView(state),
     rtpCapabilities: state.entry.router.rtpCapabilities as unknown as Record<string, unknown>,
-    transports: state.transports.map(({ entry, producers, consumers }) => ({
+    transports: state.transports.map(({ entry, producers, consumers, dataProducers, dataConsumers }) => ({
       id: entry.transport.id,
       direction: entry.direction,
       connected: entry.connected,
@@ -213,6 +284,8 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
       appData: entry.transport.appData,
       producers: producers.map(producerStateView),
       consumers: consumers.map(consumerReconcileView),
+      dataProducers: dataProducers.map((p) => ({ ...dataProducerView(p), appData: p.dataProducer.appData })),
+      dataConsumers: dataConsumers.map((c) => ({ ...dataConsumerView(c), appData: c.dataConsumer.appData })),
     })),
     pipeTransports: state.pipeTransports.map(({ entry, producers, consumers }) => ({
       id: entry.pipeTransport.id,

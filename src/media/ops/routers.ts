@@ -4,7 +4,7 @@ import { adopt } from '../engine/call.js';
 import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
-import type { ConsumerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
+import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
 import { startSpeakerDetection } from './speakers.js';
 
@@ -67,12 +67,18 @@ export function listRouters(deps: OpsDeps): RouterSummary[] {
 /** A router and how much its room holds. */
 export interface RouterSummary {
   entry: RouterEntry;
-  counts: { transports: number; producers: number; consumers: number };
+  counts: { transports: number; producers: number; consumers: number; dataProducers: number; dataConsumers: number };
 }
 
 /** A router and everything in it: its transports, each with its producers and its consumers. */
 export interface RouterState extends RouterSummary {
-  transports: { entry: TransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+  transports: {
+    entry: TransportEntry;
+    producers: ProducerEntry[];
+    consumers: ConsumerEntry[];
+    dataProducers: DataProducerEntry[];
+    dataConsumers: DataConsumerEntry[];
+  }[];
   /** Pipe transports to other relays, with their pipe producers and pipe consumers. */
   pipeTransports: { entry: PipeTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
 }
@@ -87,6 +93,8 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
       entry: transport,
       producers: registry.children('transport', transport.transport.id, 'producer'),
       consumers: registry.children('transport', transport.transport.id, 'consumer'),
+      dataProducers: registry.children('transport', transport.transport.id, 'dataProducer'),
+      dataConsumers: registry.children('transport', transport.transport.id, 'dataConsumer'),
     })),
     // Their producers and consumers name the pipe transport as `transportId` (kinds table: standsFor).
     pipeTransports: registry.children('router', id, 'pipeTransport').map((pipe) => ({
@@ -105,6 +113,8 @@ function summaryOf({ registry }: OpsDeps, entry: RouterEntry): RouterSummary {
       transports: registry.countInRoom(id, 'transport'),
       producers: registry.countInRoom(id, 'producer'),
       consumers: registry.countInRoom(id, 'consumer'),
+      dataProducers: registry.countInRoom(id, 'dataProducer'),
+      dataConsumers: registry.countInRoom(id, 'dataConsumer'),
     },
   };
 }

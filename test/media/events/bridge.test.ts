@@ -1,35 +1,13 @@
 // The engine-fed events end to end: real workers, the app's own GET /internal/v1/events over real
 // HTTP, and each action that causes an event with the reason it must carry.
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RelayEvent } from '../../../src/media/events/types.js';
 import { relayStreamEventSchema } from '../../../src/media/events/types.js';
 import { buildTestApp, type TestApp } from '../../support/app.js';
 import { allowSlowTests, opusParameters, relay } from '../support.js';
-import { openStream, type SseReader } from './support.js';
+import { openStream, serveApp, type AppServer, type SseReader } from './support.js';
 
 allowSlowTests();
-
-interface AppServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-async function listen(t: TestApp): Promise<AppServer> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
 
 type Ev = RelayEvent & Record<string, any>;
 
@@ -59,7 +37,7 @@ describe('engine events on the stream', () => {
 
   beforeAll(async () => {
     t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '200' });
-    server = await listen(t);
+    server = await serveApp(t);
     api = relay(t);
   });
   afterEach(() => {

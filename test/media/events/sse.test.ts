@@ -1,29 +1,12 @@
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEventBus } from '../../../src/media/events/bus.js';
 import { relayStreamEventSchema, type RelayEventInput } from '../../../src/media/events/types.js';
-import { eventually, openStream, startStreamServer, TOKEN, type StreamServer } from './support.js';
+import { eventually, openStream, startStreamServer, TOKEN, useStreamServers } from './support.js';
 
 const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });
 
-let servers: StreamServer[] = [];
-const controllers: AbortController[] = [];
-async function start(...args: Parameters<typeof startStreamServer>) {
-  const s = await startStreamServer(...args);
-  servers.push(s);
-  return s;
-}
-function abortable() {
-  const controller = new AbortController();
-  controllers.push(controller);
-  return controller;
-}
-
-afterEach(async () => {
-  for (const c of controllers.splice(0)) c.abort();
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-});
+const { start, abortable } = useStreamServers();
 
 describe('GET /internal/v1/events', () => {
   it('needs the internal token', async () => {

@@ -6,6 +6,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createParser } from 'eventsource-parser';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { afterEach } from 'vitest';
 import { createEventBus, type EventBus, type EventBusOptions } from '../../../src/media/events/bus.js';
 import { createEventStreams, type EventStreamOptions, type EventStreams } from '../../../src/media/events/sse.js';
 import { internalToken } from '../../../src/http/internal-token.js';
@@ -20,6 +21,26 @@ export interface StreamServer {
   /** The server's open connections now. */
   connections(): Promise<number>;
   close(): Promise<void>;
+}
+
+export interface AppServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The whole test app on a real HTTP server (127.0.0.1, port 0), for its event stream over real HTTP. */
+export async function serveApp(t: { app: { fetch: (request: Request) => Response | Promise<Response> } }): Promise<AppServer> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 export async function startStreamServer(
@@ -135,4 +156,33 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Stream servers and abort controllers for the tests of one file: after each test the controllers
+ * abort and the servers close (a server a test closed itself is not closed twice).
+ * @example const { start, abortable } = useStreamServers()
+ */
+export function useStreamServers() {
+  const servers: StreamServer[] = [];
+  const controllers: AbortController[] = [];
+  afterEach(async () => {
+    for (const c of controllers.splice(0)) c.abort();
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return {
+    async start(...args: Parameters<typeof startStreamServer>): Promise<StreamServer> {
+      const s = await startStreamServer(...args);
+      let closing: Promise<void> | undefined;
+      const close = s.close.bind(s);
+      const once = { ...s, close: () => (closing ??= close()) };
+      servers.push(once);
+      return once;
+    },
+    abortable(): AbortController {
+      const controller = new AbortController();
+      controllers.push(controller);
+      return controller;
+    },
+  };
 }

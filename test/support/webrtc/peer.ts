@@ -7,7 +7,7 @@ import {
   type RTCRtpTransceiver,
   type RtpPacket,
 } from 'werift';
-import { opusPacket, readOpusPacket, readVp8Packet, vp8Packet, type ReadPacket } from './rtp.js';
+import { AUDIO_LEVEL_URI, opusPacket, readOpusPacket, readVp8Packet, vp8Packet, type ReadPacket } from './rtp.js';
 import {
   consumerMid,
   dtlsParametersFromSdp,
@@ -60,7 +60,19 @@ async function waitConnected(pc: RTCPeerConnection, timeoutMs: number): Promise<
 export interface SendPeerOptions {
   /** Bytes of filler after the index in every VP8 packet (default 200). */
   videoFillerBytes?: number;
+  /**
+   * Every opus packet carries the ssrc-audio-level header extension (RFC 6464) with this level,
+   * 0 (loudest) to 127 (silence) in -dBov, and the audio rtpParameters declare it: what the relay's
+   * speaker observers read; a function gives each packet's level from its index (speech rises and
+   * falls). Changeable later with setAudioLevel().
+   */
+  audioLevel?: AudioLevel;
 }
+
+export type AudioLevel = number | ((packetIndex: number) => number);
+
+/** The id this peer gives the ssrc-audio-level extension (the mid extension has 1). */
+const AUDIO_LEVEL_ID = 10;
 
 /**
  * A peer that sends one opus and one VP8 track into a relay `send` transport.
@@ -94,6 +106,7 @@ export class SendPeer {
     readonly rtpParameters: Record<MediaKind, RtpParameters>,
     private readonly options: SendPeerOptions,
   ) {
+    this.options = { ...options };
     transceivers.video.sender.onPictureLossIndication.subscribe(() => {
       this.pliCount += 1;
       this.keyframeWanted = true;
@@ -113,6 +126,11 @@ export class SendPeer {
       audio: producerRtpParametersFromOffer(parsedOffer, midOf(audio), OPUS),
       video: producerRtpParametersFromOffer(parsedOffer, midOf(video), VP8),
     };
+    // Not negotiated in the SDP (werift does not offer it): werift sends the extensions a packet carries,
+    // and the relay reads them by the ids of the producer's rtpParameters.
+    if (options.audioLevel !== undefined) {
+      rtpParameters.audio.headerExtensions = [...(rtpParameters.audio.headerExtensions ?? []), { uri: AUDIO_LEVEL_URI, id: AUDIO_LEVEL_ID }];
+    }
     // The offer said actpass and the relay answered passive: this peer is the DTLS client.
     const { fingerprints } = dtlsParametersFromSdp(offer.sdp);
     return new SendPeer(pc, { audio, video }, { role: 'client', fingerprints }, rtpParameters, options);
@@ -122,9 +140,17 @@ export class SendPeer {
     return waitConnected(this.pc, timeoutMs);
   }
 
+  /** The level the next opus packets carry (only for a peer created with `audioLevel`). */
+  setAudioLevel(level: AudioLevel): void {
+    if (this.options.audioLevel === undefined) throw new Error('this peer was created without audioLevel');
+    this.options.audioLevel = level;
+  }
+
   /** Writes the next opus packet (20 ms of audio). */
   sendAudio(): void {
-    const packet = opusPacket(this.sent.audio, this.seq.audio, this.ts.audio);
+    const option = this.options.audioLevel;
+    const level = typeof option === 'function' ? option(this.sent.audio) : option;
+    const packet = opusPacket(this.sent.audio, this.seq.audio, this.ts.audio, level === undefined ? undefined : { id: AUDIO_LEVEL_ID, level });
     this.sent.audio += 1;
     this.seq.audio = (this.seq.audio + 1) & 0xffff;
     this.ts.audio = (this.ts.audio + 960) >>> 0;

@@ -8,11 +8,25 @@ const INDEX_BYTES = 4;
  * An opus packet: a TOC byte (SILK, 20 ms, mono frame) then the index and filler; the relay never
  * decodes opus, but it does look at the payload size (a 1-byte payload would count as DTX).
  */
-export function opusPacket(index: number, sequenceNumber: number, timestamp: number): RtpPacket {
+export function opusPacket(index: number, sequenceNumber: number, timestamp: number, audioLevel?: AudioLevelExtension): RtpPacket {
   const payload = Buffer.alloc(1 + INDEX_BYTES + 40, 0x5a);
   payload[0] = 0x08;
   payload.writeUInt32BE(index >>> 0, 1);
-  return new RtpPacket(new RtpHeader({ sequenceNumber, timestamp, marker: false }), payload);
+  const header = new RtpHeader({ sequenceNumber, timestamp, marker: false });
+  if (audioLevel) {
+    // RFC 6464 one-byte element: V (voice activity) then the level in -dBov, 0 loudest to 127 silence.
+    header.extension = true;
+    header.extensions = [{ id: audioLevel.id, payload: Buffer.from([0x80 | (audioLevel.level & 0x7f)]) }];
+  }
+  return new RtpPacket(header, payload);
+}
+
+export const AUDIO_LEVEL_URI = 'urn:ietf:params:rtp-hdrext:ssrc-audio-level';
+
+/** The ssrc-audio-level header extension: the id the producer's rtpParameters give it, and the level (0..127 = -dBov). */
+export interface AudioLevelExtension {
+  id: number;
+  level: number;
 }
 
 /**
