@@ -75,6 +75,9 @@ const envSchema = z
     MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER: int(500, 1),
     MEDIASOUP_MAX_PRODUCERS_PER_ROUTER: int(1000, 1),
     MEDIASOUP_MAX_CONSUMERS_PER_ROUTER: int(20000, 1),
+    // A room's new transports stay on the worker that holds it until that worker carries this many
+    // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
+    MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -197,6 +200,8 @@ export interface Config {
     maxTransportsPerRouter: number;
     maxProducersPerRouter: number;
     maxConsumersPerRouter: number;
+    /** Consumers a worker carries before a room's new transports go to another worker. */
+    workerMaxConsumers: number;
     /** Data producers and data consumers one transport may hold together. */
     maxDataChannelsPerTransport: number;
   };
@@ -286,6 +291,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxTransportsPerRouter: env.MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER,
       maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
       maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
+      workerMaxConsumers: env.MEDIASOUP_WORKER_MAX_CONSUMERS,
       maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
     },
     events: {

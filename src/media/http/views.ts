@@ -141,7 +141,10 @@ export const routerSummarySchema = z.object({
   id: z.string(),
   appData: appDataSchema,
   createdAt: timeString,
-  workerPid: z.int(),
+  workerPid: z.int().describe("pid of the worker of the room's oldest live part"),
+  workerPids: z
+    .array(z.int())
+    .describe('pids of every worker holding part of the room (one mediasoup router each, oldest first): a room spreads once a worker carries MEDIASOUP_WORKER_MAX_CONSUMERS consumers'),
   counts: roomCountsSchema,
 });
 
@@ -160,6 +163,7 @@ export const consumerReconcileSchema = z.object({
 export const transportStateSchema = z.object({
   id: z.string(),
   direction: z.enum(['send', 'recv']),
+  workerPid: z.int().describe('pid of the worker holding the transport (and its producers and consumers)'),
   connected: z.boolean().describe('connect was called (and did not fail)'),
   iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
   dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
@@ -179,6 +183,7 @@ export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typ
     appData: entry.router.appData,
     createdAt: formatTime(entry.createdAt),
     workerPid: entry.worker.pid,
+    workerPids: [...entry.parts.keys()].map((worker) => worker.pid),
     counts: { transports: counts.transports, producers: counts.producers, consumers: counts.consumers },
   };
 }
@@ -198,6 +203,7 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
     transports: state.transports.map(({ entry, producers, consumers }) => ({
       id: entry.transport.id,
       direction: entry.direction,
+      workerPid: entry.worker.pid,
       connected: entry.connected,
       iceState: entry.transport.iceState,
       dtlsState: entry.transport.dtlsState,
