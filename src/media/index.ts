@@ -8,7 +8,7 @@ import { createEventBridge, type EventBridge } from './events/bridge.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { bindOps, type MediaOps } from './ops/index.js';
 import { RelayError } from './errors.js';
-import { KIND_PLURALS, type RegistryCounts } from './registry/kinds.js';
+import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
@@ -97,6 +97,8 @@ export interface MediaService extends MediaOps {
   closeRouters(): number;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
+  /** A room's parts and piped copies, for tests that compare them with the workers' dumps. */
+  roomForTesting(routerId: string): RouterEntry | undefined;
 }
 
 /**
@@ -217,6 +219,8 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     },
 
     aliveWorkerCount: () => pool.live().length,
+
+    roomForTesting: (routerId) => registry.get('router', routerId),
 
     async close() {
       for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');

@@ -2,6 +2,7 @@
 // registry's maps and indexes, NOT_FOUND's `details.resource`, the counts of /internal/info, the `kind`
 // label of the media_resources metric and the OpenAPI document. A new kind is a new row here.
 import type { types as ms } from 'mediasoup';
+import type { RouterMediaCodec } from '../engine/codecs.js';
 
 export interface KindRow<Kind extends string = string> {
   /** Singular name: NOT_FOUND's `details.resource`, and the field of an entry holding the mediasoup object. */
@@ -70,7 +71,9 @@ export interface PipedCopy {
   /** Settles once the copy exists on the target; rejects when it could not be made. */
   readonly ready: Promise<void>;
   /** The pipe consumer on the producer's worker: closing it closes the copy (mediasoup links them). */
-  pipeConsumer: { readonly closed: boolean; close(): void } | undefined;
+  pipeConsumer: { readonly id: string; readonly closed: boolean; close(): void } | undefined;
+  /** The copy itself (a Producer or DataProducer on the target's router). */
+  pipeProducer: { readonly closed: boolean; pause?(): Promise<void>; resume?(): Promise<void> } | undefined;
 }
 
 /**
@@ -83,7 +86,7 @@ export interface RouterEntry {
   worker: ms.Worker;
   slot: number;
   /** The codecs every part is created with, so that the rtpCapabilities handed out fit every part. */
-  readonly mediaCodecs: ms.RtpCodecCapability[];
+  readonly mediaCodecs: RouterMediaCodec[];
   readonly parts: Map<ms.Worker, RoomPart>;
   /** producerId (or dataProducerId) → worker of the copy → the copy. */
   readonly pipes: Map<string, Map<ms.Worker, PipedCopy>>;

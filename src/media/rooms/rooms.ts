@@ -181,7 +181,7 @@ export async function ensureProducerOn(
     copy = undefined;
   }
   if (!copy) {
-    const made: PipedCopy = { producerId, kind, target: part, holds: 0, pipeConsumer: undefined, ready: Promise.resolve() };
+    const made: PipedCopy = { producerId, kind, target: part, holds: 0, pipeConsumer: undefined, pipeProducer: undefined, ready: Promise.resolve() };
     (made as { ready: Promise<void> }).ready = pipe(deps, room, made, source.worker).catch((error: unknown) => {
       if (room.pipes.get(producerId)?.get(part.worker) === made) room.pipes.get(producerId)!.delete(part.worker);
       throw error;
@@ -228,6 +228,7 @@ async function pipe(deps: OpsDeps, room: RouterEntry, copy: PipedCopy, sourceWor
   const pipeConsumer = result.pipeConsumer ?? result.pipeDataConsumer;
   if (!pipeConsumer) throw new RelayError('MEDIASOUP_ERROR', 'the engine piped nothing: pipe producer');
   copy.pipeConsumer = pipeConsumer;
+  copy.pipeProducer = result.pipeProducer ?? result.pipeDataProducer;
   if (target.router.closed) {
     pipeConsumer.close();
     throw goneError('router', room.router.id, target.worker, 'pipe producer');
@@ -236,6 +237,25 @@ async function pipe(deps: OpsDeps, room: RouterEntry, copy: PipedCopy, sourceWor
     pipeConsumer.close();
     throw notFound(kind, producerId);
   }
+}
+
+/**
+ * Brings the copies of a producer that was just paused or resumed to the same state before the API
+ * answers (mediasoup's own link does it too, but only once the worker's notification is back): a
+ * consumer created right after the answer then starts with the right producerPaused on any worker.
+ */
+export async function syncCopies(deps: OpsDeps, roomId: string, producerId: string, paused: boolean): Promise<void> {
+  const copies = deps.registry.get('router', roomId)?.pipes.get(producerId);
+  if (!copies) return;
+  await Promise.all(
+    [...copies.values()].map(async (copy) => {
+      await copy.ready.catch(() => {});
+      const copied = copy.pipeProducer;
+      if (!copied || copied.closed) return;
+      // A copy that closes meanwhile is no failure of the producer's own pause.
+      await deps.engine(paused ? 'pause piped copy' : 'resume piped copy', () => (paused ? copied.pause!() : copied.resume!()), [], copy.target.worker).catch(() => {});
+    }),
+  );
 }
 
 /**
