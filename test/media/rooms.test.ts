@@ -200,6 +200,28 @@ describe('a room over two workers', () => {
     await closeRoom(room);
   });
 
+  it('a data producer on one worker reaches a data consumer on the other through one pipe, closed with the last data consumer', async () => {
+    const room = await api.router();
+    const send = await api.transport(room.id, 'send', { enableSctp: true });
+    const producer = await api.producer(send.id, 'video');
+    for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producer.id, room.rtpCapabilities);
+    const recv = await api.transport(room.id, 'recv', { enableSctp: true });
+    const state = await roomState(room.id);
+    const where = (id: string) => state.transports.find((tr) => tr.id === id)!.workerPid;
+    expect(where(recv.id)).not.toBe(where(send.id));
+    const dataProducer = await api.post('/internal/v1/data-producers', { transportId: send.id, label: 'chat' });
+    expect(dataProducer.status).toBe(201);
+    const dataConsumer = await api.post('/internal/v1/data-consumers', { transportId: recv.id, dataProducerId: dataProducer.body.id });
+    expect(dataConsumer.status).toBe(201);
+    expect(dataConsumer.body).toMatchObject({ dataProducerId: dataProducer.body.id, label: 'chat' });
+    const copy = [...copiesOf(room.id, dataProducer.body.id)!.values()][0]!;
+    expect(copy.kind).toBe('dataProducer');
+    expect((await api.del(`/internal/v1/data-consumers/${dataConsumer.body.id}`)).status).toBe(204);
+    expect(copy.pipeConsumer!.closed).toBe(true);
+    expect(copiesOf(room.id, dataProducer.body.id)).toBeUndefined();
+    await closeRoom(room);
+  });
+
   it('SIGKILL of one worker closes only its part of the room, with the events that say so; the rest goes on', { timeout: 60_000 }, async () => {
     const room = await api.router({ appData: { room: 'survivor' } });
     const sendA = await transportOn(room, 'send');

@@ -88,6 +88,10 @@ export const infoSchema = z.strictObject({
       counts: z
         .strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>)
         .describe("what the live worker holds (all 0 while the slot waits for a restart): a placement's load figures"),
+      cpuMs: z
+        .number()
+        .nullable()
+        .describe("CPU time (user + system, ms) the live worker has used, from mediasoup's getResourceUsage; null while the slot waits for a restart"),
     }),
   ),
   counts: z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>),
@@ -114,6 +118,8 @@ export const infoSchema = z.strictObject({
 /** What /internal/info says beside the relay's own figures. */
 export interface ServiceInfo {
   rateLimitStore: RateLimitMode;
+  /** CPU ms of each slot's live worker (MediaService.workerStats), by slot index. */
+  workerCpuMs?: ReadonlyMap<number, number>;
   events: RelayEventsInfo;
 }
 
@@ -123,7 +129,7 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
     started_at: formatTime(info.startedAt),
     uptime_s: Math.floor((now - info.startedAt.getTime()) / 1000),
     draining: info.draining,
-    workers: info.workers,
+    workers: info.workers.map((worker, slot) => ({ ...worker, cpuMs: worker.alive ? (service.workerCpuMs?.get(slot) ?? null) : null })),
     counts: info.counts,
     limits: info.limits,
     largestRouter: info.largestRouter,
