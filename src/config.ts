@@ -92,6 +92,9 @@ const envSchema = z
     MEDIASOUP_PIPE_ANNOUNCED_IP: optionalString.pipe(pipeAddress.optional()),
     // One pipe transport per other relay the room reaches (the typed client reuses one per pair of rooms).
     MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: int(32, 1, 1024),
+    // A room's new transports stay on the worker that holds it until that worker carries this many
+    // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
+    MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
   })
   .superRefine((env, ctx) => {
     if (env.RTC_MAX_PORT < env.RTC_MIN_PORT) {
@@ -240,6 +243,8 @@ export interface Config {
      */
     pipe: { listenIp: string; announcedIp: string | undefined } | undefined;
     maxPipeTransportsPerRouter: number;
+    /** Consumers a worker carries before a room's new transports go to another worker. */
+    workerMaxConsumers: number;
     /** Data producers and data consumers one transport may hold together. */
     maxDataChannelsPerTransport: number;
   };
@@ -329,6 +334,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxTransportsPerRouter: env.MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER,
       maxProducersPerRouter: env.MEDIASOUP_MAX_PRODUCERS_PER_ROUTER,
       maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
+      workerMaxConsumers: env.MEDIASOUP_WORKER_MAX_CONSUMERS,
       maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
       pipe: env.MEDIASOUP_PIPE_LISTEN_IP === undefined ? undefined : { listenIp: env.MEDIASOUP_PIPE_LISTEN_IP, announcedIp: env.MEDIASOUP_PIPE_ANNOUNCED_IP },
       maxPipeTransportsPerRouter: env.MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER,

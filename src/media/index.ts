@@ -8,10 +8,11 @@ import { createEventBridge, type EventBridge } from './events/bridge.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { bindOps, type MediaOps } from './ops/index.js';
 import { RelayError } from './errors.js';
-import { KIND_PLURALS, type RegistryCounts } from './registry/kinds.js';
+import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
+import { closeRoom, RoomBook } from './rooms/rooms.js';
 
 export { ENGINE_TIMEOUT_MS } from './engine/call.js';
 export type { MediaOps } from './ops/index.js';
@@ -24,6 +25,7 @@ export interface WorkerInfo {
   alive: boolean;
   restarts: number;
   deaths: number;
+  /** Routers on the worker: one per room that has some of its transports there. */
   routers: number;
   port: number;
   /** Delay of the restart scheduled last (null before the first death). */
@@ -95,6 +97,8 @@ export interface MediaService extends MediaOps {
   closeRouters(): number;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
+  /** A room's parts and piped copies, for tests that compare them with the workers' dumps. */
+  roomForTesting(routerId: string): RouterEntry | undefined;
 }
 
 /**
@@ -106,9 +110,10 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   const startedAt = new Date();
   let bridge: EventBridge | undefined;
   const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
+  const rooms = new RoomBook({ registry, onPart: (room, part) => bridge!.watchPart(room, part) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
   const bus = options.bus ?? createEventBus({ bufferSize: 1 });
-  bridge = createEventBridge({ registry, pool, bus, logger });
+  bridge = createEventBridge({ registry, rooms, pool, bus, logger });
   const { engine, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
@@ -129,7 +134,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     consumer: config.maxConsumersPerRouter,
     pipeTransport: config.maxPipeTransportsPerRouter,
   });
-  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, registry), caps, engine });
+  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, (worker) => rooms.partsOn(worker)), caps, engine, rooms });
   let draining = false;
 
   return {
@@ -165,15 +170,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 
     closeRouters() {
       const open = registry.list('router');
-      for (const { router } of open) {
-        registry.markClosing(router, 'shutdown');
-        // As closeRouter does: transports first, so the WebRtcServer forgets them.
-        for (const entry of registry.children('router', router.id, 'transport')) {
-          registry.markClosing(entry.transport, 'shutdown');
-          entry.transport.close();
-        }
-        router.close();
-      }
+      for (const room of open) closeRoom(registry, room, 'shutdown');
       return open.length;
     },
 
@@ -185,7 +182,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         alive: slot.worker !== undefined,
         restarts: slot.restarts,
         deaths: slot.deaths,
-        routers: slot.worker ? registry.countOn(slot.worker, 'router') : 0,
+        routers: slot.worker ? rooms.partsOn(slot.worker) : 0,
         port: slot.port,
         lastRestartDelayMs: slot.lastRestartDelayMs ?? null,
         counts: slot.worker ? registry.countsOn(slot.worker) : emptyCounts(),
@@ -223,6 +220,8 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     },
 
     aliveWorkerCount: () => pool.live().length,
+
+    roomForTesting: (routerId) => registry.get('router', routerId),
 
     async close() {
       for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');

@@ -442,6 +442,42 @@ describe('a worker death', () => {
   });
 });
 
+describe('a room over two workers', () => {
+  it('pipes a producer of one worker to the pipe transport on the other, and releases that copy with the pipe consumer', async () => {
+    const c = await side({ MEDIASOUP_WORKERS: '2', MEDIASOUP_WORKER_MAX_CONSUMERS: '1' });
+    try {
+      const pids = ((await c.api.get('/internal/info')).body.workers as { pid: number }[]).map((w) => w.pid);
+      const room = await c.api.router();
+      const send = await c.api.transport(room.id, 'send');
+      const producer = await c.api.producer(send.id, 'video');
+      // One consumer fills the first worker (limit 1): what the room opens next goes to the second.
+      const recv = await c.api.transport(room.id, 'recv');
+      await c.api.consumer(recv.id, producer.id, room.rtpCapabilities);
+      const p = await pipe(c, room.id);
+      const roomEntry = c.t.media.roomForTesting(room.id)!;
+      const homePid = (await c.api.get(`/internal/v1/routers/${room.id}`)).body.transports[0].workerPid as number;
+      expect(roomEntry.parts.size).toBe(2);
+      const otherPid = pids.find((pid) => pid !== homePid)!;
+
+      const consumed = await c.api.post(`/internal/v1/pipe-transports/${p.id}/consumers`, { producerId: producer.id });
+      expect(consumed).toMatchObject({ status: 201, body: { producerId: producer.id, kind: 'video' } });
+      // The producer was piped to the pipe transport's worker once, and that copy lives there.
+      const copies = c.t.media.roomForTesting(room.id)!.pipes.get(producer.id)!;
+      expect([...copies.keys()].map((w) => w.pid)).toEqual([otherPid]);
+
+      // The pipe consumer was the copy's only user: closing its pipe transport releases the copy.
+      expect((await c.api.del(`/internal/v1/pipe-transports/${p.id}`)).status).toBe(204);
+      await waitFor('the copy released', () => c.t.media.roomForTesting(room.id)!.pipes.get(producer.id) === undefined);
+      expect(c.events.find((e) => e.type === 'consumer.closed' && e.consumerId === consumed.body.id)).toMatchObject({ reason: 'transport_closed' });
+      expect((await c.api.del(`/internal/v1/routers/${room.id}`)).status).toBe(204);
+      const { counts } = (await c.api.get('/internal/info')).body;
+      expect(Object.values(counts).every((n) => n === 0), JSON.stringify(counts)).toBe(true);
+    } finally {
+      await c.t.close();
+    }
+  });
+});
+
 describe('the end', () => {
   it('leaves both relays and their engines empty', async () => {
     for (const s of [a, b, off]) {

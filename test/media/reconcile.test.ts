@@ -29,8 +29,8 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
     routerListSchema.strict().parse(list.body);
     const pids = (await api.get('/internal/info')).body.workers.map((w: { pid: number }) => w.pid);
     expect(list.body.routers).toEqual([
-      { id: a.id, appData: { room: 'r-1' }, createdAt: expect.stringMatching(TIME), workerPid: pids[0], counts: { transports: 2, producers: 2, consumers: 1, dataProducers: 0, dataConsumers: 0 } },
-      { id: b.id, appData: {}, createdAt: expect.stringMatching(TIME), workerPid: pids[1], counts: { transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 } },
+      { id: a.id, appData: { room: 'r-1' }, createdAt: expect.stringMatching(TIME), workerPid: pids[0], workerPids: [pids[0]], counts: { transports: 2, producers: 2, consumers: 1, dataProducers: 0, dataConsumers: 0 } },
+      { id: b.id, appData: {}, createdAt: expect.stringMatching(TIME), workerPid: pids[1], workerPids: [pids[1]], counts: { transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 } },
     ]);
 
     const one = await api.get(`/internal/v1/routers/${a.id}`);
@@ -43,6 +43,7 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
         {
           id: send.id,
           direction: 'send',
+          workerPid: pids[0],
           connected: true,
           iceState: 'new',
           dtlsState: expect.stringMatching(/^(new|connecting)$/),
@@ -58,6 +59,7 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
         {
           id: recv.id,
           direction: 'recv',
+          workerPid: pids[0],
           connected: false,
           iceState: 'new',
           dtlsState: 'new',

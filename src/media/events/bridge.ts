@@ -8,8 +8,9 @@
 import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
 import type { WorkerPool } from '../engine/pool.js';
-import { KINDS, type EntryOf, type ResourceKind } from '../registry/kinds.js';
+import { KINDS, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import { resourceOf, type MediaRegistry } from '../registry/registry.js';
+import type { RoomBook } from '../rooms/rooms.js';
 import type { EventBus } from './bus.js';
 import type { RelayEventInput } from './types.js';
 
@@ -135,22 +136,30 @@ function scoreOfStream(s: ms.ProducerScore) {
 
 export interface EventBridgeDeps {
   registry: MediaRegistry;
+  /** Told of every close after the registry forgot it, and of each room part's close. */
+  rooms: RoomBook;
   pool: WorkerPool;
   bus: EventBus;
   logger: Logger;
 }
 
 export interface EventBridge {
-  /** Subscribes to one new entry's observers (the registry's onAdd). */
+  /** Subscribes to one new entry's observers (the registry's onAdd). A room's close is watched through its parts. */
   watch<K extends ResourceKind>(kind: K, entry: EntryOf[K]): void;
+  /**
+   * Watches one router of a room (RoomBook's onPart): a part's close is internal, unless it was the
+   * room's last part, which is the room's close.
+   */
+  watchPart(room: RouterEntry, part: RoomPart): void;
 }
 
 /**
  * @example
  * const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge.watch(kind, entry) })
- * const bridge = createEventBridge({ registry, pool, bus, logger })
+ * const rooms = new RoomBook({ registry, onPart: (room, part) => bridge.watchPart(room, part) })
+ * const bridge = createEventBridge({ registry, rooms, pool, bus, logger })
  */
-export function createEventBridge({ registry, pool, bus, logger }: EventBridgeDeps): EventBridge {
+export function createEventBridge({ registry, rooms, pool, bus, logger }: EventBridgeDeps): EventBridge {
   /**
    * Events of resources on a worker that just died. mediasoup closes a dead worker's routers (and
    * their children) before it emits `died`: their events wait until `worker.died` has gone out, in
@@ -168,7 +177,10 @@ export function createEventBridge({ registry, pool, bus, logger }: EventBridgeDe
     if (!found) return true;
     const { kind, entry } = found;
     const resource = resourceOf(kind, entry);
-    if (resource.closed || registry.closeCauseOf(resource) !== undefined) return true;
+    if (registry.closeCauseOf(resource) !== undefined) return true;
+    // A room is closing when the relay closes it or when its last part has closed, not when one of its
+    // parts does (a worker holding some of it died): the rest of it goes on.
+    if (kind === 'router' ? [...(entry as RouterEntry).parts.values()].every((part) => part.router.closed) : resource.closed) return true;
     return KINDS[kind].parents.some((parent) => isClosing(parent, parentIdOf(entry, parent)));
   }
 
@@ -189,6 +201,7 @@ export function createEventBridge({ registry, pool, bus, logger }: EventBridgeDe
     const reason = reasonOf(kind, entry);
     const id = resourceOf(kind, entry).id;
     registry.remove(kind, id);
+    rooms.afterClose(kind, entry);
     const event = CLOSED[kind](entry, reason);
     if (entry.worker.died) {
       let pending = afterDeath.get(entry.worker);
@@ -219,9 +232,19 @@ export function createEventBridge({ registry, pool, bus, logger }: EventBridgeDe
   pool.events.on('workerRestarted', (worker) => publish({ type: 'worker.restarted', workerPid: worker.pid }));
 
   return {
+    watchPart(room, part) {
+      part.router.observer.once('close', () => {
+        try {
+          if (!rooms.dropPart(room, part)) onClose('router', room);
+        } catch (error) {
+          logger.error({ err: error, kind: 'router', id: room.router.id }, 'media close handler failed');
+        }
+      });
+    },
+
     watch(kind, entry) {
       const resource = resourceOf(kind, entry);
-      resource.observer.once('close', () => {
+      if (kind !== 'router') resource.observer.once('close', () => {
         try {
           onClose(kind, entry);
         } catch (error) {

@@ -37,7 +37,10 @@ export function createInternalApp(deps: AppDeps) {
         onError: (c) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413),
       }),
     )
-    .get('/info', (c) => c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info() }), 200))
+    .get('/info', async (c) => {
+      const workerCpuMs = new Map((await media.workerStats()).map((stats) => [stats.slot, stats.cpuUserMs + stats.cpuSystemMs]));
+      return c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info(), workerCpuMs }), 200);
+    })
     // Stops new rooms only; the process exits on SIGTERM (docs/media-relay.md "Drain").
     .post('/v1/drain', (c) => {
       const { started, routers } = media.drain();

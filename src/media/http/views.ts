@@ -96,6 +96,10 @@ export const infoSchema = z.strictObject({
       counts: z
         .strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>)
         .describe("what the live worker holds (all 0 while the slot waits for a restart): a placement's load figures"),
+      cpuMs: z
+        .number()
+        .nullable()
+        .describe("CPU time (user + system, ms) the live worker has used, from mediasoup's getResourceUsage; null while the slot waits for a restart"),
     }),
   ),
   counts: z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>),
@@ -122,6 +126,8 @@ export const infoSchema = z.strictObject({
 /** What /internal/info says beside the relay's own figures. */
 export interface ServiceInfo {
   rateLimitStore: RateLimitMode;
+  /** CPU ms of each slot's live worker (MediaService.workerStats), by slot index. */
+  workerCpuMs?: ReadonlyMap<number, number>;
   events: RelayEventsInfo;
 }
 
@@ -131,7 +137,7 @@ export function infoView(info: MediaInfo, service: ServiceInfo, now = Date.now()
     started_at: formatTime(info.startedAt),
     uptime_s: Math.floor((now - info.startedAt.getTime()) / 1000),
     draining: info.draining,
-    workers: info.workers,
+    workers: info.workers.map((worker, slot) => ({ ...worker, cpuMs: worker.alive ? (service.workerCpuMs?.get(slot) ?? null) : null })),
     counts: info.counts,
     limits: info.limits,
     largestRouter: info.largestRouter,
@@ -204,7 +210,10 @@ export const routerSummarySchema = z.object({
   id: z.string(),
   appData: appDataViewSchema,
   createdAt: timeString,
-  workerPid: z.int(),
+  workerPid: z.int().describe("pid of the worker of the room's oldest live part"),
+  workerPids: z
+    .array(z.int())
+    .describe('pids of every worker holding part of the room (one mediasoup router each, oldest first): a room spreads once a worker carries MEDIASOUP_WORKER_MAX_CONSUMERS consumers'),
   counts: roomCountsSchema,
 });
 
@@ -223,6 +232,7 @@ export const consumerReconcileSchema = z.object({
 export const transportStateSchema = z.object({
   id: z.string(),
   direction: z.enum(['send', 'recv']),
+  workerPid: z.int().describe('pid of the worker holding the transport (and its producers and consumers)'),
   connected: z.boolean().describe('connect was called (and did not fail)'),
   iceState: z.string().describe("mediasoup's iceState: new, connected, completed, disconnected, closed"),
   dtlsState: z.string().describe("mediasoup's dtlsState: new, connecting, connected, failed, closed"),
@@ -253,6 +263,7 @@ export function routerSummaryView({ entry, counts }: RouterSummary): z.infer<typ
     appData: entry.router.appData,
     createdAt: formatTime(entry.createdAt),
     workerPid: entry.worker.pid,
+    workerPids: [...entry.parts.keys()].map((worker) => worker.pid),
     counts: {
       transports: counts.transports,
       producers: counts.producers,
@@ -278,6 +289,7 @@ export function routerStateView(state: RouterState): z.infer<typeof routerStateS
     transports: state.transports.map(({ entry, producers, consumers, dataProducers, dataConsumers }) => ({
       id: entry.transport.id,
       direction: entry.direction,
+      workerPid: entry.worker.pid,
       connected: entry.connected,
       iceState: entry.transport.iceState,
       dtlsState: entry.transport.dtlsState,

@@ -1,9 +1,11 @@
-// Consumers: a producer's media forwarded to a recv transport of the same router.
+// Consumers: a producer's media forwarded to a recv transport of the same room, piped from the
+// producer's worker when the transport lives on another one.
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { RelayError } from '../errors.js';
 import type { CreateConsumerBody } from '../http/schemas.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
+import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
 /** Consumers always start paused; `producerPaused` is what the engine reports. */
@@ -14,7 +16,9 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
   if (entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry);
   const producer = registry.require('producer', producerId);
   const rtpCapabilities = input.rtpCapabilities as unknown as ms.RtpCapabilities;
-  const { router } = registry.require('router', entry.routerId);
+  const room = registry.require('router', entry.routerId);
+  // Every part of a room has the same capabilities: asking the producer's own part is asking the consumer's.
+  const router = room.parts.get(producer.worker)?.router ?? room.router;
   if (producer.routerId !== entry.routerId || !router.canConsume({ producerId, rtpCapabilities })) {
     throw new RelayError('CAN_NOT_CONSUME', `cannot consume producer ${producerId} with the given capabilities`, {
       producerId,
@@ -23,15 +27,21 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
     });
   }
   return caps.reserve(entry.routerId, 'consumer', async () => {
-    const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true, ...(input.appData ? { appData: input.appData } : {}) }), [
-      ['transport', transportId],
-      ['producer', producerId],
-    ]);
-    return adopt(consumer, () => {
-      if (!registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
-      if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create consumer');
-      return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
-    });
+    // A producer on another worker of the room is piped to this transport's worker first (once).
+    const lease = await ensureProducerOn(deps, producerId, requirePart(room, entry.worker, 'create consumer'));
+    try {
+      const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true, ...(input.appData ? { appData: input.appData } : {}) }), [
+        ['transport', transportId],
+        ['producer', producerId],
+      ]);
+      return adopt(consumer, () => {
+        if (!registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
+        if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create consumer');
+        return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
+      });
+    } finally {
+      lease.release();
+    }
   });
 }
 

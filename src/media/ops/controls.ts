@@ -4,6 +4,7 @@ import type { types as ms } from 'mediasoup';
 import { conflict, notFound } from '../errors.js';
 import type { ConsumerLayersInput } from '../http/controls.schemas.js';
 import type { ResourceKind } from '../registry/kinds.js';
+import { syncCopies } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
 
 /** Runs one engine call on a registered resource, then checks it is still there (else NOT_FOUND). */
@@ -14,14 +15,16 @@ async function onResource<T>(deps: OpsDeps, kind: ResourceKind, id: string, oper
 }
 
 export async function pauseProducer(deps: OpsDeps, id: string): Promise<ms.Producer> {
-  const { producer } = deps.registry.require('producer', id);
+  const { producer, routerId } = deps.registry.require('producer', id);
   await onResource(deps, 'producer', id, 'pause producer', () => producer.pause());
+  await syncCopies(deps, routerId, id, true);
   return producer;
 }
 
 export async function resumeProducer(deps: OpsDeps, id: string): Promise<ms.Producer> {
-  const { producer } = deps.registry.require('producer', id);
+  const { producer, routerId } = deps.registry.require('producer', id);
   await onResource(deps, 'producer', id, 'resume producer', () => producer.resume());
+  await syncCopies(deps, routerId, id, false);
   return producer;
 }
 

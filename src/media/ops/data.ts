@@ -5,6 +5,7 @@ import { adopt } from '../engine/call.js';
 import { conflict, notFound, RelayError } from '../errors.js';
 import type { CreateDataConsumerBody, CreateDataProducerBody } from '../http/data.schemas.js';
 import type { DataConsumerEntry, DataProducerEntry, TransportEntry } from '../registry/kinds.js';
+import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
 /** A transport fit for data: the direction asked, SCTP enabled, below its data channel cap. */
@@ -85,19 +86,26 @@ export async function createDataConsumer(deps: OpsDeps, input: CreateDataConsume
       reason: 'data producer belongs to another router',
     });
   }
-  const dataConsumer = await engine(
-    'create data consumer',
-    () => entry.transport.consumeData({ dataProducerId, ...(input.appData ? { appData: input.appData } : {}) }),
-    [
-      ['transport', transportId],
-      ['dataProducer', dataProducerId],
-    ],
-  );
-  return adopt(dataConsumer, () => {
-    if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
-    if (dataConsumer.closed || !registry.has('dataProducer', dataProducerId)) throw notFound('dataProducer', dataProducerId);
-    return registry.add('dataConsumer', { dataConsumer, worker: entry.worker, routerId: entry.routerId, transportId, dataProducerId });
-  });
+  // A data producer on another worker of the room is piped to this transport's worker first (once).
+  const room = registry.require('router', entry.routerId);
+  const lease = await ensureProducerOn(deps, dataProducerId, requirePart(room, entry.worker, 'create data consumer'), 'dataProducer');
+  try {
+    const dataConsumer = await engine(
+      'create data consumer',
+      () => entry.transport.consumeData({ dataProducerId, ...(input.appData ? { appData: input.appData } : {}) }),
+      [
+        ['transport', transportId],
+        ['dataProducer', dataProducerId],
+      ],
+    );
+    return adopt(dataConsumer, () => {
+      if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
+      if (dataConsumer.closed || !registry.has('dataProducer', dataProducerId)) throw notFound('dataProducer', dataProducerId);
+      return registry.add('dataConsumer', { dataConsumer, worker: entry.worker, routerId: entry.routerId, transportId, dataProducerId });
+    });
+  } finally {
+    lease.release();
+  }
 }
 
 export function closeDataConsumer(deps: OpsDeps, id: string): void {

@@ -9,6 +9,7 @@ import type { Direction, TransportEntry } from '../registry/kinds.js';
 import type { RoomCaps } from '../registry/caps.js';
 import type { RouterPlacement } from '../registry/placement.js';
 import type { MediaRegistry } from '../registry/registry.js';
+import type { RoomBook } from '../rooms/rooms.js';
 
 export interface OpsDeps {
   readonly config: Config['media'];
@@ -16,6 +17,8 @@ export interface OpsDeps {
   readonly pool: WorkerPool;
   readonly registry: MediaRegistry;
   readonly placement: RouterPlacement;
+  /** The rooms' parts on each worker and the copies piped between them. */
+  readonly rooms: RoomBook;
   /** Per-router caps of transports, producers and consumers (creations under way included). */
   readonly caps: RoomCaps;
   /** The only way an op calls the engine (deadline, error mapping, NOT_FOUND when a need went away). */

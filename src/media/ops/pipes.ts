@@ -12,6 +12,7 @@ import { conflict, RelayError, validationError } from '../errors.js';
 import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from '../http/pipes.schemas.js';
 import type { ConsumerEntry, PipeTransportEntry, ProducerEntry } from '../registry/kinds.js';
 import type { MediaRegistry } from '../registry/registry.js';
+import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
 import { joinSpeakerDetection } from './speakers.js';
 
@@ -27,7 +28,7 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
   if (!config.pipe) {
     throw conflict('pipe transports are not enabled on this relay: set MEDIASOUP_PIPE_LISTEN_IP', { setting: 'MEDIASOUP_PIPE_LISTEN_IP' });
   }
-  const { router, worker } = registry.require('router', routerId);
+  const room = registry.require('router', routerId);
   // Each pipe transport holds one port of those the WebRtcServers leave (config.ts checks there is
   // one). Refused here with the reason; a race past this check gets the engine's own failure, the same code.
   const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
@@ -40,6 +41,8 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
   }
   return caps.reserve(routerId, 'pipeTransport', async () => {
     const listenIp = await pipeListenIp(config.pipe!);
+    // A room over several workers: the pipe transport goes where a WebRTC transport of the room would.
+    const { router, worker } = await placeTransport(deps, room);
     const pipeTransport = await engine(
       'create pipe transport',
       () =>
@@ -90,21 +93,21 @@ export async function connectPipeTransport(deps: OpsDeps, id: string, input: Con
 }
 
 /**
- * THE SEAM for rooms spread over workers: makes sure producer `producerId` of the room can be
- * consumed on the mediasoup router `routerId` (the pipe transport's) and returns its entry. Today a
- * room is one router, so this only checks the producer is in that room; when a room spans several
- * workers this is where the producer gets piped to the pipe transport's worker first.
+ * Makes producer `producerId` of room `routerId` consumable on the pipe transport's worker: a
+ * producer on another worker of the room is piped there first (once, shared with the room's own
+ * consumers). The lease keeps that copy until the pipe consumer, a consumer on that worker, holds it.
  */
-export async function producerRouterFor(deps: OpsDeps, producerId: string, routerId: string): Promise<ProducerEntry> {
+async function producerOnPipeWorker(deps: OpsDeps, producerId: string, entry: PipeTransportEntry): Promise<PipeLease> {
   const producer = deps.registry.require('producer', producerId);
-  if (producer.routerId !== routerId) {
+  if (producer.routerId !== entry.routerId) {
     throw new RelayError('CAN_NOT_CONSUME', `cannot pipe producer ${producerId}: it belongs to another router`, {
       producerId,
-      routerId,
+      routerId: entry.routerId,
       reason: 'producer belongs to another router',
     });
   }
-  return producer;
+  const room = deps.registry.require('router', entry.routerId);
+  return ensureProducerOn(deps, producerId, requirePart(room, entry.worker, 'create pipe consumer'));
 }
 
 /** A pipe consumer: sends producer `producerId` to the relay at the other end (not paused unless the producer is). */
@@ -112,17 +115,21 @@ export async function createPipeConsumer(deps: OpsDeps, id: string, input: Creat
   const { registry, engine, caps } = deps;
   const { producerId } = input;
   const entry = registry.require('pipeTransport', id);
-  await producerRouterFor(deps, producerId, entry.routerId);
   return caps.reserve(entry.routerId, 'consumer', async () => {
-    const consumer = await engine('create pipe consumer', () => entry.pipeTransport.consume({ producerId }), [
-      ['pipeTransport', id],
-      ['producer', producerId],
-    ]);
-    return adopt(consumer, () => {
-      if (!registry.has('pipeTransport', id)) throw goneError('pipeTransport', id, entry.worker, 'create pipe consumer');
-      if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create pipe consumer');
-      return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId: id, producerId });
-    });
+    const lease = await producerOnPipeWorker(deps, producerId, entry);
+    try {
+      const consumer = await engine('create pipe consumer', () => entry.pipeTransport.consume({ producerId }), [
+        ['pipeTransport', id],
+        ['producer', producerId],
+      ]);
+      return adopt(consumer, () => {
+        if (!registry.has('pipeTransport', id)) throw goneError('pipeTransport', id, entry.worker, 'create pipe consumer');
+        if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create pipe consumer');
+        return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId: id, producerId });
+      });
+    } finally {
+      lease.release();
+    }
   });
 }
 

@@ -1,4 +1,5 @@
-// Routers: one per room, placed on the least-loaded live worker.
+// Routers: one per room, placed on the least-loaded live worker; the room may spread to other workers
+// later (src/media/rooms/), its id staying the one of its first router.
 import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
 import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
@@ -6,6 +7,7 @@ import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
 import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
+import { closeRoom } from '../rooms/rooms.js';
 import { startSpeakerDetection } from './speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
@@ -18,13 +20,15 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   }
   const slot = placement.place();
   const worker = slot.worker!;
+  // Kept as given: every later part of the room is created with the same codecs (the engine
+  // normalises them in place, so each router gets its own copy).
+  const mediaCodecs = structuredClone(input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as RouterMediaCodec[];
   const router = await placement.reserve(slot, () =>
     engine(
       'create router',
       () =>
         worker.createRouter({
-          // The engine normalises codecs in place: the shared defaults get a copy.
-          mediaCodecs: (input.mediaCodecs ?? structuredClone(DEFAULT_MEDIA_CODECS)) as RouterMediaCodec[],
+          mediaCodecs: structuredClone(mediaCodecs),
           ...(input.appData ? { appData: input.appData } : {}),
         }),
       [],
@@ -33,27 +37,23 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   );
   const entry = adopt(router, () => {
     if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
-    return registry.add('router', { router, worker, slot: slot.index, createdAt: new Date() });
+    const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs, parts: new Map(), pipes: new Map() });
+    deps.rooms.addPart(room, { router, worker, slot: slot.index });
+    return room;
   });
   // A room whose speaker detection could not start is closed, never left half-made.
-  if (input.speakerDetection) await startSpeakerDetection(deps, entry, input.speakerDetection).catch(closeAndThrow(router));
+  if (input.speakerDetection) {
+    await startSpeakerDetection(deps, entry, input.speakerDetection).catch((error: unknown) => {
+      closeRoom(registry, entry, 'api');
+      throw error;
+    });
+  }
   return router;
 }
 
-function closeAndThrow(resource: { close(): void }) {
-  return (error: unknown): never => {
-    resource.close();
-    throw error;
-  };
-}
-
+/** Closes the room on every worker it spread to, and every pipe between its parts. */
 export function closeRouter(deps: OpsDeps, id: string): void {
-  const { router } = deps.registry.require('router', id);
-  deps.registry.markClosing(router, 'api');
-  // mediasoup 3.11's WebRtcServer forgets a transport only on transport.close(), not when its
-  // router closes it: close the router's transports first, or the server's map grows for ever.
-  for (const entry of deps.registry.children('router', id, 'transport')) entry.transport.close();
-  router.close();
+  closeRoom(deps.registry, deps.registry.require('router', id), 'api');
 }
 
 /**

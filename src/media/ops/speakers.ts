@@ -4,6 +4,7 @@
 import type { types as ms } from 'mediasoup';
 import { SPEAKER_BOUNDS, type SpeakerDetection } from '../http/speakers.schemas.js';
 import type { RouterEntry } from '../registry/kinds.js';
+import { ensureProducerOn } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
 
 /** Creates the observers `detection` asks for and keeps them on the router's entry. */
@@ -28,8 +29,14 @@ export async function startSpeakerDetection(deps: OpsDeps, entry: RouterEntry, d
 /** Adds an audio producer to its router's observers (none when the room has no speaker detection). */
 export async function joinSpeakerDetection(deps: OpsDeps, producer: ms.Producer, routerId: string): Promise<void> {
   if (producer.kind !== 'audio') return;
-  const speakers = deps.registry.get('router', routerId)?.speakers;
-  if (!speakers) return;
+  const room = deps.registry.get('router', routerId);
+  const speakers = room?.speakers;
+  if (!room || !speakers) return;
+  // The observers live on the room's first router: a producer on another worker is piped there, and
+  // the copy is kept (its lease never released) until the producer closes.
+  const observersPart = room.parts.get(room.worker);
+  if (room.router.closed || !observersPart || observersPart.router !== room.router) return;
+  await ensureProducerOn(deps, producer.id, observersPart);
   for (const observer of [speakers.activeSpeaker, speakers.audioLevels]) {
     if (!observer || observer.closed) continue;
     await deps.engine('add producer to speaker observer', () => observer.addProducer({ producerId: producer.id }), [

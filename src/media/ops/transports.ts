@@ -1,8 +1,10 @@
-// WebRTC transports, each through its worker's WebRtcServer (one port per worker).
+// WebRTC transports, each through its worker's WebRtcServer (one port per worker), on the part of
+// the room that placeTransport chooses.
 import { adopt, goneError } from '../engine/call.js';
 import { RelayError } from '../errors.js';
 import type { CreateTransportBody, DtlsParametersInput } from '../http/schemas.js';
 import type { TransportEntry } from '../registry/kinds.js';
+import { placeTransport } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 
 const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
@@ -10,10 +12,11 @@ const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
 export async function createTransport(deps: OpsDeps, input: CreateTransportBody): Promise<TransportEntry> {
   const { registry, pool, engine, caps } = deps;
   const { routerId, direction } = input;
-  const { router, worker, slot } = registry.require('router', routerId);
-  const webRtcServer = pool.slots[slot]?.webRtcServer;
-  if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
+  const room = registry.require('router', routerId);
   return caps.reserve(routerId, 'transport', async () => {
+    const { router, worker, slot } = await placeTransport(deps, room);
+    const webRtcServer = pool.slots[slot]?.webRtcServer;
+    if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
     const transport = await engine(
       'create transport',
       () =>
@@ -26,6 +29,7 @@ export async function createTransport(deps: OpsDeps, input: CreateTransportBody)
           ...(input.appData ? { appData: input.appData } : {}),
         }),
       [['router', routerId]],
+      worker,
     );
     return adopt(transport, () => {
       if (transport.closed || !registry.has('router', routerId)) throw goneError('router', routerId, worker, 'create transport');

@@ -2,6 +2,7 @@
 // registry's maps and indexes, NOT_FOUND's `details.resource`, the counts of /internal/info, the `kind`
 // label of the media_resources metric and the OpenAPI document. A new kind is a new row here.
 import type { types as ms } from 'mediasoup';
+import type { RouterMediaCodec } from '../engine/codecs.js';
 
 export interface KindRow<Kind extends string = string> {
   /** Singular name: NOT_FOUND's `details.resource`, and the field of an entry holding the mediasoup object. */
@@ -56,10 +57,45 @@ export interface EngineResource {
   close(): void;
 }
 
-export interface RouterEntry {
+/** One mediasoup router of a room, on one worker (src/media/rooms/). */
+export interface RoomPart {
   readonly router: ms.Router;
   readonly worker: ms.Worker;
   readonly slot: number;
+}
+
+/**
+ * A producer's copy on another worker of its room (Router.pipeToRouter keeps its id there). Internal:
+ * never a registry resource, never an event; kept while a consumer on that worker or a lease needs it.
+ */
+export interface PipedCopy {
+  readonly producerId: string;
+  readonly kind: 'producer' | 'dataProducer';
+  readonly target: RoomPart;
+  /** Leases taken and not yet released (a consumer being created, a speaker observer, a relay pipe). */
+  holds: number;
+  /** Settles once the copy exists on the target; rejects when it could not be made. */
+  readonly ready: Promise<void>;
+  /** The pipe consumer on the producer's worker: closing it closes the copy (mediasoup links them). */
+  pipeConsumer: { readonly id: string; readonly closed: boolean; close(): void } | undefined;
+  /** The copy itself (a Producer or DataProducer on the target's router). */
+  pipeProducer: { readonly closed: boolean; pause?(): Promise<void>; resume?(): Promise<void> } | undefined;
+}
+
+/**
+ * A room. `router` is its first mediasoup router, whose id names the room (and whose rtpCapabilities
+ * and appData every part shares); `parts` are its routers, one per worker that holds some of it.
+ */
+export interface RouterEntry {
+  readonly router: ms.Router;
+  /** The worker of the room's oldest live part: where the registry indexes the room. */
+  worker: ms.Worker;
+  slot: number;
+  /** The codecs every part is created with, so that the rtpCapabilities handed out fit every part. */
+  readonly mediaCodecs: RouterMediaCodec[];
+  readonly parts: Map<ms.Worker, RoomPart>;
+  /** producerId (or dataProducerId) → worker of the copy → the copy. */
+  readonly pipes: Map<string, Map<ms.Worker, PipedCopy>>;
   /** When the relay registered it: GET /v1/routers tells a restarted signaling server. */
   readonly createdAt: Date;
   /** The room's speaker observers (POST /routers speakerDetection), closed with the router by the engine. */

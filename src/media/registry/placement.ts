@@ -1,7 +1,7 @@
-// Which worker a new router goes to: the live one with the fewest routers, those being created included.
+// Which worker a new room goes to: the live one with the fewest routers (room parts), those being created included.
 import { RelayError } from '../errors.js';
 import type { WorkerPool, WorkerSlot } from '../engine/pool.js';
-import type { MediaRegistry } from './registry.js';
+import type { types as ms } from 'mediasoup';
 
 export class RouterPlacement {
   /** Routers being created, per slot: counted against the limit and the placement before they exist. */
@@ -9,7 +9,8 @@ export class RouterPlacement {
 
   constructor(
     private readonly pool: WorkerPool,
-    private readonly registry: MediaRegistry,
+    /** Routers (room parts) a worker holds now. */
+    private readonly routersOn: (worker: ms.Worker) => number,
   ) {}
 
   /** Routers being created on every worker. */
@@ -21,7 +22,7 @@ export class RouterPlacement {
   place(): WorkerSlot {
     let best: { slot: WorkerSlot; load: number } | undefined;
     for (const slot of this.pool.live()) {
-      const load = this.registry.countOn(slot.worker!, 'router') + (this.pendingRouters.get(slot.index) ?? 0);
+      const load = this.routersOn(slot.worker!) + (this.pendingRouters.get(slot.index) ?? 0);
       if (!best || load < best.load) best = { slot, load };
     }
     if (!best) throw new RelayError('MEDIASOUP_ERROR', 'no live media worker');

@@ -124,6 +124,16 @@ export class MediaRegistry {
     return this.byRoom.get(routerId)?.get(kind)?.size ?? 0;
   }
 
+  /** Indexes a room under another worker (its oldest live part after the one it was indexed by died). */
+  rehome(entry: EntryOf['router'], worker: ms.Worker, slot: number): void {
+    const id = entry.router.id;
+    if (this.map('router').get(id) !== entry || entry.worker === worker) return;
+    removeFrom(this.byWorker, entry.worker, 'router', id);
+    entry.worker = worker;
+    entry.slot = slot;
+    addTo(this.byWorker, worker, 'router', id);
+  }
+
   /** Removes everything a worker held, without closing it; a safety net behind the close events when it dies. */
   dropWorker(worker: ms.Worker): void {
     const held = this.byWorker.get(worker);
