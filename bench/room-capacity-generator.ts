@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 
 export type GeneratorCommand =
   | { type: 'start'; sinks: number; recvBufferBytes: number; ssrc: number; payloadType: number; payloadBytes: number; countingPorts: number[] }
-  | { type: 'target'; port: number; packetsPerSecond: number }
+  /** Feed the producer transport at `port`; `paced`: packets one by one (1 ms ticks) instead of a burst per frame. */
+  | { type: 'target'; port: number; packetsPerSecond: number; paced: boolean }
   | { type: 'keyframe' }
   | { type: 'histograms'; on: boolean }
   | { type: 'snapshot'; id: number }
@@ -55,7 +56,10 @@ const send = (reply: GeneratorReply) => process.send!(reply);
 let sender: Socket | undefined;
 let rtcpSink: Socket | undefined;
 const sinks: Socket[] = [];
-let target: { port: number; packetsPerSecond: number } | undefined;
+let target: { port: number; packetsPerSecond: number; paced: boolean } | undefined;
+let lastTick = 0;
+let packetInFrame = 0;
+let frameKey = false;
 let frameTimer: NodeJS.Timeout | undefined;
 let config: Extract<GeneratorCommand, { type: 'start' }> | undefined;
 let histograms = false;
@@ -122,21 +126,30 @@ function packet(first: boolean, last: boolean, keyframe: boolean): Buffer {
   return buf;
 }
 
-function sendFrame(): void {
+/** Sends what the stream owes since the last tick (by the clock, so a late timer does not lower the rate). */
+function tick(): void {
   if (!target || !sender) return;
-  owed += target.packetsPerSecond / FRAMES_PER_SECOND;
-  const n = Math.floor(owed);
-  owed -= n;
-  if (n === 0) return;
-  const keyframe = keyframeWanted || frame % KEYFRAME_EVERY_FRAMES === 0;
-  keyframeWanted = false;
-  for (let i = 0; i < n; i += 1) {
-    sender.send(packet(i === 0, i === n - 1, keyframe), target.port, '127.0.0.1');
+  const now = performance.now();
+  owed += (target.packetsPerSecond * (now - lastTick)) / 1000;
+  lastTick = now;
+  const packetsPerFrame = Math.max(1, Math.round(target.packetsPerSecond / FRAMES_PER_SECOND));
+  for (; owed >= 1; owed -= 1) {
+    const first = packetInFrame === 0;
+    if (first) {
+      frameKey = keyframeWanted || frame % KEYFRAME_EVERY_FRAMES === 0;
+      keyframeWanted = false;
+    }
+    const last = packetInFrame === packetsPerFrame - 1;
+    sender.send(packet(first, last, frameKey), target.port, '127.0.0.1');
     sent += 1;
+    packetInFrame += 1;
+    if (last) {
+      packetInFrame = 0;
+      frame += 1;
+      pictureId = (pictureId + 1) & 0x7fff;
+      rtpTimestamp += 90_000 / FRAMES_PER_SECOND;
+    }
   }
-  frame += 1;
-  pictureId = (pictureId + 1) & 0x7fff;
-  rtpTimestamp += 90_000 / FRAMES_PER_SECOND;
 }
 
 /** The kernel's drop counters (last column of /proc/net/udp) summed over the sockets bound to `ports`. */
@@ -170,15 +183,17 @@ process.on('message', async (command: GeneratorCommand) => {
       rtcpSink = createSocket('udp4');
       rtcpSink.on('message', () => {}); // the consumers' sender reports when RTCP has a port of its own
       const rtcpPort = await bind(rtcpSink, command.recvBufferBytes);
-      frameTimer = setInterval(sendFrame, 1000 / FRAMES_PER_SECOND);
       cpuStart = process.cpuUsage();
       send({ type: 'ready', senderPort, sinkPorts, rtcpPort });
       break;
     }
     case 'target':
-      target = { port: command.port, packetsPerSecond: command.packetsPerSecond };
+      target = { port: command.port, packetsPerSecond: command.packetsPerSecond, paced: command.paced };
       owed = 0;
+      lastTick = performance.now();
       keyframeWanted = true;
+      clearInterval(frameTimer);
+      frameTimer = setInterval(tick, command.paced ? 1 : 1000 / FRAMES_PER_SECOND);
       break;
     case 'keyframe':
       keyframeWanted = true;

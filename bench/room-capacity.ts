@@ -27,10 +27,13 @@ const PAYLOAD_BYTES = 1000;
 const LOSS_LIMIT = 0.01;
 const WINDOW_MS = Number(process.env.BENCH_ROOM_WINDOW_MS ?? 10_000);
 const MAX_PROBES = Number(process.env.BENCH_ROOM_MAX_PROBES ?? 8);
-const START_N = Number(process.env.BENCH_ROOM_START_N ?? 150);
+const START_N = Number(process.env.BENCH_ROOM_START_N ?? 300);
 /** The whole bench stops probing past this (the ramps report what they found by then). */
-const BUDGET_MS = Number(process.env.BENCH_ROOM_BUDGET_MS ?? 200_000);
-/** The pipe comparison: a faster stream (more packets per window, so CPU ticks resolve) and few consumers. */
+const BUDGET_MS = Number(process.env.BENCH_ROOM_BUDGET_MS ?? 170_000);
+/**
+ * The pipe comparison: a faster stream (more packets per window, so CPU ticks resolve), paced packet by
+ * packet (a frame's burst would queue at the sinks and blur the latencies), and few consumers.
+ */
 const PIPE_PACKETS_PER_SECOND = 1000;
 const PIPE_CONSUMERS_PER_WORKER = 5;
 const PIPE_WINDOW_MS = Number(process.env.BENCH_ROOM_PIPE_WINDOW_MS ?? 5_000);
@@ -285,7 +288,7 @@ async function probe(room: Room, legs: Leg[], n: number): Promise<Probe> {
   return { n, loss, window: w };
 }
 
-/** Doubling from `start` until a probe loses ≥ 1 %, then bisecting; at most MAX_PROBES probes. */
+/** Doubling from `start` until a probe loses ≥ 1 %, then bisecting to within 10 %; at most MAX_PROBES probes. */
 async function ramp(workers: 1 | 2, start: number): Promise<{ n: number; probes: Probe[]; capped: boolean }> {
   const room = await buildRoom(workers);
   const legs: Leg[] = [];
@@ -294,7 +297,7 @@ async function ramp(workers: 1 | 2, start: number): Promise<{ n: number; probes:
   let hi = Infinity;
   let n = Math.min(start, MAX_N);
   try {
-    command({ type: 'target', port: room.producerTransport.tuple.localPort, packetsPerSecond: PACKETS_PER_SECOND });
+    command({ type: 'target', port: room.producerTransport.tuple.localPort, packetsPerSecond: PACKETS_PER_SECOND, paced: false });
     while (probes.length < MAX_PROBES && Date.now() - started < BUDGET_MS) {
       const p = await probe(room, legs, n);
       probes.push(p);
@@ -304,7 +307,7 @@ async function ramp(workers: 1 | 2, start: number): Promise<{ n: number; probes:
         if (n >= MAX_N) break;
         n = Math.min(MAX_N, n * 2);
       } else {
-        if (hi - lo <= Math.max(10, lo * 0.08)) break;
+        if (hi - lo <= Math.max(10, lo * 0.1)) break;
         n = Math.round((lo + hi) / 2);
       }
     }
@@ -357,7 +360,7 @@ async function pipeCost(): Promise<{ latencyUs: number; cpuUs: number }> {
         ['local', local, localLegs],
         ['spread', spread, spreadLegs],
       ] as const) {
-        command({ type: 'target', port: room.producerTransport.tuple.localPort, packetsPerSecond: PIPE_PACKETS_PER_SECOND });
+        command({ type: 'target', port: room.producerTransport.tuple.localPort, packetsPerSecond: PIPE_PACKETS_PER_SECOND, paced: true });
         await sleep(300);
         await resize(room, legs, n, 'read');
         const w = await measure(room, PIPE_WINDOW_MS);
@@ -421,7 +424,7 @@ export async function roomCapacity(): Promise<void> {
     console.log('  1 worker: one router');
     const one = await ramp(1, START_N);
     console.log('  2 workers: a router on each, the producer piped from worker 1 to worker 2, consumers alternating');
-    const two = await ramp(2, Math.max(START_N, one.n));
+    const two = await ramp(2, Math.max(START_N, 2 * one.n)); // first probe: twice the 1-worker figure
     console.log('  pipe cost');
     const pipe = await pipeCost();
 
@@ -429,12 +432,24 @@ export async function roomCapacity(): Promise<void> {
       const best = r.probes.find((p) => p.n === r.n);
       return best ? `${pct(best.window.generatorCpuMs, best.window.elapsedMs)} of one core` : 'n/a';
     };
+    // What a forwarded packet costs the workers at the figure: the load-independent part, for sizing.
+    const usPerForwarded = (r: typeof one) => {
+      const best = r.probes.find((p) => p.n === r.n);
+      if (!best) return NaN;
+      const cpuMs = best.window.workerCpuMs.reduce((a, b) => a + b, 0);
+      return (cpuMs * 1000) / (best.n * best.window.sent * (1 - best.loss));
+    };
+    info(
+      `workers' CPU per forwarded packet at the figures: ${usPerForwarded(one).toFixed(1)} µs (1 worker), ${usPerForwarded(two).toFixed(1)} µs (2 workers, pipe included); ` +
+        `one whole core at that cost: ~${Math.round(1e6 / usPerForwarded(one) / PACKETS_PER_SECOND)} consumers of this stream`,
+    );
     info(`load generator at the figures: ${generatorPct(one)} (1 worker, N=${one.n}), ${generatorPct(two)} (2 workers, N=${two.n})${one.capped || two.capped ? `; capped at ${MAX_N} consumers (ports)` : ''}`);
     bench('room-capacity-1-worker', one.n, 'consumers');
     bench('room-capacity-2-workers', two.n, 'consumers');
     bench('room-capacity-scaling', one.n > 0 ? two.n / one.n : 0, 'x');
-    bench('pipe-extra-us-per-packet', pipe.latencyUs, 'µs one-way latency');
-    bench('pipe-extra-cpu-us-per-packet', pipe.cpuUs, 'µs worker CPU');
+    bench('room-worker-us-per-forwarded-packet', usPerForwarded(one), 'µs');
+    bench('pipe-extra-us-per-packet', pipe.latencyUs, 'µs'); // one-way latency
+    bench('pipe-extra-cpu-us-per-packet', pipe.cpuUs, 'µs'); // the workers' CPU
   } finally {
     pool?.close();
     if (generator.connected) command({ type: 'stop' });

@@ -7,7 +7,7 @@ import { ROOT } from './lib.js';
 const BENCHMARKS = [
   { name: 'relay-control', limitMs: 180_000 },
   { name: 'media-fanout', limitMs: 120_000 },
-  { name: 'room-capacity', limitMs: 240_000 },
+  { name: 'room-capacity', limitMs: 270_000 },
   { name: 'auth-profile', limitMs: 120_000 },
   { name: 'auth-login-loop', limitMs: 60_000 },
   { name: 'auth-profile-redis', limitMs: 120_000 },
