@@ -1,4 +1,5 @@
-// `npm run bench`: every benchmark in its own process, one after the other, within 10 minutes in all.
+// `npm run bench`: every benchmark in its own process, one after the other, within 14 minutes in all
+// (10 until room-capacity, issue 14, added its ~3.5 minutes of 10 s probes).
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { ROOT } from './lib.js';
@@ -6,14 +7,14 @@ import { ROOT } from './lib.js';
 const BENCHMARKS = [
   { name: 'relay-control', limitMs: 180_000 },
   { name: 'media-fanout', limitMs: 120_000 },
-  { name: 'room-capacity', limitMs: 200_000 },
+  { name: 'room-capacity', limitMs: 270_000 },
   { name: 'auth-profile', limitMs: 120_000 },
   { name: 'auth-login-loop', limitMs: 60_000 },
   { name: 'auth-profile-redis', limitMs: 120_000 },
   { name: 'auth-login-loop-redis', limitMs: 60_000 },
   { name: 'startup', limitMs: 120_000 },
 ];
-const TOTAL_LIMIT_MS = 10 * 60_000;
+const TOTAL_LIMIT_MS = 14 * 60_000;
 
 const started = Date.now();
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -24,7 +25,7 @@ const failures: string[] = [];
 for (const { name, limitMs } of BENCHMARKS) {
   const left = TOTAL_LIMIT_MS - (Date.now() - started);
   if (left <= 5000) {
-    failures.push(`${name}: not run, the 10-minute budget is spent`);
+    failures.push(`${name}: not run, the 14-minute budget is spent`);
     continue;
   }
   console.log(`\n=== ${name}`);
