@@ -1,8 +1,7 @@
 // createApp(deps): the whole HTTP surface, without listening and without module-level state.
 import { Hono } from 'hono';
 import { bodyLimit } from './http/body-limit.js';
-import { requestId, type RequestIdVariables } from 'hono/request-id';
-import { secureHeaders } from 'hono/secure-headers';
+import type { RequestIdVariables } from 'hono/request-id';
 import { AuditLog } from './auth/audit.js';
 import { createAuthEventsApp } from './auth/audit-routes.js';
 import { createAuthApp } from './auth/routes.js';
@@ -12,6 +11,8 @@ import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
+import { requestId } from './http/request-id.js';
+import { secureHeaders } from './http/secure-headers.js';
 import type { RateLimitStores } from './http/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
@@ -77,6 +78,8 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   app.use(async function requestLog(c, next) {
     const started = performance.now();
     await next();
+    // At LOG_LEVEL=warn and above the line would be dropped anyway: skip building it.
+    if (!logger.isLevelEnabled('info')) return;
     logger.info(
       {
         requestId: c.get('requestId'),
