@@ -163,10 +163,11 @@ export class Metrics {
   httpMiddleware(): MiddlewareHandler {
     const metrics = this;
     return async function httpMetrics(c, next) {
-      const end = metrics.httpDuration.startTimer();
+      const started = performance.now();
       await next();
       const labels = { method: c.req.method, route: routePattern(c), status: String(c.res.status) };
-      end(labels);
+      // observe() with the labels at hand: startTimer's end() copies them and reads hrtime as an array.
+      metrics.httpDuration.observe(labels, (performance.now() - started) / 1000);
       metrics.httpRequests.inc(labels);
       if (c.req.method === 'POST' && labels.route === '/api/v1/auth/login') metrics.recordAuth('login', outcomeOf(c.res.status));
       if (c.req.method === 'POST' && labels.route === '/api/v1/auth/refresh-token') metrics.recordAuth('refresh', outcomeOf(c.res.status));
