@@ -43,7 +43,7 @@ function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: 
 export function dataProducersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createDataProducerBody), async (c) => {
-      const entry = await media.createDataProducer(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createDataProducer(c.req.valid('json'));
       return c.json(dataProducerView(entry), 201);
     })
     .delete('/:id', (c) => {
@@ -55,7 +55,7 @@ export function dataProducersRoutes(media: MediaService) {
 export function dataConsumersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createDataConsumerBody), async (c) => {
-      const entry = await media.createDataConsumer(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createDataConsumer(c.req.valid('json'));
       return c.json(dataConsumerView(entry), 201);
     })
     .delete('/:id', (c) => {
