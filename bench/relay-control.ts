@@ -29,7 +29,7 @@ function expect(status: number, wanted: number, what: string, body: unknown): vo
 let ssrc = 1000;
 
 /** One cycle over HTTP: 11 requests, every status checked. */
-async function httpCycle(client: HttpClient): Promise<void> {
+export async function httpCycle(client: HttpClient): Promise<void> {
   const r = await client.request('POST', '/internal/v1/routers', {});
   expect(r.status, 201, 'router', r.body);
   const routerId = r.body.id as string;

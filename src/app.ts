@@ -1,8 +1,7 @@
 // createApp(deps): the whole HTTP surface, without listening and without module-level state.
 import { Hono } from 'hono';
 import { bodyLimit } from './http/body-limit.js';
-import { requestId, type RequestIdVariables } from 'hono/request-id';
-import { secureHeaders } from 'hono/secure-headers';
+import type { RequestIdVariables } from 'hono/request-id';
 import { AuditLog } from './auth/audit.js';
 import { createAuthEventsApp } from './auth/audit-routes.js';
 import { createAuthApp } from './auth/routes.js';
@@ -12,6 +11,8 @@ import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
+import { assignRequestId } from './http/request-id.js';
+import { secureHeaders } from './http/secure-headers.js';
 import type { RateLimitStores } from './http/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
@@ -72,21 +73,27 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
-  app.use(requestId());
-  app.use(deps.metrics.httpMiddleware());
-  app.use(async function requestLog(c, next) {
+  // The request id, the metrics and the request log in one middleware: each layer of Hono's chain
+  // is an async call and a promise more on every request.
+  const { metrics } = deps;
+  app.use(async function observeRequest(c, next) {
+    assignRequestId(c);
     const started = performance.now();
     await next();
-    logger.info(
-      {
-        requestId: c.get('requestId'),
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-      },
-      'request',
-    );
+    // At LOG_LEVEL=warn and above the line would be dropped anyway: skip building it.
+    if (logger.isLevelEnabled('info')) {
+      logger.info(
+        {
+          requestId: c.get('requestId'),
+          method: c.req.method,
+          path: c.req.path,
+          status: c.res.status,
+          durationMs: Math.round((performance.now() - started) * 100) / 100,
+        },
+        'request',
+      );
+    }
+    metrics.recordHttp(c, started);
   });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

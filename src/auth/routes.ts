@@ -1,5 +1,4 @@
 // The account API under /api/v1/auth: parse, call the service, shape the answer.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Hono, type Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { AppDeps, AppEnv } from '../app.js';
@@ -41,17 +40,16 @@ export function createAuthApp(deps: AppDeps) {
   const now = deps.now ?? (() => new Date());
   const db = deps.database.db;
   const audit = deps.audit ?? new AuditLog({ db, now, logger: deps.logger, retentionDays: config.auth.eventsRetentionDays });
-  // Who is asking, for the audit rows written from inside the service (refresh reuse).
-  const requestClient = new AsyncLocalStorage<SessionClient>();
   const service = new AuthService({
     db,
     accessTokenTtl: config.auth.accessTokenTtl,
     refreshTokenTtl: config.auth.refreshTokenTtl,
     now,
     logger: deps.logger,
-    onRefreshReuse: (revoked) => {
+    // `client`: who presented the token, passed down by refresh() (not through AsyncLocalStorage,
+    // whose promise hooks, once on, cost every promise of the process).
+    onRefreshReuse: (revoked, client) => {
       deps.metrics?.recordAuth('refresh', 'reused');
-      const client = requestClient.getStore();
       const common = { userId: revoked.userId, sessionId: revoked.sessionPublicId, ip: client?.ip, userAgent: client?.userAgent };
       void audit.record({ type: 'refresh_reuse_detected', ...common }, { type: 'session_ended', ...common, detail: 'refresh_reuse' });
     },
@@ -154,7 +152,7 @@ export function createAuthApp(deps: AppDeps) {
     })
     .post('/refresh-token', refreshLimit, validate('json', refreshBody), async (c) => {
       const refreshToken = c.req.valid('json').refresh_token;
-      return ok(c, tokenSetView(await requestClient.run(sessionClient(c), () => service.refresh(refreshToken, c.var.arrivedAt))));
+      return ok(c, tokenSetView(await service.refresh(refreshToken, c.var.arrivedAt, sessionClient(c))));
     })
     .post('/logout', apiLimit, requireSession, async (c) => {
       const scope = await logoutScopeOf(c);

@@ -52,7 +52,7 @@ export interface AuthServiceDeps {
   now: () => Date;
   logger: Logger;
   /** Told when a rotated refresh token comes back and its session is revoked (for metrics and the audit trail). */
-  onRefreshReuse?: (revoked: { userId: number; sessionPublicId: string }) => void;
+  onRefreshReuse?: (revoked: { userId: number; sessionPublicId: string }, client: SessionClient | undefined) => void;
   /** Seconds after a rotation during which the rotated token, presented again, revokes nothing (default 0). */
   refreshReuseGraceS?: number;
   /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy` (default 2000). */
@@ -166,8 +166,9 @@ export class AuthService {
    * the others get invalid_refresh_token and revoke nothing, as does a token presented again within
    * `refreshReuseGraceS` of its rotation.
    * @param presentedAt when the request arrived (taken before any await): compared with the rotation time to tell a lost race from a reuse
+   * @param client who presented it, handed to `onRefreshReuse` for the audit rows
    */
-  async refresh(refreshToken: string, presentedAt: Date = this.deps.now()): Promise<TokenSet> {
+  async refresh(refreshToken: string, presentedAt: Date = this.deps.now(), client?: SessionClient): Promise<TokenSet> {
     const { db } = this.deps;
     const parsed = parseToken(refreshToken);
     if (!parsed) throw new AuthError('invalid_refresh_token');
@@ -179,7 +180,7 @@ export class AuthService {
       .where(eq(sessions.refreshId, parsed.id))
       .limit(1);
     if (!session) {
-      await this.revokeIfReused(parsed.id, parsed.secret, presentedAt);
+      await this.revokeIfReused(parsed.id, parsed.secret, presentedAt, client);
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
@@ -369,7 +370,7 @@ export class AuthService {
    * is one within the grace period after the rotation (RFC 9700 §4.14.2 allows one): a client whose
    * two tabs refreshed a moment apart, or that retried after a lost answer, keeps its session.
    */
-  private async revokeIfReused(refreshId: string, secret: string, presentedAt: Date): Promise<void> {
+  private async revokeIfReused(refreshId: string, secret: string, presentedAt: Date, client: SessionClient | undefined): Promise<void> {
     const { db, logger } = this.deps;
     const [rotated] = await db
       .select({
@@ -389,7 +390,7 @@ export class AuthService {
       .returning({ id: sessions.id, userId: sessions.userId, publicId: sessions.publicId });
     if (revoked) {
       logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
-      this.deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId });
+      this.deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId }, client);
     }
   }
 

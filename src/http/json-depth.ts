@@ -1,18 +1,30 @@
-// How deep a parsed JSON body nests, found without recursion (a body may nest 100 000 levels deep).
+// How deep a parsed JSON body nests, found without deep recursion (a body may nest 100 000 levels deep).
 
 /**
  * The path (keys and array indexes, as strings) of the first object or array nested deeper than
  * `maxDepth` levels (the value itself is level 1), or undefined when none is. Stops at the first one.
+ * The walk recurses at most `maxDepth` levels, whatever the value's own depth, and builds a path only
+ * for the hit; children are visited last key first (the order of the stack-based walk it replaced).
  * @example tooDeepAt({ a: { b: [1] } }, 2) // ['a', 'b']
  */
 export function tooDeepAt(value: unknown, maxDepth: number): string[] | undefined {
-  const stack: [unknown, string[]][] = [[value, []]];
-  while (stack.length > 0) {
-    const [node, path] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (path.length >= maxDepth) return path;
-    for (const [key, child] of Object.entries(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, [...path, key]]);
+  if (value === null || typeof value !== 'object') return undefined;
+  return deepAt(value, 0, maxDepth);
+}
+
+/** `node` is an object or array `depth` keys below the value. */
+function deepAt(node: object, depth: number, maxDepth: number): string[] | undefined {
+  if (depth >= maxDepth) return [];
+  const keys = Object.keys(node);
+  for (let i = keys.length - 1; i >= 0; i -= 1) {
+    const key = keys[i]!;
+    const child = (node as Record<string, unknown>)[key];
+    if (child !== null && typeof child === 'object') {
+      const found = deepAt(child, depth + 1, maxDepth);
+      if (found !== undefined) {
+        found.unshift(key);
+        return found;
+      }
     }
   }
   return undefined;

@@ -5,6 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
+import { nodeResponse } from './node-response.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 
@@ -86,7 +87,7 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
       await next();
     };
   }
-  return rateLimiter({
+  const limiter = rateLimiter({
     windowMs,
     limit: perMinute,
     // draft-7: `RateLimit: limit=…, remaining=…, reset=…` and `RateLimit-Policy`; plus `Retry-After` on 429.
@@ -98,4 +99,23 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
     store,
     handler: (c) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429)),
   });
+  return async function rateLimit(c, next) {
+    const outgoing = nodeResponse(c);
+    if (!outgoing) return limiter(c, next);
+    // The limiter's RateLimit-* and Retry-After headers go onto Node's response (see nodeResponse)
+    // rather than into a web Headers object; only while the limiter itself runs, not the handlers after it.
+    const header = c.header;
+    c.header = ((name: string, value?: string, options?: { append?: boolean }) => {
+      if (value === undefined || options?.append) return header(name, value, options);
+      outgoing.setHeader(name, value);
+    }) as typeof c.header;
+    try {
+      return await limiter(c, async () => {
+        c.header = header;
+        await next();
+      });
+    } finally {
+      c.header = header;
+    }
+  };
 }

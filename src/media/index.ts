@@ -6,7 +6,7 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { createEventBridge, type EventBridge } from './events/bridge.js';
 import { createEventBus, type EventBus } from './events/bus.js';
-import { bindOps, type MediaOps } from './ops/index.js';
+import { bindOps, opsBinder, type MediaOps } from './ops/index.js';
 import { RelayError } from './errors.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
@@ -75,6 +75,13 @@ export interface MediaServiceOptions {
 
 /** The relay's operations (createRouter, createTransport, …) plus the service's own lifecycle and figures. */
 export interface MediaService extends MediaOps {
+  /**
+   * The same ops, for the HTTP request `requestId`: the engine calls they make carry its id into
+   * their failure logs and a worker's death log. Passed explicitly, not through AsyncLocalStorage,
+   * whose promise hooks cost every promise of the process (a third of the relay's CPU per request).
+   * @example await media.forRequest(c.get('requestId')).createTransport(input)
+   */
+  forRequest(requestId: string | undefined): MediaOps;
   /** The workers; `pool.events` tells of deaths and restarts, to any number of listeners. */
   readonly pool: WorkerPool;
   info(): MediaInfo;
@@ -114,7 +121,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
   const bus = options.bus ?? createEventBus({ bufferSize: 1 });
   bridge = createEventBridge({ registry, rooms, pool, bus, logger });
-  const { engine, inFlightOn } = createEngineCall({
+  const { engine, engineFor, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
     isOpen: (kind, id) => registry.has(kind, id),
@@ -134,16 +141,31 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     consumer: config.maxConsumersPerRouter,
     pipeTransport: config.maxPipeTransportsPerRouter,
   });
-  const ops = bindOps({ config, logger, pool, registry, placement: new RouterPlacement(pool, (worker) => rooms.partsOn(worker)), caps, engine, rooms });
+  const deps = { config, logger, pool, registry, placement: new RouterPlacement(pool, (worker) => rooms.partsOn(worker)), caps, engine, rooms };
+  const ops = bindOps(deps);
+  const bindForRequest = opsBinder();
   let draining = false;
+  const refuseWhileDraining = () => {
+    if (draining) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
+  };
 
   return {
     ...ops,
     pool,
 
     async createRouter(input) {
-      if (draining) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
+      refuseWhileDraining();
       return ops.createRouter(input);
+    },
+
+    forRequest(requestId) {
+      const scoped = bindForRequest({ ...deps, engine: engineFor(requestId) });
+      const { createRouter } = scoped;
+      scoped.createRouter = async (input) => {
+        refuseWhileDraining();
+        return createRouter.call(scoped, input);
+      };
+      return scoped;
     },
 
     get draining() {

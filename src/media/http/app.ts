@@ -4,7 +4,6 @@ import { Hono } from 'hono';
 import type { AppDeps, AppEnv } from '../../app.js';
 import { bodyLimit } from '../../http/body-limit.js';
 import { internalToken } from '../../http/internal-token.js';
-import { runWithRequestId } from '../../request-context.js';
 import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
@@ -27,10 +26,6 @@ export function createInternalApp(deps: AppDeps) {
   const { media } = deps;
   return new Hono<AppEnv>()
     .use(internalToken({ token: deps.internalToken }))
-    // The request id follows the work into the engine: its failures and a worker's death name it.
-    .use(function requestScope(c, next) {
-      return runWithRequestId(c.get('requestId'), next);
-    })
     .use(
       bodyLimit({
         maxSize: INTERNAL_BODY_LIMIT,

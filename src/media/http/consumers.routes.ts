@@ -10,11 +10,11 @@ import { consumerStateView, consumerView } from './views.js';
 export function consumersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createConsumerBody), async (c) => {
-      const entry = await media.createConsumer(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createConsumer(c.req.valid('json'));
       return c.json(consumerView(entry), 201);
     })
     .post('/:id/resume', async (c) => {
-      const consumer = await media.resumeConsumer(c.req.param('id'));
+      const consumer = await media.forRequest(c.get('requestId')).resumeConsumer(c.req.param('id'));
       return c.json(consumerStateView(consumer), 200);
     })
     .delete('/:id', (c) => {

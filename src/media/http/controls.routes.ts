@@ -15,49 +15,49 @@ type Stats = Record<string, string | number | boolean | null>[];
 export function producerControlsRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/:id/pause', async (c) => {
-      const producer = await media.pauseProducer(c.req.param('id'));
+      const producer = await media.forRequest(c.get('requestId')).pauseProducer(c.req.param('id'));
       return c.json({ id: producer.id, paused: producer.paused }, 200);
     })
     .post('/:id/resume', async (c) => {
-      const producer = await media.resumeProducer(c.req.param('id'));
+      const producer = await media.forRequest(c.get('requestId')).resumeProducer(c.req.param('id'));
       return c.json({ id: producer.id, paused: producer.paused }, 200);
     })
-    .get('/:id/stats', async (c) => c.json((await media.getStats('producer', c.req.param('id'))) as Stats, 200));
+    .get('/:id/stats', async (c) => c.json((await media.forRequest(c.get('requestId')).getStats('producer', c.req.param('id'))) as Stats, 200));
 }
 
 export function consumerControlsRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/:id/pause', async (c) => {
-      const consumer = await media.pauseConsumer(c.req.param('id'));
+      const consumer = await media.forRequest(c.get('requestId')).pauseConsumer(c.req.param('id'));
       return c.json(consumerStateView(consumer), 200);
     })
     .post('/:id/preferred-layers', jsonBody(preferredLayersBody), async (c) => {
-      const consumer = await media.setConsumerPreferredLayers(c.req.param('id'), c.req.valid('json'));
+      const consumer = await media.forRequest(c.get('requestId')).setConsumerPreferredLayers(c.req.param('id'), c.req.valid('json'));
       return c.json({ id: consumer.id, preferredLayers: consumer.preferredLayers ?? null, currentLayers: consumer.currentLayers ?? null }, 200);
     })
     .post('/:id/priority', jsonBody(priorityBody), async (c) => {
-      const consumer = await media.setConsumerPriority(c.req.param('id'), c.req.valid('json').priority);
+      const consumer = await media.forRequest(c.get('requestId')).setConsumerPriority(c.req.param('id'), c.req.valid('json').priority);
       return c.json({ id: consumer.id, priority: consumer.priority }, 200);
     })
     .post('/:id/key-frame', async (c) => {
-      await media.requestConsumerKeyFrame(c.req.param('id'));
+      await media.forRequest(c.get('requestId')).requestConsumerKeyFrame(c.req.param('id'));
       return c.body(null, 204);
     })
-    .get('/:id/stats', async (c) => c.json((await media.getStats('consumer', c.req.param('id'))) as Stats, 200));
+    .get('/:id/stats', async (c) => c.json((await media.forRequest(c.get('requestId')).getStats('consumer', c.req.param('id'))) as Stats, 200));
 }
 
 export function transportControlsRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/:id/restart-ice', async (c) => {
       const id = c.req.param('id');
-      const iceParameters = await media.restartTransportIce(id);
+      const iceParameters = await media.forRequest(c.get('requestId')).restartTransportIce(id);
       return c.json({ id, iceParameters }, 200);
     })
     .post('/:id/max-incoming-bitrate', jsonBody(maxIncomingBitrateBody), async (c) => {
-      await media.setTransportMaxIncomingBitrate(c.req.param('id'), c.req.valid('json').bitrate);
+      await media.forRequest(c.get('requestId')).setTransportMaxIncomingBitrate(c.req.param('id'), c.req.valid('json').bitrate);
       return c.body(null, 204);
     })
-    .get('/:id/stats', async (c) => c.json((await media.getStats('transport', c.req.param('id'))) as Stats, 200));
+    .get('/:id/stats', async (c) => c.json((await media.forRequest(c.get('requestId')).getStats('transport', c.req.param('id'))) as Stats, 200));
 }
 
 const layers = z.object({ spatialLayer: z.int(), temporalLayer: z.int().optional() }).nullable();

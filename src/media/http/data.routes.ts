@@ -10,7 +10,7 @@ import { dataConsumerView, dataConsumerViewSchema, dataProducerView, dataProduce
 export function dataProducersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createDataProducerBody), async (c) => {
-      const entry = await media.createDataProducer(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createDataProducer(c.req.valid('json'));
       return c.json(dataProducerView(entry), 201);
     })
     .delete('/:id', (c) => {
@@ -22,7 +22,7 @@ export function dataProducersRoutes(media: MediaService) {
 export function dataConsumersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createDataConsumerBody), async (c) => {
-      const entry = await media.createDataConsumer(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createDataConsumer(c.req.valid('json'));
       return c.json(dataConsumerView(entry), 201);
     })
     .delete('/:id', (c) => {

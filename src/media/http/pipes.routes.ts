@@ -20,19 +20,19 @@ import { jsonBody } from './validator.js';
 export function pipesRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createPipeTransportBody), async (c) => {
-      const entry = await media.createPipeTransport(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createPipeTransport(c.req.valid('json'));
       return c.json(pipeTransportView(entry), 201);
     })
     .post('/:id/connect', jsonBody(connectPipeTransportBody), async (c) => {
-      const entry = await media.connectPipeTransport(c.req.param('id'), c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).connectPipeTransport(c.req.param('id'), c.req.valid('json'));
       return c.json({ id: entry.pipeTransport.id, connected: true as const }, 200);
     })
     .post('/:id/consumers', jsonBody(createPipeConsumerBody), async (c) => {
-      const entry = await media.createPipeConsumer(c.req.param('id'), c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createPipeConsumer(c.req.param('id'), c.req.valid('json'));
       return c.json(pipeConsumerView(entry), 201);
     })
     .post('/:id/producers', jsonBody(createPipeProducerBody), async (c) => {
-      const producer = await media.createPipeProducer(c.req.param('id'), c.req.valid('json'));
+      const producer = await media.forRequest(c.get('requestId')).createPipeProducer(c.req.param('id'), c.req.valid('json'));
       return c.json({ id: producer.id, kind: producer.kind, paused: producer.paused }, 201);
     })
     .delete('/:id', (c) => {

@@ -11,7 +11,7 @@ export function producersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createProducerBody), async (c) => {
       const body = c.req.valid('json');
-      const producer = await media.createProducer(body);
+      const producer = await media.forRequest(c.get('requestId')).createProducer(body);
       return c.json(producerView(producer, body.transportId), 201);
     })
     .delete('/:id', (c) => {

@@ -10,7 +10,7 @@ import { routerListSchema, routerStateSchema, routerStateView, routerSummaryView
 export function routersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createRouterBody), async (c) => {
-      const router = await media.createRouter(c.req.valid('json'));
+      const router = await media.forRequest(c.get('requestId')).createRouter(c.req.valid('json'));
       return c.json(routerView(router), 201);
     })
     .get('/', (c) => c.json({ routers: media.listRouters().map(routerSummaryView) }, 200))

@@ -10,11 +10,11 @@ import { transportView } from './views.js';
 export function transportsRoutes(media: MediaService) {
   return new Hono<AppEnv>()
     .post('/', jsonBody(createTransportBody), async (c) => {
-      const entry = await media.createTransport(c.req.valid('json'));
+      const entry = await media.forRequest(c.get('requestId')).createTransport(c.req.valid('json'));
       return c.json(transportView(entry), 201);
     })
     .post('/:id/connect', jsonBody(connectTransportBody), async (c) => {
-      const entry = await media.connectTransport(c.req.param('id'), c.req.valid('json').dtlsParameters);
+      const entry = await media.forRequest(c.get('requestId')).connectTransport(c.req.param('id'), c.req.valid('json').dtlsParameters);
       return c.json({ id: entry.transport.id, connected: true as const }, 200);
     })
     .delete('/:id', (c) => {

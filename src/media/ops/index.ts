@@ -21,3 +21,18 @@ export function bindOps(deps: OpsDeps): MediaOps {
     Object.entries(OPS).map(([name, op]) => [name, (...args: unknown[]) => (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(deps, ...args)]),
   ) as MediaOps;
 }
+
+/**
+ * Binds the ops to deps made per call (a request's own engine): one object per binding, the methods
+ * on a prototype built once, where bindOps makes a closure per op.
+ * @example const bind = opsBinder(); bind({ ...deps, engine: engineFor(requestId) }).createTransport(input)
+ */
+export function opsBinder(): (deps: OpsDeps) => MediaOps {
+  const proto: Record<string, unknown> = {};
+  for (const [name, op] of Object.entries(OPS)) {
+    proto[name] = function (this: { deps: OpsDeps }, ...args: unknown[]) {
+      return (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(this.deps, ...args);
+    };
+  }
+  return (deps) => Object.assign(Object.create(proto) as object, { deps }) as unknown as MediaOps;
+}
