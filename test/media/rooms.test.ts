@@ -52,6 +52,11 @@ async function transportOn(room: Room, direction: 'send' | 'recv') {
   return { id: transport.id, workerPid: state.transports.find((tr) => tr.id === transport.id)!.workerPid };
 }
 
+/** Two consumers of `producerId` on the room's worker: its load reaches the limit (2), so what the room opens next goes to the other worker. */
+async function fillWorker(room: Room, producerId: string): Promise<void> {
+  for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producerId, room.rtpCapabilities);
+}
+
 function copiesOf(roomId: string, producerId: string) {
   return t.media.roomForTesting(roomId)?.pipes.get(producerId);
 }
@@ -131,7 +136,7 @@ describe('a room over two workers', () => {
     const room = await api.router();
     const send = await transportOn(room, 'send');
     const producer = await api.producer(send.id, 'video');
-    for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producer.id, room.rtpCapabilities);
+    await fillWorker(room, producer.id);
     const far = await transportOn(room, 'recv');
     expect(far.workerPid).not.toBe(send.workerPid);
     const a = await api.consumer(far.id, producer.id, room.rtpCapabilities);
@@ -168,7 +173,7 @@ describe('a room over two workers', () => {
     const room = await api.router();
     const send = await transportOn(room, 'send');
     const producer = await api.producer(send.id, 'video');
-    for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producer.id, room.rtpCapabilities);
+    await fillWorker(room, producer.id);
     const far = await transportOn(room, 'recv');
     expect(far.workerPid).not.toBe(send.workerPid);
     const c = await api.consumer(far.id, producer.id, room.rtpCapabilities);
@@ -204,7 +209,7 @@ describe('a room over two workers', () => {
     const room = await api.router();
     const send = await api.transport(room.id, 'send', { enableSctp: true });
     const producer = await api.producer(send.id, 'video');
-    for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producer.id, room.rtpCapabilities);
+    await fillWorker(room, producer.id);
     const recv = await api.transport(room.id, 'recv', { enableSctp: true });
     const state = await roomState(room.id);
     const where = (id: string) => state.transports.find((tr) => tr.id === id)!.workerPid;
