@@ -17,7 +17,7 @@ import type { RateLimitStores } from './http/rate-limit-store.js';
 import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/http/app.js';
-import { handleRelayError, relayErrorHandler } from './media/http/errors.js';
+import { handleRelayError } from './media/http/errors.js';
 import type { RelayEvents } from './media/events/index.js';
 import type { MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
@@ -134,11 +134,10 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
         return c.text(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
       })
       .route('/', createInternalDocsApp(guard))
-      .route('/', createAuthEventsApp(deps.audit, guard))
-      .onError(relayErrorHandler(logger));
+      .route('/', createAuthEventsApp(deps.audit, guard));
     app.route('/internal', operations);
     // The internal app checks X-Internal-Token before anything else (401 before 404 or 413), then its
-    // 256 KiB body limit; it answers its own errors in the relay's shape.
+    // 256 KiB body limit. Its errors are answered in the relay's shape by app.onError below.
     app.route('/internal', createInternalApp(deps));
   }
 
@@ -155,9 +154,11 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
     return c.json({ error: 'not found' }, 404);
   });
 
-  // Everything under /internal carries its own onError (the relay's shape); only the rest lands here.
+  // One onError for the whole app, choosing the shape by path: a sub-app's own onError would make Hono
+  // wrap each of that sub-app's handlers in an error-handling compose on every request.
   app.onError((error, c) => {
     if (isUnder(c.req.path, '/api')) return handleApiError(error, c, logger);
+    if (servesInternal && isUnder(c.req.path, '/internal')) return handleRelayError(error, c, logger);
     logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
     return c.json({ error: 'internal error' }, 500);
   });

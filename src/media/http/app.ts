@@ -1,4 +1,4 @@
-// The internal media relay API (Area B): the guard, the body limit, its own onError, and one Hono per
+// The internal media relay API (Area B): the guard, the body limit, and one Hono per
 // resource family, chained so `hc<InternalApp>` gets the types.
 import { Hono } from 'hono';
 import type { AppDeps, AppEnv } from '../../app.js';
@@ -8,7 +8,6 @@ import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
 import { dataConsumersRoutes, dataProducersRoutes } from './data.routes.js';
-import { relayErrorHandler } from './errors.js';
 import { pipesRoutes } from './pipes.routes.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
@@ -19,7 +18,8 @@ export const INTERNAL_BODY_LIMIT = 256 * 1024;
 
 /**
  * Everything under `/internal`: the token guard first (so an unknown path answers 401 before 404),
- * then the body limit, then the resources. Errors thrown anywhere in it are answered by its own onError.
+ * then the body limit, then the resources. Errors thrown anywhere in it are answered in the relay's
+ * shape by the app's onError (`handleRelayError` for every path under /internal).
  * @example app.route('/internal', createInternalApp(deps))
  */
 export function createInternalApp(deps: AppDeps) {
@@ -51,8 +51,7 @@ export function createInternalApp(deps: AppDeps) {
     .route('/v1/consumers', consumerControlsRoutes(media))
     .route('/v1/data-producers', dataProducersRoutes(media))
     .route('/v1/data-consumers', dataConsumersRoutes(media))
-    .route('/v1/pipe-transports', pipesRoutes(media))
-    .onError(relayErrorHandler(deps.logger));
+    .route('/v1/pipe-transports', pipesRoutes(media));
 }
 
 export type InternalApp = ReturnType<typeof createInternalApp>;
