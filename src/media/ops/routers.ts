@@ -2,7 +2,7 @@
 // later (src/media/rooms/), its id staying the one of its first router.
 import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
-import { DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
+import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../http/schemas.js';
 import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
@@ -22,13 +22,13 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   const worker = slot.worker!;
   // Kept as given: every later part of the room is created with the same codecs (the engine
   // normalises them in place, so each router gets its own copy).
-  const mediaCodecs = structuredClone(input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as RouterMediaCodec[];
+  const mediaCodecs = copyCodecs((input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as readonly RouterMediaCodec[]);
   const router = await placement.reserve(slot, () =>
     engine(
       'create router',
       () =>
         worker.createRouter({
-          mediaCodecs: structuredClone(mediaCodecs),
+          mediaCodecs: copyCodecs(mediaCodecs),
           ...(input.appData ? { appData: input.appData } : {}),
         }),
       [],

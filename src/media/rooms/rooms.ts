@@ -5,6 +5,7 @@
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError, workerDied } from '../engine/call.js';
 import type { WorkerSlot } from '../engine/pool.js';
+import { copyCodecs } from '../engine/codecs.js';
 import { notFound, RelayError } from '../errors.js';
 import type { CloseCause, MediaRegistry } from '../registry/registry.js';
 import type { ConsumerEntry, DataConsumerEntry, EntryOf, PipedCopy, ResourceKind, RoomPart, RouterEntry } from '../registry/kinds.js';
@@ -138,7 +139,7 @@ async function createPart(deps: OpsDeps, room: RouterEntry, slot: WorkerSlot): P
   const router = await engine(
     'create router',
     // The engine normalises codecs in place: each part gets its own copy of the room's.
-    () => worker.createRouter({ mediaCodecs: structuredClone(room.mediaCodecs), appData: { roomId } }),
+    () => worker.createRouter({ mediaCodecs: copyCodecs(room.mediaCodecs), appData: { roomId } }),
     [['router', roomId]],
     worker,
   );
