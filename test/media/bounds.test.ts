@@ -307,6 +307,26 @@ describe('out of bounds', () => {
     expect(huge.body.code).toBe('VALIDATION_ERROR');
   });
 
+  it('refuses an unpaired surrogate escaped anywhere in a body, in a value or a key (mediasoup 3.11 never answers such a request), and takes paired escapes and escaped backslashes', async () => {
+    const raw = async (text: string) => {
+      const res = await t.app.request('/internal/v1/routers', { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'Content-Type': 'application/json' }, body: text });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    // JSON.stringify escapes a lone surrogate as \ud800.
+    expectRefused(await api.post('/internal/v1/routers', { appData: { name: 'a\ud800b' } }), 'appData.name');
+    expectRefused(await api.post('/internal/v1/routers', { appData: { ['k\udfff']: 1 } }), 'appData.k\udfff');
+    expectRefused(await raw('{"appData":{"name":"\\uDBFF"}}'), 'appData.name');
+    const appData = async (res: { status: number; body: any }) => {
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      const kept = (await api.get(`/internal/v1/routers/${res.body.id}`)).body.appData;
+      await api.del(`/internal/v1/routers/${res.body.id}`);
+      return kept;
+    };
+    // A pair spelt as two escapes is one character; a backslash before "ud800" is no escape at all.
+    expect(await appData(await raw('{"appData":{"smile":"\\ud83d\\ude00"}}'))).toEqual({ smile: '\u{1F600}' });
+    expect(await appData(await api.post('/internal/v1/routers', { appData: { text: '\\ud800' } }))).toEqual({ text: '\\ud800' });
+  });
+
   it('refuses ids longer than 128 characters in a body (they never reach the engine either way)', async () => {
     expectRefused(await api.post('/internal/v1/transports', { routerId: 'r'.repeat(129), direction: 'send' }), 'routerId');
     const unknown = await api.post('/internal/v1/transports', { routerId: 'r'.repeat(128), direction: 'send' });

@@ -16,9 +16,14 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
  */
 export function jsonBody<T extends ZodType>(schema: T) {
-  const check = async (result: { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } }, c: Context) => {
+  const check = async (
+    result: { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } },
+    c: Context,
+    mayHoldSurrogates = true,
+  ) => {
     await requireJson(c);
     if (!result.success) throw validationError(result.error.issues.map(toIssue));
+    if (!mayHoldSurrogates) return;
     const broken = unpairedSurrogateAt(result.data);
     if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
   };
@@ -30,10 +35,13 @@ export function jsonBody<T extends ZodType>(schema: T) {
   const typed = zValidator('json', schema, check);
   const jsonBody = async function jsonBody(c: Context, next: () => Promise<void>) {
     let value: unknown = {};
+    let mayHoldSurrogates = false;
     const contentType = c.req.header('Content-Type');
     if (contentType !== undefined && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim())) {
       try {
-        value = await c.req.json();
+        const text = await c.req.text();
+        mayHoldSurrogates = SURROGATE_ESCAPE.test(text);
+        value = JSON.parse(text);
       } catch {
         // As Hono's validator answers a body that does not parse.
         throw new HTTPException(400, { message: 'Malformed JSON in request body' });
@@ -44,12 +52,19 @@ export function jsonBody<T extends ZodType>(schema: T) {
       }
     }
     const result = schema.safeParse(value);
-    await check(result, c);
+    await check(result, c, mayHoldSurrogates);
     c.req.addValidatedData('json', result.data as object);
     await next();
   };
   return jsonBody as unknown as typeof typed;
 }
+
+/**
+ * A surrogate escape (`\\uD800` to `\\uDFFF`) anywhere in the body text: the only way a JSON body can
+ * carry an unpaired surrogate, since decoding the bytes as UTF-8 replaces any ill-formed sequence with
+ * U+FFFD. When the text has none, the walk over the parsed body is skipped.
+ */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** Any surrogate at all: nearly every string has none, and this test is much cheaper than the one above. */
