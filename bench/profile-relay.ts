@@ -1,13 +1,14 @@
 // A CPU profile of one relay server under the relay-control load: `node --import tsx
 // bench/profile-relay.ts [bare]`. Starts the server (or the bare baseline) with --cpu-prof, runs the
 // 8-concurrent cycle for BENCH_PROFILE_MS (default 8 s) after a warm-up, and prints the server's CPU
-// per cycle from /proc (robust to other load on the machine, unlike cycles/s). The .cpuprofile lands
+// per cycle from /proc (robust to other load on the machine, unlike cycles/s). BENCH_SUBSCRIBER=1
+// attaches one event stream reader, as relay-control's "ours+sub". The .cpuprofile lands
 // in BENCH_PROFILE_DIR (default /tmp) for `bench/profile-summary.ts <file> <WINDOW line's 3 numbers>`
 // (only the samples of the measured window count) or Chrome's DevTools.
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BASELINE_RTC_PORTS, BENCH_TOKEN, cpuMs, httpClient, info, runLoops, startServer } from './lib.js';
-import { httpCycle } from './relay-control.js';
+import { httpCycle, subscribe } from './relay-control.js';
 
 const bare = process.argv[2] === 'bare';
 const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp';
@@ -17,6 +18,8 @@ const server = bare
   ? await startServer({ RTC_MIN_PORT: String(BASELINE_RTC_PORTS.bare), RTC_MAX_PORT: String(BASELINE_RTC_PORTS.bare) }, { script: 'bench/bare-relay-server.ts', nodeArgs })
   : await startServer({ MEDIASOUP_WORKERS: '1' }, { nodeArgs });
 const client = httpClient(server.url, bare ? {} : { 'x-internal-token': BENCH_TOKEN });
+// BENCH_SUBSCRIBER=1: one event stream reader attached and reading, as relay-control's "ours+sub".
+const subscriber = process.env.BENCH_SUBSCRIBER && !bare ? await subscribe(server.url) : undefined;
 try {
   await runLoops(() => httpCycle(client), { concurrency: 4, maxCount: 400, maxMs: 3000 });
   // BENCH_STRACE=<file>: the server's system calls in the window, counted by `strace -c -f` (exact
@@ -35,6 +38,7 @@ try {
   info(`${bare ? 'bare' : 'ours'}: ${run.count} cycles in ${(run.elapsedMs / 1000).toFixed(1)} s, server CPU ${(cpu / run.count).toFixed(3)} ms/cycle`);
   console.log(`WINDOW ${run.count} ${from} ${to}`);
 } finally {
+  subscriber?.stop();
   client.close();
   await server.stop();
 }

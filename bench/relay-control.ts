@@ -173,7 +173,7 @@ export async function relayControl(): Promise<void> {
 }
 
 /** One reader of GET /internal/v1/events, counting the events it reads as they come. */
-async function subscribe(url: string): Promise<{ events(): number; stop(): void }> {
+export async function subscribe(url: string): Promise<{ events(): number; stop(): void }> {
   const controller = new AbortController();
   const res = await fetch(`${url}/internal/v1/events`, { headers: { 'x-internal-token': BENCH_TOKEN, accept: 'text/event-stream' }, signal: controller.signal });
   if (res.status !== 200 || !res.body) throw new Error(`event stream: HTTP ${res.status}`);
