@@ -1,5 +1,6 @@
 // relay-control: the full resource cycle (router, send + recv transports, connect both, produce,
 // consume, resume, close all) on the real server, on a bare Hono wrapper, and in-process on mediasoup.
+import http from 'node:http';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
 import type { RouterMediaCodec } from '../src/media/engine/codecs.js';
@@ -172,27 +173,31 @@ export async function relayControl(): Promise<void> {
   }
 }
 
-/** One reader of GET /internal/v1/events, counting the events it reads as they come. */
+/**
+ * One reader of GET /internal/v1/events, counting the events it reads as they come. Over node:http,
+ * like the cycles' own client (bench/lib.ts httpClient: the cheapest client, so that what is measured
+ * is the server): the reader shares the two cores with the server, and fetch's web streams cost
+ * several times node:http's per chunk.
+ */
 export async function subscribe(url: string): Promise<{ events(): number; stop(): void }> {
-  const controller = new AbortController();
-  const res = await fetch(`${url}/internal/v1/events`, { headers: { 'x-internal-token': BENCH_TOKEN, accept: 'text/event-stream' }, signal: controller.signal });
-  if (res.status !== 200 || !res.body) throw new Error(`event stream: HTTP ${res.status}`);
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.get(`${url}/internal/v1/events`, { headers: { 'x-internal-token': BENCH_TOKEN, accept: 'text/event-stream' } }, resolve);
+    req.once('error', reject);
+  });
+  if (res.statusCode !== 200) {
+    res.destroy();
+    throw new Error(`event stream: HTTP ${res.statusCode}`);
+  }
   let count = 0;
-  void (async () => {
-    const decoder = new TextDecoder();
-    let tail = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        const text = tail + decoder.decode(chunk, { stream: true });
-        const frames = text.split('\n\n');
-        tail = frames.pop() ?? '';
-        for (const frame of frames) if (frame.includes('\ndata: ')) count += 1;
-      }
-    } catch {
-      // aborted at the end
-    }
-  })();
-  return { events: () => count, stop: () => controller.abort() };
+  let tail = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    const frames = (tail + chunk).split('\n\n');
+    tail = frames.pop() ?? '';
+    for (const frame of frames) if (frame.includes('\ndata: ')) count += 1;
+  });
+  res.on('error', () => {}); // destroyed at the end
+  return { events: () => count, stop: () => res.destroy() };
 }
 
 async function workerPidOf(client: HttpClient): Promise<number> {
