@@ -9,12 +9,16 @@ import { cpuMs, httpClient, info, postgresReachable, runLoops, scratchPostgresDa
 const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp';
 const ms = Number(process.env.BENCH_PROFILE_MS ?? 6000);
 const redisUrl = process.env.BENCH_REDIS_URL;
-const nodeArgs = process.env.BENCH_NO_PROFILE ? [] : ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${dir}`];
+const nodeArgs = (process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []).concat(process.env.BENCH_NO_PROFILE ? [] : ['--cpu-prof', `--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL ?? 250}`, `--cpu-prof-dir=${dir}`]);
 if (!(await postgresReachable())) throw new Error('PostgreSQL at BENCH_DATABASE_URL is not reachable');
 const db = await scratchPostgresDatabase('bench_profile');
+// BENCH_LIMITS_IN_MEMORY=1 without BENCH_REDIS_URL: the same limits counted in memory (what Redis itself costs).
+const highLimits = { RATE_LIMIT_AUTH_PER_MIN: '1000000', RATE_LIMIT_REFRESH_PER_MIN: '1000000', RATE_LIMIT_API_PER_MIN: '100000000' };
 const limits: Record<string, string> = redisUrl
-  ? { REDIS_URL: redisUrl, RATE_LIMIT_AUTH_PER_MIN: '1000000', RATE_LIMIT_REFRESH_PER_MIN: '1000000', RATE_LIMIT_API_PER_MIN: '100000000' }
-  : { RATE_LIMIT_AUTH_PER_MIN: '0', RATE_LIMIT_REFRESH_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
+  ? { REDIS_URL: redisUrl, ...highLimits }
+  : process.env.BENCH_LIMITS_IN_MEMORY
+    ? highLimits
+    : { RATE_LIMIT_AUTH_PER_MIN: '0', RATE_LIMIT_REFRESH_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
 const server = await startServer({ DATABASE_URL: db.url, MEDIASOUP_WORKERS: '1', ...limits }, { nodeArgs });
 const client = httpClient(server.url);
 try {

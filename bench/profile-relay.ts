@@ -2,7 +2,8 @@
 // bench/profile-relay.ts [bare]`. Starts the server (or the bare baseline) with --cpu-prof, runs the
 // 8-concurrent cycle for BENCH_PROFILE_MS (default 8 s) after a warm-up, and prints the server's CPU
 // per cycle from /proc (robust to other load on the machine, unlike cycles/s). BENCH_SUBSCRIBER=1
-// attaches one event stream reader, as relay-control's "ours+sub". The .cpuprofile lands
+// attaches one event stream reader, as relay-control's "ours+sub"; BENCH_PROFILE_INTERVAL (µs, default
+// 250) is the sampling interval: 1000 distorts less, at the price of fewer samples. The .cpuprofile lands
 // in BENCH_PROFILE_DIR (default /tmp) for `bench/profile-summary.ts <file> <WINDOW line's 3 numbers>`
 // (only the samples of the measured window count) or Chrome's DevTools.
 import { spawn } from 'node:child_process';
@@ -13,7 +14,7 @@ import { httpCycle, subscribe } from './relay-control.js';
 const bare = process.argv[2] === 'bare';
 const dir = process.env.BENCH_PROFILE_DIR ?? '/tmp';
 const ms = Number(process.env.BENCH_PROFILE_MS ?? 8000);
-const nodeArgs = process.env.BENCH_NO_PROFILE ? [] : ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${dir}`];
+const nodeArgs = process.env.BENCH_NO_PROFILE ? [] : ['--cpu-prof', `--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL ?? 250}`, `--cpu-prof-dir=${dir}`];
 const server = bare
   ? await startServer({ RTC_MIN_PORT: String(BASELINE_RTC_PORTS.bare), RTC_MAX_PORT: String(BASELINE_RTC_PORTS.bare) }, { script: 'bench/bare-relay-server.ts', nodeArgs })
   : await startServer({ MEDIASOUP_WORKERS: '1' }, { nodeArgs });
