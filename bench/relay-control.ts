@@ -19,8 +19,10 @@ import {
   type HttpClient,
 } from './lib.js';
 
-const SEQ = { concurrency: 1, maxCount: 4000, maxMs: 4000 };
-const CONC = { concurrency: 8, maxCount: 20000, maxMs: 5000 };
+const SEQ = { concurrency: 1, maxCount: 4000, maxMs: 2000 };
+const CONC = { concurrency: 8, maxCount: 20000, maxMs: 3000 };
+/** Rounds of bare / ours / ours with a reader, each a short window, so that the machine's drift hits all three alike. */
+const ROUNDS = Number(process.env.BENCH_RELAY_ROUNDS ?? 4);
 const RSS_WINDOW_MS = Number(process.env.BENCH_RSS_WINDOW_MS ?? 30_000);
 
 function expect(status: number, wanted: number, what: string, body: unknown): void {
@@ -86,7 +88,7 @@ async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, 
 
 /** Cycles/s sequential and 8 concurrent; with a server pid, also that process's CPU per cycle. */
 async function measure(label: string, task: () => Promise<void>, pid?: number) {
-  await runLoops(task, { concurrency: 4, maxCount: 200, maxMs: 2000 }); // warm-up: JIT, sockets, worker
+  await runLoops(task, { concurrency: 4, maxCount: 200, maxMs: 1000 }); // warm-up: JIT, sockets, worker
   const seq = await runLoops(task, SEQ);
   const cpu0 = pid ? cpuMs(pid) : 0;
   const conc = await runLoops(task, CONC);
@@ -119,37 +121,50 @@ export async function relayControl(): Promise<void> {
   const bareClient = httpClient(bare.url);
   const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
   try {
-    // Alternate the servers twice so that drift of the machine hits all alike; in each round ours runs
-    // once alone and once with one event stream subscriber attached and reading every event (5 per
-    // cycle: consumer, producer, 2 transports, router).
-    const runs = { bare: [] as { seq: number; conc: number }[], ours: [] as { seq: number; conc: number }[], withSub: [] as number[] };
+    // Rounds of three short windows: bare, ours alone, ours with one event stream reader attached and
+    // reading every event (5 per cycle: consumer, producer, 2 transports, router); the order flips
+    // every round, so that each window of ours sits next to one of bare. A ratio is taken within each
+    // round (the machine drifts by more than the difference measured, over minutes) and averaged.
+    type Run = { seq: number; conc: number };
+    const rounds: { bare: Run; ours: Run; withSub: Run }[] = [];
     let eventsRead = 0;
-    for (let round = 0; round < 2; round += 1) {
-      runs.bare.push(await measure('bare Hono', () => httpCycle(bareClient), bare.pid));
-      runs.ours.push(await measure('ours', () => httpCycle(oursClient), ours.pid));
+    const withSubscriber = async (): Promise<Run> => {
       const subscriber = await subscribe(ours.url);
       try {
-        runs.withSub.push((await measure('ours+sub', () => httpCycle(oursClient), ours.pid)).conc);
+        return await measure('ours+sub', () => httpCycle(oursClient), ours.pid);
       } finally {
         subscriber.stop();
+        eventsRead += subscriber.events();
       }
-      eventsRead += subscriber.events();
+    };
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const measured: Partial<{ bare: Run; ours: Run; withSub: Run }> = {};
+      const steps = [
+        async () => (measured.bare = await measure('bare Hono', () => httpCycle(bareClient), bare.pid)),
+        async () => (measured.ours = await measure('ours', () => httpCycle(oursClient), ours.pid)),
+        async () => (measured.withSub = await withSubscriber()),
+      ];
+      for (const step of round % 2 === 0 ? steps : steps.reverse()) await step();
+      rounds.push(measured as { bare: Run; ours: Run; withSub: Run });
+      const r = rounds.at(-1)!;
+      info(`round ${round + 1}: ours/bare ${(r.ours.conc / r.bare.conc).toFixed(3)}, ours+sub/bare ${(r.withSub.conc / r.bare.conc).toFixed(3)}`);
     }
     info(`the stream subscriber read ${eventsRead} events`);
     if (eventsRead === 0) throw new Error('the stream subscriber read no event');
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const bareSeq = avg(runs.bare.map((r) => r.seq));
-    const bareConc = avg(runs.bare.map((r) => r.conc));
-    const oursSeq = avg(runs.ours.map((r) => r.seq));
-    const oursConc = avg(runs.ours.map((r) => r.conc));
+    const bareSeq = avg(rounds.map((r) => r.bare.seq));
+    const bareConc = avg(rounds.map((r) => r.bare.conc));
+    const oursSeq = avg(rounds.map((r) => r.ours.seq));
+    const oursConc = avg(rounds.map((r) => r.ours.conc));
+    const ratio = (pick: (r: { bare: Run; ours: Run; withSub: Run }) => number) => avg(rounds.map(pick));
     bench('relay-control-inprocess-seq', inProcess.seq, 'cycles/s');
     bench('relay-control-inprocess-c8', inProcess.conc, 'cycles/s');
     bench('relay-control-bare-seq', bareSeq, 'cycles/s');
     bench('relay-control-bare-c8', bareConc, 'cycles/s');
     bench('relay-control-ours-seq', oursSeq, 'cycles/s');
     bench('relay-control-ours-c8', oursConc, 'cycles/s');
-    bench('relay-control-vs-bare-ratio-seq', oursSeq / bareSeq, 'ratio');
-    bench('relay-control-with-subscriber-ratio', avg(runs.withSub) / bareConc, 'ratio');
+    bench('relay-control-vs-bare-ratio-seq', ratio((r) => r.ours.seq / r.bare.seq), 'ratio');
+    bench('relay-control-with-subscriber-ratio', ratio((r) => r.withSub.conc / r.bare.conc), 'ratio');
 
     // Memory: RSS of the service (node process + its worker) before and after a window of cycles.
     const workerPid = await workerPidOf(oursClient);
@@ -165,7 +180,7 @@ export async function relayControl(): Promise<void> {
         `node + worker ${before.toFixed(1)} -> ${after.toFixed(1)} MB; registry afterwards ${JSON.stringify(counts)}`,
     );
     bench('relay-rss-growth-mb', after - before, 'MB');
-    bench('relay-control-vs-bare-ratio', oursConc / bareConc, 'ratio');
+    bench('relay-control-vs-bare-ratio', ratio((r) => r.ours.conc / r.bare.conc), 'ratio');
   } finally {
     bareClient.close();
     oursClient.close();

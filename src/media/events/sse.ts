@@ -20,7 +20,7 @@ const WRITE_BATCH = 256;
  * event (or per turn of the event loop) would cost a system call and a wake-up of the reader each,
  * about a tenth of the relay's CPU under load with one reader attached.
  */
-export const COALESCE_MS = 5;
+export const COALESCE_MS = 20;
 const ROUTER_ID = /^[A-Za-z0-9_.:-]+$/;
 
 /** Error codes this sub-app answers with besides the guard's UNAUTHORIZED (same `{code, message, details?}` shape). */
