@@ -66,6 +66,7 @@ interface Reply {
   code: number;
   data: any;
   ms: number;
+  headers: Headers;
 }
 
 async function api(server: ServerProcess, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
@@ -76,7 +77,7 @@ async function api(server: ServerProcess, method: string, path: string, body?: u
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json = (await res.json()) as { code: number; data: unknown };
-  return { status: res.status, code: json.code, data: json.data, ms: performance.now() - started };
+  return { status: res.status, code: json.code, data: json.data, ms: performance.now() - started, headers: res.headers };
 }
 
 let nextAddress = 1;
@@ -154,6 +155,16 @@ describe('rate limits shared by two instances through Redis', () => {
     const codes = replies.map((r) => r.code);
     expect(codes.filter((c) => c === 2004)).toHaveLength(AUTH_PER_MIN);
     expect(codes.filter((c) => c === 1003)).toHaveLength(30 - AUTH_PER_MIN);
+    // Over real HTTP, every answer carries the draft-7 headers; a refusal also Retry-After.
+    for (const reply of replies) {
+      expect(reply.headers.get('ratelimit-policy')).toBe(`${AUTH_PER_MIN};w=60`);
+      expect(reply.headers.get('ratelimit')).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/);
+      if (reply.code === 1003) {
+        expect(reply.headers.get('ratelimit')).toMatch(/, remaining=0, /);
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(0);
+        expect(Number(reply.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      } else expect(reply.headers.get('retry-after')).toBeNull();
+    }
   });
 
   it(`the per-account failure limit (${FAILURES_PER_ACCOUNT}) holds across instances and client addresses`, async () => {
