@@ -4,8 +4,10 @@
 import { bench, cpuMs, httpClient, info, postgresReachable, runLoops, scratchPostgresDatabase, startServer, type HttpClient } from './lib.js';
 
 const USERS = 20;
-const SEQ = { concurrency: 1, maxCount: 5000, maxMs: 3000 };
-const CONC = { concurrency: 8, maxCount: 50_000, maxMs: 5000 };
+const SEQ = { concurrency: 1, maxCount: 5000, maxMs: 1500 };
+const CONC = { concurrency: 8, maxCount: 50_000, maxMs: 3000 };
+/** Rounds of one short window each of bare and ours, order flipped every round (see relay-control). */
+const ROUNDS = Number(process.env.BENCH_AUTH_ROUNDS ?? 4);
 
 function profileTask(client: HttpClient, tokens: string[]) {
   let next = 0;
@@ -17,7 +19,7 @@ function profileTask(client: HttpClient, tokens: string[]) {
 }
 
 async function measure(label: string, task: () => Promise<void>, pid: number) {
-  await runLoops(task, { concurrency: 4, maxCount: 500, maxMs: 1500 });
+  await runLoops(task, { concurrency: 4, maxCount: 500, maxMs: 1000 });
   const seq = await runLoops(task, SEQ);
   const cpu0 = cpuMs(pid);
   const conc = await runLoops(task, CONC);
@@ -60,22 +62,32 @@ export async function authProfile(options: { redisUrl?: string } = {}): Promise<
       if (res.status !== 200) throw new Error(`register: HTTP ${res.status} ${JSON.stringify(res.body)}`);
       tokens.push(res.body.data.token);
     }
-    const runs = { ours: [] as { seq: number; conc: number }[], bare: [] as { seq: number; conc: number }[] };
-    for (let round = 0; round < 2; round += 1) {
-      runs.bare.push(await measure('bare', profileTask(bareClient, tokens), bare.pid));
-      runs.ours.push(await measure('ours', profileTask(oursClient, tokens), ours.pid));
+    // The machine drifts by more than the difference measured over minutes: each window of ours sits
+    // next to one of bare, the ratio is taken within each round and averaged over the rounds.
+    type Run = { seq: number; conc: number };
+    const rounds: { bare: Run; ours: Run }[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const measured: Partial<{ bare: Run; ours: Run }> = {};
+      const steps = [
+        async () => (measured.bare = await measure('bare', profileTask(bareClient, tokens), bare.pid)),
+        async () => (measured.ours = await measure('ours', profileTask(oursClient, tokens), ours.pid)),
+      ];
+      for (const step of round % 2 === 0 ? steps : steps.reverse()) await step();
+      rounds.push(measured as { bare: Run; ours: Run });
+      info(`round ${round + 1}: ours/bare ${(measured.ours!.conc / measured.bare!.conc).toFixed(3)}`);
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const oursConc = avg(runs.ours.map((r) => r.conc));
-    const bareConc = avg(runs.bare.map((r) => r.conc));
-    const oursSeq = avg(runs.ours.map((r) => r.seq));
-    const bareSeq = avg(runs.bare.map((r) => r.seq));
+    const oursConc = avg(rounds.map((r) => r.ours.conc));
+    const bareConc = avg(rounds.map((r) => r.bare.conc));
+    const oursSeq = avg(rounds.map((r) => r.ours.seq));
+    const bareSeq = avg(rounds.map((r) => r.bare.seq));
+    const ratio = (pick: (r: { bare: Run; ours: Run }) => number) => avg(rounds.map(pick));
     bench(`auth-profile-bare-seq${suffix}`, bareSeq, 'req/s');
     bench(`auth-profile-bare-c8${suffix}`, bareConc, 'req/s');
     bench(`auth-profile-ours-seq${suffix}`, oursSeq, 'req/s');
     bench(`auth-profile-ours-c8${suffix}`, oursConc, 'req/s');
-    bench(`auth-profile-ratio-seq${suffix}`, oursSeq / bareSeq, 'ratio');
-    bench(`auth-profile-ratio${suffix}`, oursConc / bareConc, 'ratio');
+    bench(`auth-profile-ratio-seq${suffix}`, ratio((r) => r.ours.seq / r.bare.seq), 'ratio');
+    bench(`auth-profile-ratio${suffix}`, ratio((r) => r.ours.conc / r.bare.conc), 'ratio');
   } finally {
     oursClient.close();
     bareClient.close();
