@@ -5,7 +5,7 @@ import os from 'node:os';
 import { ROOT } from './lib.js';
 
 const BENCHMARKS = [
-  { name: 'relay-control', limitMs: 180_000 },
+  { name: 'relay-control', limitMs: 220_000 },
   { name: 'media-fanout', limitMs: 120_000 },
   { name: 'room-capacity', limitMs: 270_000 },
   { name: 'auth-profile', limitMs: 120_000 },
