@@ -20,8 +20,9 @@ export function jsonBody<T extends ZodType>(schema: T) {
     result: { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } },
     c: Context,
     mayHoldSurrogates = true,
+    isJson = false,
   ) => {
-    await requireJson(c);
+    if (!isJson) await requireJson(c);
     if (!result.success) throw validationError(result.error.issues.map(toIssue));
     if (!mayHoldSurrogates) return;
     const broken = unpairedSurrogateAt(result.data);
@@ -37,7 +38,8 @@ export function jsonBody<T extends ZodType>(schema: T) {
     let value: unknown = {};
     let mayHoldSurrogates = false;
     const contentType = c.req.header('Content-Type');
-    if (contentType !== undefined && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim())) {
+    const isJson = contentType !== undefined && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim());
+    if (isJson) {
       try {
         const text = await c.req.text();
         mayHoldSurrogates = SURROGATE_ESCAPE.test(text);
@@ -52,7 +54,7 @@ export function jsonBody<T extends ZodType>(schema: T) {
       }
     }
     const result = schema.safeParse(value);
-    await check(result, c, mayHoldSurrogates);
+    await check(result, c, mayHoldSurrogates, isJson);
     c.req.addValidatedData('json', result.data as object);
     await next();
   };
