@@ -50,7 +50,9 @@ class EngineTimeout extends Error {}
 
 export function createEngineCall(options: EngineCallOptions): EngineCaller {
   const { timeoutMs, logger, isOpen, workerOf } = options;
-  const inFlight = new Map<ms.Worker, Set<InFlightCall>>();
+  // Weak: a worker's set lives as long as the worker object, without a delete when it empties (and a
+  // new Set on the next call, as often as every call).
+  const inFlight = new WeakMap<ms.Worker, Set<InFlightCall>>();
 
   async function run<T>(requestId: string | undefined, operation: string, call: () => Promise<T>, needs: Needs = [], on?: ms.Worker): Promise<T> {
     const worker = on ?? (needs[0] ? workerOf(...needs[0]) : undefined);
@@ -97,9 +99,7 @@ export function createEngineCall(options: EngineCallOptions): EngineCaller {
     } finally {
       clearTimeout(timer);
       if (worker) {
-        const calls = inFlight.get(worker);
-        calls?.delete(tracked);
-        if (calls?.size === 0) inFlight.delete(worker);
+        inFlight.get(worker)?.delete(tracked);
       }
     }
   }
