@@ -7,7 +7,6 @@ import { WorkerPool } from './engine/pool.js';
 import { createEventBridge, type EventBridge } from './events/bridge.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { bindOps, opsBinder, type MediaOps } from './ops/index.js';
-import { RelayError } from './errors.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
@@ -141,31 +140,27 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     consumer: config.maxConsumersPerRouter,
     pipeTransport: config.maxPipeTransportsPerRouter,
   });
-  const deps = { config, logger, pool, registry, placement: new RouterPlacement(pool, (worker) => rooms.partsOn(worker)), caps, engine, rooms };
+  let draining = false;
+  const deps = {
+    config,
+    logger,
+    pool,
+    registry,
+    placement: new RouterPlacement(pool, (worker) => rooms.partsOn(worker)),
+    caps,
+    engine,
+    rooms,
+    draining: () => draining,
+  };
   const ops = bindOps(deps);
   const bindForRequest = opsBinder();
-  let draining = false;
-  const refuseWhileDraining = () => {
-    if (draining) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
-  };
 
   return {
     ...ops,
     pool,
 
-    async createRouter(input) {
-      refuseWhileDraining();
-      return ops.createRouter(input);
-    },
-
     forRequest(requestId) {
-      const scoped = bindForRequest({ ...deps, engine: engineFor(requestId) });
-      const { createRouter } = scoped;
-      scoped.createRouter = async (input) => {
-        refuseWhileDraining();
-        return createRouter.call(scoped, input);
-      };
-      return scoped;
+      return bindForRequest({ ...deps, engine: engineFor(requestId) });
     },
 
     get draining() {

@@ -23,6 +23,8 @@ export interface OpsDeps {
   readonly caps: RoomCaps;
   /** The only way an op calls the engine (deadline, error mapping, NOT_FOUND when a need went away). */
   readonly engine: EngineCall;
+  /** Whether a drain has begun: new routers are refused with DRAINING, everything else goes on. */
+  readonly draining: () => boolean;
 }
 
 /** The CONFLICT of a transport used against its direction or state, naming it as every such answer does. */

@@ -12,6 +12,7 @@ import { startSpeakerDetection } from './speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
   const { config, logger, registry, placement, engine } = deps;
+  if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
   const pending = placement.pending();
   const open = registry.count('router');
   if (open + pending >= config.maxRouters) {
