@@ -14,3 +14,10 @@ export function nodeResponse(c: Context): ServerResponse | undefined {
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
   return outgoing !== undefined && typeof outgoing.setHeader === 'function' && !outgoing.headersSent ? outgoing : undefined;
 }
+
+/** Sets a response header on Node's response when there is one (see `nodeResponse`), else with `c.header()`. */
+export function setResponseHeader(c: Context, name: string, value: string): void {
+  const outgoing = nodeResponse(c);
+  if (outgoing) outgoing.setHeader(name, value);
+  else c.header(name, value);
+}

@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { MemoryStore, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
-import { nodeResponse } from './node-response.js';
+import { setResponseHeader } from './node-response.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 
@@ -122,13 +122,10 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
   return async function rateLimit(c, next) {
     const { totalHits, resetTime } = await store.increment(keyOf(c));
     const resetS = resetTime ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : windowS;
-    // On Node's response when there is one (see nodeResponse), else through Hono.
-    const outgoing = nodeResponse(c);
-    const set = (name: string, value: string) => (outgoing ? outgoing.setHeader(name, value) : c.header(name, value));
-    set('RateLimit-Policy', policy);
-    set('RateLimit', `limit=${perMinute}, remaining=${Math.max(perMinute - totalHits, 0)}, reset=${resetS}`);
+    setResponseHeader(c, 'RateLimit-Policy', policy);
+    setResponseHeader(c, 'RateLimit', `limit=${perMinute}, remaining=${Math.max(perMinute - totalHits, 0)}, reset=${resetS}`);
     if (totalHits > perMinute) {
-      set('Retry-After', String(resetS));
+      setResponseHeader(c, 'Retry-After', String(resetS));
       return refuse(c);
     }
     await next();

@@ -1,9 +1,9 @@
 // The request id: the client's X-Request-Id when it is a sane token, else a fresh UUID; kept in the
 // context (`c.get('requestId')`) and echoed in the response's X-Request-Id.
 import { randomUUID } from 'node:crypto';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { RequestIdVariables } from 'hono/request-id';
-import { nodeResponse } from './node-response.js';
+import { setResponseHeader } from './node-response.js';
 
 const HEADER = 'X-Request-Id';
 const MAX_LENGTH = 255;
@@ -18,20 +18,7 @@ export function assignRequestId(c: Context<{ Variables: RequestIdVariables }>): 
   let id = c.req.header(HEADER);
   if (!id || id.length > MAX_LENGTH || UNSAFE.test(id)) id = randomUUID();
   c.set('requestId', id);
-  const outgoing = nodeResponse(c);
-  if (outgoing) outgoing.setHeader(HEADER, id);
-  else c.header(HEADER, id);
+  setResponseHeader(c, HEADER, id);
   return id;
 }
 
-/**
- * Hono's `requestId()` with the same rules (at most 255 characters of `[A-Za-z0-9_=-]`, else a
- * UUID), through `assignRequestId`.
- * @example app.use(requestId())
- */
-export function requestId(): MiddlewareHandler<{ Variables: RequestIdVariables }> {
-  return async function requestId(c, next) {
-    assignRequestId(c);
-    await next();
-  };
-}
