@@ -1,5 +1,5 @@
 // Prometheus metrics (prom-client), one registry per service: HTTP, auth outcomes, media, process.
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MediaService } from '../media/index.js';
@@ -17,7 +17,7 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
 /**
  * @example
  * const metrics = new Metrics(media)
- * app.use(metrics.httpMiddleware())
+ * app.use(async (c, next) => { const started = performance.now(); await next(); metrics.recordHttp(c, started) })
  * const text = await metrics.registry.metrics()
  */
 export class Metrics {
@@ -168,17 +168,10 @@ export class Metrics {
     this.authOutcomes.inc({ action, outcome });
   }
 
-  /** Counts and times every request by its route pattern (never the raw path, which holds ids). */
-  httpMiddleware(): MiddlewareHandler {
-    const metrics = this;
-    return async function httpMetrics(c, next) {
-      const started = performance.now();
-      await next();
-      metrics.recordHttp(c, started);
-    };
-  }
-
-  /** Counts a request that has been answered; `started` is its `performance.now()` at arrival. */
+  /**
+   * Counts and times a request that has been answered, by its route pattern (never the raw path, which
+   * holds ids); `started` is its `performance.now()` at arrival.
+   */
   recordHttp(c: Context, started: number): void {
     const labels = { method: c.req.method, route: routePattern(c), status: String(c.res.status) };
     // observe() with the labels at hand: startTimer's end() copies them and reads hrtime as an array.
