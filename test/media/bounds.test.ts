@@ -93,6 +93,29 @@ describe('what real clients send', () => {
     }
   });
 
+  it('checks the rest of a consume body every time when its capabilities passed before (they are validated once per distinct value)', async () => {
+    const router = await api.router();
+    const send = await api.transport(router.id, 'send');
+    const recv = await api.transport(router.id, 'recv');
+    const producer = await api.producer(send.id, 'audio');
+    const rtpCapabilities = chromeRecvCapabilities();
+    const consume = (body: Body) => api.post('/internal/v1/consumers', { transportId: recv.id, producerId: producer.id, rtpCapabilities, ...body });
+    expect((await consume({})).status).toBe(201);
+    expectRefused(await consume({ transportId: 't'.repeat(BOUNDS.id + 1) }), 'transportId');
+    expectRefused(await consume({ appData: { deep: { deeper: { deepest: { x: 1 } } } } }), 'appData.deep.deeper.deepest');
+    expect((await consume({ producerId: 'no-such-producer' })).status).toBe(404);
+    // The same capabilities with a member the relay does not know: taken twice, the member dropped.
+    const extra = { ...chromeRecvCapabilities(), fecMechanisms: ['x'.repeat(64)] };
+    for (let i = 0; i < 2; i += 1) {
+      const res = await consume({ rtpCapabilities: extra });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    // A value that differs in one codec is checked afresh.
+    const broken = chromeRecvCapabilities();
+    broken.codecs[0].clockRate = -1;
+    expectRefused(await consume({ rtpCapabilities: broken }), 'rtpCapabilities.codecs.0.clockRate');
+  });
+
   it('accepts the routers own capabilities back as a consumer, and the default codecs listed explicitly', async () => {
     const router = await api.router({
       mediaCodecs: [

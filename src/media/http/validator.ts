@@ -2,10 +2,11 @@
 import { zValidator } from '@hono/zod-validator';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { ZodType } from 'zod';
+import { ZodObject, type ZodType } from 'zod';
 import { tooDeepAt } from '../../http/json-depth.js';
 import { BOUNDS } from './bounds.js';
 import { validationError, type ValidationIssue } from './errors.js';
+import { memoizeMember } from './memo.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -13,9 +14,11 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * Validates the JSON body against `schema`. A body that is not JSON (another Content-Type) is refused;
  * a request with no Content-Type and no body counts as `{}`, so `POST /routers` needs no body. A body
  * nested deeper than BOUNDS.bodyDepth is refused before the schema sees it, naming the path.
+ * `memoize` names a member (of an object schema) validated once per distinct value (memo.ts): the
+ * consume body's rtpCapabilities.
  * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
  */
-export function jsonBody<T extends ZodType>(schema: T) {
+export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: string } = {}) {
   const check = async (
     result: { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } },
     c: Context,
@@ -34,6 +37,12 @@ export function jsonBody<T extends ZodType>(schema: T) {
   // synchronous, and zod runs the object parsers it compiles once per schema (its JIT "fastpass") only
   // in synchronous parses, never in zValidator's `safeParseAsync`. Same issues, same data.
   const typed = zValidator('json', schema, check);
+  let parse = (value: unknown) => schema.safeParse(value);
+  if (options.memoize !== undefined) {
+    if (!(schema instanceof ZodObject)) throw new Error('jsonBody: memoize needs an object schema');
+    const memo = memoizeMember(schema, options.memoize);
+    parse = (value) => memo.parse(value) as ReturnType<typeof parse>;
+  }
   const jsonBody = async function jsonBody(c: Context, next: () => Promise<void>) {
     let value: unknown = {};
     let mayHoldSurrogates = false;
@@ -53,7 +62,7 @@ export function jsonBody<T extends ZodType>(schema: T) {
         throw validationError([{ path: deep.join('.'), message: `nests deeper than ${BOUNDS.bodyDepth} levels` }], 'request body nests too deep');
       }
     }
-    const result = schema.safeParse(value);
+    const result = parse(value);
     await check(result, c, mayHoldSurrogates, isJson);
     c.req.addValidatedData('json', result.data as object);
     await next();
