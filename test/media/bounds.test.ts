@@ -112,7 +112,7 @@ describe('what real clients send', () => {
     }
     // A value that differs in one codec is checked afresh.
     const broken = chromeRecvCapabilities();
-    broken.codecs[0].clockRate = -1;
+    broken.codecs[0]!.clockRate = -1;
     expectRefused(await consume({ rtpCapabilities: broken }), 'rtpCapabilities.codecs.0.clockRate');
   });
 
