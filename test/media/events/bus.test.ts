@@ -32,6 +32,19 @@ describe('event bus', () => {
     expect(bus.publish(closed('r')).time).toBe('2024-01-02 11:04:05');
   });
 
+  it('stamps the object it is given, with the members in the order a copy would have; an object published twice is copied', () => {
+    const bus = createEventBus();
+    const input = closed('r');
+    const event = bus.publish(input);
+    expect(event).toBe(input);
+    expect(Object.keys(event)).toEqual(['type', 'routerId', 'appData', 'reason', 'id', 'time']);
+    const again = bus.publish(input);
+    expect(again).not.toBe(event);
+    expect(again.id > event.id).toBe(true);
+    const sub = bus.subscribe({ lastEventId: `${bus.epoch}-${'0'.repeat(16)}` });
+    expect(drain(sub).map((e) => e.id)).toEqual([event.id, again.id]);
+  });
+
   it('gives every bus (process lifetime) its own epoch', () => {
     const epochs = new Set(Array.from({ length: 50 }, () => createEventBus().epoch));
     expect(epochs.size).toBe(50);
