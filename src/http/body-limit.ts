@@ -1,6 +1,7 @@
 // Body size limit that decides from the headers whenever it can.
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit as streamingBodyLimit } from 'hono/body-limit';
+import { requestHeader } from './node-request.js';
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 
@@ -18,18 +19,38 @@ export interface BodyLimitOptions {
  * @example app.use('/api/*', bodyLimit({ maxSize: 64 * 1024, onError: (c) => c.json({…}, 413) }))
  */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
-  if (!(options.maxSize >= 0)) throw new Error('bodyLimit: maxSize must be a non-negative number');
-  const streaming = streamingBodyLimit(options);
+  const limit = bodyLimitCheck(options);
   return async function bodyLimit(c, next) {
-    const transferEncoding = c.req.header('transfer-encoding');
-    const contentLength = c.req.header('content-length');
-    if (transferEncoding === undefined) {
-      // Over HTTP/1.1 a body comes with one of the two headers; a Request built in-process
-      // (app.request, fetch handlers) may have neither, so methods that carry bodies still check.
-      if (contentLength === undefined) return BODYLESS.has(c.req.method) ? next() : streaming(c, next);
-      const length = Number(contentLength);
-      if (Number.isSafeInteger(length) && length >= 0) return length > options.maxSize ? options.onError(c) : next();
-    }
-    return streaming(c, next);
+    const verdict = limit.decide(c);
+    if (verdict === 'within') return next();
+    if (verdict === 'over') return options.onError(c);
+    return limit.streaming(c, next);
+  };
+}
+
+/** What the headers say of a body: within the limit, over it, or unknown until it is read. */
+export type BodySizeVerdict = 'within' | 'over' | 'stream';
+
+/**
+ * The limit's decision from the headers alone, synchronous, for a middleware that does more than
+ * limit (the relay's gate), with Hono's streaming check for the bodies the headers do not size.
+ * @example const limit = bodyLimitCheck(o); if (limit.decide(c) === 'stream') return limit.streaming(c, next)
+ */
+export function bodyLimitCheck(options: BodyLimitOptions): { decide(c: Context): BodySizeVerdict; streaming: MiddlewareHandler } {
+  if (!(options.maxSize >= 0)) throw new Error('bodyLimit: maxSize must be a non-negative number');
+  return {
+    streaming: streamingBodyLimit(options),
+    decide(c) {
+      const transferEncoding = requestHeader(c, 'transfer-encoding');
+      const contentLength = requestHeader(c, 'content-length');
+      if (transferEncoding === undefined) {
+        // Over HTTP/1.1 a body comes with one of the two headers; a Request built in-process
+        // (app.request, fetch handlers) may have neither, so methods that carry bodies still check.
+        if (contentLength === undefined) return BODYLESS.has(c.req.method) ? 'within' : 'stream';
+        const length = Number(contentLength);
+        if (Number.isSafeInteger(length) && length >= 0) return length > options.maxSize ? 'over' : 'within';
+      }
+      return 'stream';
+    },
   };
 }

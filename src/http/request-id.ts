@@ -3,9 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { RequestIdVariables } from 'hono/request-id';
+import { requestHeader } from './node-request.js';
 import { setResponseHeader } from './node-response.js';
 
 const HEADER = 'X-Request-Id';
+const HEADER_NAME = HEADER.toLowerCase();
 const MAX_LENGTH = 255;
 const UNSAFE = /[^\w\-=]/;
 
@@ -15,7 +17,7 @@ const UNSAFE = /[^\w\-=]/;
  * `c.header()`. The client sees the same header either way.
  */
 export function assignRequestId(c: Context<{ Variables: RequestIdVariables }>): string {
-  let id = c.req.header(HEADER);
+  let id = requestHeader(c, HEADER_NAME);
   if (!id || id.length > MAX_LENGTH || UNSAFE.test(id)) id = randomUUID();
   c.set('requestId', id);
   setResponseHeader(c, HEADER, id);

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { ZodObject, type ZodType } from 'zod';
 import { tooDeepAt } from '../../http/json-depth.js';
+import { requestHeader } from '../../http/node-request.js';
 import { BOUNDS } from './bounds.js';
 import { validationError, type ValidationIssue } from './errors.js';
 import { memoizeMember } from './memo.js';
@@ -19,17 +20,9 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
  */
 export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: string } = {}) {
-  const check = async (
-    result: { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } },
-    c: Context,
-    mayHoldSurrogates = true,
-    isJson = false,
-  ) => {
+  const check = async (result: ParseResult, c: Context, mayHoldSurrogates = true, isJson = false) => {
     if (!isJson) await requireJson(c);
-    if (!result.success) throw validationError(result.error.issues.map(toIssue));
-    if (!mayHoldSurrogates) return;
-    const broken = unpairedSurrogateAt(result.data);
-    if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
+    checkResult(result, mayHoldSurrogates);
   };
   // The types (what `hc` and the routes see) are those of zValidator with this hook; the middleware
   // that runs does the same steps in one layer of Hono's chain instead of three (a depth check, Hono's
@@ -46,7 +39,7 @@ export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: stri
   const jsonBody = async function jsonBody(c: Context, next: () => Promise<void>) {
     let value: unknown = {};
     let mayHoldSurrogates = false;
-    const contentType = c.req.header('Content-Type');
+    const contentType = requestHeader(c, 'content-type');
     const isJson = contentType !== undefined && JSON_MEDIA_TYPE.test(contentType.split(';')[0]!.trim());
     if (isJson) {
       try {
@@ -63,11 +56,23 @@ export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: stri
       }
     }
     const result = parse(value);
-    await check(result, c, mayHoldSurrogates, isJson);
+    // Awaited only for a body that is not JSON: an await is a promise and a turn more per relay call.
+    if (!isJson) await requireJson(c);
+    checkResult(result, mayHoldSurrogates);
     c.req.addValidatedData('json', result.data as object);
     await next();
   };
   return jsonBody as unknown as typeof typed;
+}
+
+type ParseResult = { success: true; data: unknown } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+
+/** A failed parse is its VALIDATION_ERROR; so is an unpaired surrogate in what passed (looked for only when the text can hold one). */
+function checkResult(result: ParseResult, mayHoldSurrogates: boolean): void {
+  if (!result.success) throw validationError(result.error.issues.map(toIssue));
+  if (!mayHoldSurrogates) return;
+  const broken = unpairedSurrogateAt(result.data);
+  if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
 }
 
 /**
