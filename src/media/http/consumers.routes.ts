@@ -9,7 +9,7 @@ import { consumerStateView, consumerView } from './views.js';
 
 export function consumersRoutes(media: MediaService) {
   return new Hono<AppEnv>()
-    .post('/', jsonBody(createConsumerBody, { memoize: 'rtpCapabilities' }), async (c) => {
+    .post('/', jsonBody(createConsumerBody), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createConsumer(c.req.valid('json'));
       return c.json(consumerView(entry), 201);
     })

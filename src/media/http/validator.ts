@@ -2,12 +2,11 @@
 import { zValidator } from '@hono/zod-validator';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { ZodObject, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { tooDeepAt } from '../../http/json-depth.js';
 import { requestHeader } from '../../http/node-request.js';
 import { BOUNDS } from './bounds.js';
 import { validationError, type ValidationIssue } from './errors.js';
-import { memoizeMember } from './memo.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -15,11 +14,9 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
  * Validates the JSON body against `schema`. A body that is not JSON (another Content-Type) is refused;
  * a request with no Content-Type and no body counts as `{}`, so `POST /routers` needs no body. A body
  * nested deeper than BOUNDS.bodyDepth is refused before the schema sees it, naming the path.
- * `memoize` names a member (of an object schema) validated once per distinct value (memo.ts): the
- * consume body's rtpCapabilities.
  * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
  */
-export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: string } = {}) {
+export function jsonBody<T extends ZodType>(schema: T) {
   const check = async (result: ParseResult, c: Context, mayHoldSurrogates = true, isJson = false) => {
     if (!isJson) await requireJson(c);
     checkResult(result, mayHoldSurrogates);
@@ -30,12 +27,6 @@ export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: stri
   // synchronous, and zod runs the object parsers it compiles once per schema (its JIT "fastpass") only
   // in synchronous parses, never in zValidator's `safeParseAsync`. Same issues, same data.
   const typed = zValidator('json', schema, check);
-  let parse = (value: unknown) => schema.safeParse(value);
-  if (options.memoize !== undefined) {
-    if (!(schema instanceof ZodObject)) throw new Error('jsonBody: memoize needs an object schema');
-    const memo = memoizeMember(schema, options.memoize);
-    parse = (value) => memo.parse(value) as ReturnType<typeof parse>;
-  }
   const jsonBody = async function jsonBody(c: Context, next: () => Promise<void>) {
     let value: unknown = {};
     let mayHoldSurrogates = false;
@@ -55,7 +46,7 @@ export function jsonBody<T extends ZodType>(schema: T, options: { memoize?: stri
         throw validationError([{ path: deep.join('.'), message: `nests deeper than ${BOUNDS.bodyDepth} levels` }], 'request body nests too deep');
       }
     }
-    const result = parse(value);
+    const result = schema.safeParse(value);
     // Awaited only for a body that is not JSON: an await is a promise and a turn more per relay call.
     if (!isJson) await requireJson(c);
     checkResult(result, mayHoldSurrogates);
