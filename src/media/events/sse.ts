@@ -2,9 +2,8 @@
 import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Logger } from '../../logger.js';
-import type { EventBus, Subscription } from './bus.js';
+import type { EncodedEvent, EventBus, Subscription } from './bus.js';
 import { MAX_FILTER_ROUTER_IDS } from './bus.js';
-import type { RelayStreamEvent } from './types.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_MAX_STREAMS = 50;
@@ -58,9 +57,9 @@ export interface EventStreams {
 
 type NodeBindings = { outgoing?: { destroy?: (error?: Error) => void } } | undefined;
 
-function frame(event: RelayStreamEvent): string {
-  // JSON.stringify escapes CR and LF, so the data is always one line.
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+function frame(event: EncodedEvent): string {
+  // The JSON the bus took at publish time; JSON.stringify escapes CR and LF, so it is always one line.
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`;
 }
 
 function relayError(code: keyof typeof EVENT_STREAM_ERRORS, message: string, details?: Record<string, unknown>) {
@@ -92,27 +91,28 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
       // Last-Event-ID; the comment is for parsers that do not report an id without data).
       await stream.write(`: cursor ${sub.cursor}\nid: ${sub.cursor}\n\n`);
     }
-    let next = sub.next();
+    let ready = sub.ready();
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
       const heartbeat = new Promise<'heartbeat'>((resolve) => (timer = setTimeout(resolve, options.heartbeatMs, 'heartbeat')));
-      const first = await Promise.race([next, heartbeat]);
+      const first = await Promise.race([ready, heartbeat]);
       clearTimeout(timer);
       if (first === 'heartbeat') {
         await stream.write(': heartbeat\n\n');
         continue;
       }
-      if (first === undefined) return;
+      if (!first) return;
       // Let the burst gather (COALESCE_MS), then write it in one write.
       await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
-      let chunk = frame(first);
-      for (let i = 1; i < WRITE_BATCH; i++) {
-        const event = sub.poll();
+      let chunk = '';
+      for (let i = 0; i < WRITE_BATCH; i++) {
+        const event = sub.pollEncoded();
         if (event === undefined) break;
         chunk += frame(event);
       }
-      await stream.write(chunk);
-      next = sub.next();
+      // A filtered stream may find nothing for it among the events that woke it.
+      if (chunk !== '') await stream.write(chunk);
+      ready = sub.ready();
     }
   }
 
