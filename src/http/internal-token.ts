@@ -15,14 +15,14 @@ export interface InternalTokenOptions {
 const oneShot = typeof crypto.hash === 'function';
 
 /**
- * The SHA-256 digest as 64 hex characters, in a Buffer for `timingSafeEqual`. The one-shot asked for
- * hex and turned into bytes costs about a quarter of the one-shot asked for a Buffer, which Node 20
- * answers through a whole Hash object (0.3 µs against 1.2 µs; one per relay call). Every digest is 64
- * bytes long, so the comparison's time does not depend on what was sent.
+ * The 32-byte SHA-256 digest. The one-shot asked for hex, then decoded, costs less than half the
+ * one-shot asked for a Buffer, which Node 20 answers through a whole Hash object (0.55 µs against
+ * 1.3 µs; one per relay call). Every digest is 32 bytes, so the comparison's time does not depend on
+ * what was sent.
  */
 function digest(value: string): Buffer {
   const hex = oneShot ? crypto.hash('sha256', value, 'hex') : createHash('sha256').update(value, 'utf8').digest('hex');
-  return Buffer.from(hex, 'latin1');
+  return Buffer.from(hex, 'hex');
 }
 
 /**
