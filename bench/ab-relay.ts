@@ -6,11 +6,8 @@
 // of 2-3 % shows in 10 rounds, where relay-control's cycles/s cannot tell it.
 //   ROUNDS (10), WIN (window ms, 3000), SUB (1: one event stream reader on each server; 0: none;
 //   A: on A only), BENV (extra env for B only, `NAME=value,NAME=value`).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_TOKEN, cpuMs, freePort, httpClient, info, runLoops, type HttpClient } from './lib.js';
+import { BENCH_TOKEN, cpuMs, httpClient, info, runLoops, startServer, type HttpClient, type ServerProcess } from './lib.js';
 import { httpCycle, subscribe } from './relay-control.js';
-import { BASELINE_RTC_PORTS } from '../test/support/ports.js';
 
 const trees = [process.env.A, process.env.B];
 if (!trees[0] || !trees[1]) throw new Error('usage: A=<dir> B=<dir> node --import tsx bench/ab-relay.ts');
@@ -20,51 +17,22 @@ const SUB = process.env.SUB ?? '1';
 const extraB = Object.fromEntries((process.env.BENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
 
 interface Server {
-  child: ChildProcess;
+  proc: ServerProcess;
   client: HttpClient;
   workerPid: number;
   stopReader?: () => void;
 }
 
-async function start(cwd: string, rtcPort: number, env: Record<string, string>, reader: boolean): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    cwd,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: 'memory://',
-      INTERNAL_TOKEN: BENCH_TOKEN,
-      RTC_MIN_PORT: String(rtcPort),
-      RTC_MAX_PORT: String(rtcPort),
-      MEDIASOUP_LISTEN_IP: '127.0.0.1',
-      MEDIASOUP_WORKERS: '1',
-      LOG_LEVEL: 'warn',
-      DRAIN_TIMEOUT_S: '0',
-      ...env,
-    },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    const ok = await fetch(`${url}/readyz`).then((r) => r.text().then(() => r.status === 200), () => false);
-    if (ok) break;
-    await sleep(100);
-  }
-  const client = httpClient(url, { 'x-internal-token': BENCH_TOKEN });
+async function start(cwd: string, env: Record<string, string>, reader: boolean): Promise<Server> {
+  const proc = await startServer({ MEDIASOUP_WORKERS: '1', ...env }, { cwd });
+  const client = httpClient(proc.url, { 'x-internal-token': BENCH_TOKEN });
   const workerPid = (await client.request('GET', '/internal/info')).body.workers[0].pid as number;
-  const server: Server = { child, client, workerPid };
-  if (reader) server.stopReader = (await subscribe(url)).stop;
+  const server: Server = { proc, client, workerPid };
+  if (reader) server.stopReader = (await subscribe(proc.url)).stop;
   return server;
 }
 
-const servers = [
-  await start(trees[0], BASELINE_RTC_PORTS.bare, {}, SUB !== '0'),
-  await start(trees[1], BASELINE_RTC_PORTS.inProcess, extraB, SUB === '1'),
-];
+const servers = [await start(trees[0], {}, SUB !== '0'), await start(trees[1], extraB, SUB === '1')];
 try {
   for (const s of servers) await runLoops(() => httpCycle(s.client), { concurrency: 8, maxCount: 1_000_000, maxMs: 4000 });
   const cpu: number[][] = [[], []];
@@ -74,10 +42,10 @@ try {
     for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
       const s = servers[i]!;
       await runLoops(() => httpCycle(s.client), { concurrency: 8, maxCount: 1_000_000, maxMs: 1000 });
-      const c0 = cpuMs(s.child.pid!);
+      const c0 = cpuMs(s.proc.pid);
       const w0 = cpuMs(s.workerPid);
       const run = await runLoops(() => httpCycle(s.client), { concurrency: 8, maxCount: 1_000_000, maxMs: WIN });
-      cpu[i]!.push((cpuMs(s.child.pid!) - c0) / run.count);
+      cpu[i]!.push((cpuMs(s.proc.pid) - c0) / run.count);
       workerCpu[i]!.push((cpuMs(s.workerPid) - w0) / run.count);
       rate[i]!.push(run.perSecond);
     }
@@ -92,7 +60,6 @@ try {
   for (const s of servers) {
     s.stopReader?.();
     s.client.close();
-    s.child.kill('SIGTERM');
   }
-  await sleep(500);
+  await Promise.all(servers.map((s) => s.proc.stop()));
 }

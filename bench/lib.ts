@@ -55,13 +55,13 @@ export interface ServerProcess {
  */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { script?: string; readyPath?: string; timeoutMs?: number; nodeArgs?: string[] } = {},
+  options: { script?: string; readyPath?: string; timeoutMs?: number; nodeArgs?: string[]; /** Another checkout to run (bench/ab-relay.ts); default this one. */ cwd?: string } = {},
 ): Promise<ServerProcess> {
   const port = await freePort();
   const rtc = benchRtcPorts();
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'src/server.ts'], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
