@@ -44,8 +44,9 @@ export interface Subscription extends AsyncIterable<RelayStreamEvent> {
    */
   pollEncoded(): EncodedEvent | undefined;
   /**
-   * Resolves true once an event may be ready (pollEncoded() or poll() then tell: a filtered reader may
-   * find none and wait again), false once the subscription has ended. One call at a time.
+   * Resolves true once an event for this subscription is ready (or its place left the buffer, which
+   * the next pollEncoded() or poll() ends with `overflow`), false once the subscription has ended.
+   * Events about other routers never wake a filtered one. One call at a time.
    */
   ready(): Promise<boolean>;
   /** Stops reading; pending next() calls resolve undefined. */
@@ -288,6 +289,10 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
 
     ready(): Promise<boolean> {
       if (this.ended) return Promise.resolve(false);
+      // Unread events of other routers are passed over here, so that they never wake a filtered reader.
+      if (!this.resync && this.nextSeq >= ring.first) {
+        while (this.nextSeq <= ring.last && !this.matches(ring.routersOf(this.nextSeq))) this.nextSeq++;
+      }
       if (this.resync || this.nextSeq <= ring.last) return Promise.resolve(true);
       if (this.waker) return Promise.reject(new Error('Subscription.ready: one call at a time'));
       return new Promise((resolve) => (this.waker = resolve));

@@ -45,6 +45,29 @@ describe('event bus', () => {
     expect(drain(sub).map((e) => e.id)).toEqual([event.id, again.id]);
   });
 
+  it('wakes a filtered reader waiting in ready() only for its own routers and relay-wide events', async () => {
+    const bus = createEventBus();
+    const sub = bus.subscribe({ routerIds: ['a'] });
+    let woke: boolean | undefined;
+    void sub.ready().then((ready) => (woke = ready));
+    for (let i = 0; i < 5; i++) bus.publish(closed('b'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(woke).toBeUndefined();
+    // Events of other routers left unread are passed over too, not taken for something to read.
+    const again = bus.subscribe({ routerIds: ['a'], lastEventId: `${bus.epoch}-${'0'.repeat(16)}` });
+    let wokeAgain: boolean | undefined;
+    void again.ready().then((ready) => (wokeAgain = ready));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(wokeAgain).toBeUndefined();
+    bus.publish({ type: 'relay.draining' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([woke, wokeAgain]).toEqual([true, true]);
+    expect(sub.pollEncoded()).toMatchObject({ type: 'relay.draining' });
+    expect(sub.pollEncoded()).toBeUndefined();
+    sub.close();
+    expect(await sub.ready()).toBe(false);
+  });
+
   it('gives every bus (process lifetime) its own epoch', () => {
     const epochs = new Set(Array.from({ length: 50 }, () => createEventBus().epoch));
     expect(epochs.size).toBe(50);
