@@ -267,14 +267,16 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         this.end('overflow');
         return undefined;
       }
-      while (this.nextSeq <= ring.last) {
-        const seq = this.nextSeq++;
-        if (this.matches(ring.routersOf(seq))) {
-          if (seq > this.liveFrom) this.pending--;
-          return seq;
-        }
-      }
-      return undefined;
+      this.passOthers();
+      if (this.nextSeq > ring.last) return undefined;
+      const seq = this.nextSeq++;
+      if (seq > this.liveFrom) this.pending--;
+      return seq;
+    }
+
+    /** Moves past unread events about other routers (they never count in `pending`). */
+    private passOthers(): void {
+      while (this.nextSeq <= ring.last && !this.matches(ring.routersOf(this.nextSeq))) this.nextSeq++;
     }
 
     /** Events with a seq above this were published after subscribing (they count in `pending`). */
@@ -290,9 +292,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     ready(): Promise<boolean> {
       if (this.ended) return Promise.resolve(false);
       // Unread events of other routers are passed over here, so that they never wake a filtered reader.
-      if (!this.resync && this.nextSeq >= ring.first) {
-        while (this.nextSeq <= ring.last && !this.matches(ring.routersOf(this.nextSeq))) this.nextSeq++;
-      }
+      if (!this.resync && this.nextSeq >= ring.first) this.passOthers();
       if (this.resync || this.nextSeq <= ring.last) return Promise.resolve(true);
       if (this.waker) return Promise.reject(new Error('Subscription.ready: one call at a time'));
       return new Promise((resolve) => (this.waker = resolve));

@@ -83,10 +83,6 @@ export class EventRing {
     segment.lastSeq = seq;
   }
 
-  has(seq: number): boolean {
-    return seq >= this.first && seq <= this.last;
-  }
-
   typeOf(seq: number): string {
     return this.types[seq % this.capacity]!;
   }
@@ -101,20 +97,6 @@ export class EventRing {
     const segment = this.segmentOf[slot];
     if (!segment) return this.large.get(seq)!;
     return segment.toString('utf8', this.start[slot], this.start[slot]! + this.length[slot]!);
-  }
-
-  /** Bytes of the event's JSON. */
-  byteLength(seq: number): number {
-    const slot = seq % this.capacity;
-    return this.segmentOf[slot] ? this.length[slot]! : Buffer.byteLength(this.large.get(seq)!);
-  }
-
-  /** Copies the event's JSON into `target` at `at`; returns the position after it. */
-  copyJson(seq: number, target: Buffer, at: number): number {
-    const slot = seq % this.capacity;
-    const segment = this.segmentOf[slot];
-    if (!segment) return at + target.write(this.large.get(seq)!, at, 'utf8');
-    return at + segment.copy(target, at, this.start[slot], this.start[slot]! + this.length[slot]!);
   }
 
   stats(): EventRingStats {

@@ -15,7 +15,6 @@ describe('EventRing', () => {
     expect(ring.stats()).toEqual({ events: 0, segmentBytes: 0, large: 0 });
     for (let seq = 1; seq <= 5; seq++) ring.append(seq, 'router.silence', `r${seq}`, json(seq));
     expect([ring.first, ring.last]).toEqual([3, 5]);
-    expect([2, 3, 5, 6].map((seq) => ring.has(seq))).toEqual([false, true, true, false]);
     for (let seq = 3; seq <= 5; seq++) {
       expect(ring.json(seq)).toBe(json(seq));
       expect(ring.typeOf(seq)).toBe('router.silence');
@@ -42,20 +41,16 @@ describe('EventRing', () => {
     expect(ring.stats().large).toBe(1);
     expect(ring.json(1)).toBe(huge);
     expect(ring.routersOf(1)).toEqual(['a', 'b']);
-    expect(ring.byteLength(1)).toBe(Buffer.byteLength(huge));
     ring.append(2, 'router.silence', 'r', json(2));
     ring.append(3, 'router.silence', 'r', json(3));
     expect(ring.stats()).toMatchObject({ events: 2, large: 0 });
   });
 
-  it('copies JSON with multi-byte characters exactly, into a buffer too', () => {
+  it('gives back JSON with multi-byte characters exactly', () => {
     const ring = new EventRing(10);
     const text = JSON.stringify({ appData: { name: 'Zoë 🎧 会议' } });
     ring.append(1, 'router.closed', 'r', text);
     expect(ring.json(1)).toBe(text);
-    const target = Buffer.alloc(ring.byteLength(1) + 2);
-    expect(ring.copyJson(1, target, 1)).toBe(1 + Buffer.byteLength(text));
-    expect(target.toString('utf8', 1, 1 + Buffer.byteLength(text))).toBe(text);
   });
 
   it('never corrupts what it holds, for any sizes and capacities (property)', () => {
