@@ -3,8 +3,8 @@
 // buffer) and to plain listeners (sinks).
 import { randomBytes } from 'node:crypto';
 import { formatTime } from '../../time.js';
-import { EventRing, type EventRouters } from './ring.js';
-import { type RelayEvent, type RelayEventInput, type RelayStreamEvent, type RelayEventType, type ResyncEvent } from './types.js';
+import { EventRing } from './ring.js';
+import { routersOf, type EventRouters, type RelayEvent, type RelayEventInput, type RelayStreamEvent, type RelayEventType, type ResyncEvent } from './types.js';
 
 export const DEFAULT_BUFFER_SIZE = 10_000;
 export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
@@ -404,11 +404,4 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       };
     },
   };
-}
-
-/** The routers an event concerns, as the ring keeps them: one id (most events), several (worker.died), or none. */
-function routersOf(event: RelayEvent): EventRouters {
-  if ('routerId' in event) return event.routerId;
-  if ('routerIds' in event) return event.routerIds;
-  return undefined;
 }

@@ -5,6 +5,7 @@
 // and the old generation grows by the events' size. Here an event's JSON is written into segments of
 // bytes allocated outside the heap and reused in turn; per event the heap keeps only its type and
 // router ids (strings the relay holds anyway) and two numbers in typed arrays.
+import type { EventRouters } from './types.js';
 
 /** Bytes of one segment; an event never spans two. */
 export const SEGMENT_BYTES = 256 * 1024;
@@ -21,9 +22,6 @@ export interface EventRingStats {
   /** Events held as strings on the heap, each longer than half a segment. */
   large: number;
 }
-
-/** What a filter needs without reading the JSON: the routers an event concerns (none: relay-wide). */
-export type EventRouters = string | readonly string[] | undefined;
 
 /**
  * Events by sequence number, the oldest going first when `capacity` events are held or when their

@@ -142,9 +142,12 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** What a publisher hands to the bus: the event without `id` and `time`, which the bus assigns. */
 export type RelayEventInput = DistributiveOmit<RelayEvent, 'id' | 'time'>;
 
-/** The routers an event concerns: one, several (worker.died), or none (relay-wide events). */
-export function routerIdsOf(event: RelayStreamEvent): readonly string[] | undefined {
-  if ('routerId' in event) return [event.routerId];
+/** The routers an event concerns: one id (most events), several (worker.died), or none (relay-wide events). */
+export type EventRouters = string | readonly string[] | undefined;
+
+/** The routers an event concerns, without an array for the one-router case (the bus asks for every event). */
+export function routersOf(event: RelayStreamEvent): EventRouters {
+  if ('routerId' in event) return event.routerId;
   if ('routerIds' in event) return event.routerIds;
   return undefined;
 }

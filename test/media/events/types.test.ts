@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, eventSchemas, relayEventSchema, relayStreamEventSchema, routerIdsOf, webhookBatchSchema } from '../../../src/media/events/types.js';
+import { EVENT_TYPES, eventSchemas, relayEventSchema, relayStreamEventSchema, routersOf, webhookBatchSchema } from '../../../src/media/events/types.js';
 
 const base = { id: 'a57c79964cdb-0000000000000001', time: '2024-01-02 11:04:05' };
 
@@ -35,10 +35,10 @@ describe('event types', () => {
   });
 
   it('knows which routers an event concerns', () => {
-    expect(routerIdsOf({ ...base, type: 'router.silence', routerId: 'r' })).toEqual(['r']);
-    expect(routerIdsOf({ ...base, type: 'worker.died', workerPid: 1, routerIds: ['a', 'b'], restartInMs: 0 })).toEqual(['a', 'b']);
-    expect(routerIdsOf({ ...base, type: 'relay.draining' })).toBeUndefined();
-    expect(routerIdsOf({ ...base, type: 'resync', reason: 'other_process' })).toBeUndefined();
+    expect(routersOf({ ...base, type: 'router.silence', routerId: 'r' })).toBe('r');
+    expect(routersOf({ ...base, type: 'worker.died', workerPid: 1, routerIds: ['a', 'b'], restartInMs: 0 })).toEqual(['a', 'b']);
+    expect(routersOf({ ...base, type: 'relay.draining' })).toBeUndefined();
+    expect(routersOf({ ...base, type: 'resync', reason: 'other_process' })).toBeUndefined();
   });
 
   it('converts to JSON Schema for the OpenAPI document, one branch per type', () => {
