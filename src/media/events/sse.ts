@@ -51,7 +51,10 @@ export interface EventStreams {
   /** Streams open now (for /internal/info and the metric). */
   open(): number;
   stats(): EventStreamStats;
-  /** Ends every open stream gracefully, and those opened later at once (shutdown: open streams would hold server.close() otherwise). */
+  /**
+   * Ends every open stream gracefully, after the events it had not yet written, and those opened later
+   * at once (shutdown: open streams would hold server.close() otherwise).
+   */
   close(): void;
 }
 
@@ -77,12 +80,21 @@ function routerFilterIssues(routerIds: string[]): Array<{ path: string; message:
   return issues;
 }
 
+/** Every event the subscription has unread, as frames (bounded by the replay buffer). */
+function drain(sub: Subscription): string {
+  let chunk = '';
+  for (let event = sub.pollEncoded(); event !== undefined; event = sub.pollEncoded()) chunk += frame(event);
+  return chunk;
+}
+
 function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, 'logger' | 'maxQueued'>> & EventStreamOptions, state: {
   stats: EventStreamStats;
   subscriptions: Set<Subscription>;
   closed: { value: boolean };
+  /** What each stream still had to write when close() ended it: written before the stream ends. */
+  tails: WeakMap<Subscription, string>;
 }) {
-  const { stats, subscriptions } = state;
+  const { stats, subscriptions, tails } = state;
   const logger = options.logger;
 
   async function pump(stream: SSEStreamingApi, sub: Subscription, announceCursor: boolean) {
@@ -101,7 +113,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
         await stream.write(': heartbeat\n\n');
         continue;
       }
-      if (!first) return;
+      if (!first) break;
       // Let the burst gather (COALESCE_MS), then write it in one write.
       await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
       let chunk = '';
@@ -114,6 +126,9 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
       if (chunk !== '') await stream.write(chunk);
       ready = sub.ready();
     }
+    // Ended by close() (shutdown): the events published before it, the last rooms' closes among them.
+    const tail = tails.get(sub);
+    if (tail) await stream.write(tail);
   }
 
   return new Hono().get('/events', (c) => {
@@ -171,13 +186,19 @@ export function createEventStreams(bus: EventBus, options: EventStreamOptions = 
   const stats: EventStreamStats = { open: 0, opened: 0, cutOff: 0, refused: 0 };
   const subscriptions = new Set<Subscription>();
   const closed = { value: false };
+  const tails = new WeakMap<Subscription, string>();
   return {
-    routes: buildRoutes(bus, { ...options, heartbeatMs, maxStreams }, { stats, subscriptions, closed }),
+    routes: buildRoutes(bus, { ...options, heartbeatMs, maxStreams }, { stats, subscriptions, closed, tails }),
     open: () => stats.open,
     stats: () => ({ ...stats }),
     close() {
       closed.value = true;
-      for (const sub of [...subscriptions]) sub.close();
+      // Taken now, while the subscriptions can still be read: a stream waiting out COALESCE_MS would
+      // otherwise end without the events published just before the close (the drain's last router.closed).
+      for (const sub of [...subscriptions]) {
+        tails.set(sub, drain(sub));
+        sub.close();
+      }
     },
   };
 }

@@ -184,6 +184,18 @@ describe('GET /internal/v1/events', () => {
     expect(streams.stats()).toMatchObject({ open: 1, cutOff: 0 });
   });
 
+  it('writes the events published just before close() before it ends the stream (no event lost at shutdown)', async () => {
+    const s = await startStreamServer();
+    const { reader } = await openStream(s.url);
+    await reader!.until(() => reader!.comments.length > 0);
+    // Published and closed in one tick, well within the stream's COALESCE_MS wait for a burst.
+    const last = [s.bus.publish(closed('r1')), s.bus.publish(closed('r2'))];
+    s.streams.close();
+    await reader!.until(() => reader!.done, 5000, 'the stream to end');
+    expect(reader!.frames.map((f) => f.id)).toEqual(last.map((e) => e.id));
+    await s.close();
+  });
+
   it('ends open streams gracefully on close(), so the server can shut down', async () => {
     const s = await startStreamServer();
     const { reader } = await openStream(s.url);
