@@ -208,6 +208,7 @@ class Compiler {
       const member = this.name('m');
       const inner: string[] = [];
       const optional = child._zod.def.type === 'optional';
+      if (optional) knownDefinition(child._zod.def);
       const memberResult = this.node(optional ? child._zod.def.innerType! : child, member, inner);
       for (const check of optional ? (child._zod.def.checks ?? []) : []) inner.push(this.check(check, memberResult));
       out.push(
