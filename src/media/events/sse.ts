@@ -80,10 +80,14 @@ function routerFilterIssues(routerIds: string[]): Array<{ path: string; message:
   return issues;
 }
 
-/** Every event the subscription has unread, as frames (bounded by the replay buffer). */
-function drain(sub: Subscription): string {
+/** Up to `max` of the events the subscription has unread, as frames (all of them: bounded by the replay buffer). */
+function drain(sub: Subscription, max = Number.POSITIVE_INFINITY): string {
   let chunk = '';
-  for (let event = sub.pollEncoded(); event !== undefined; event = sub.pollEncoded()) chunk += frame(event);
+  for (let i = 0; i < max; i++) {
+    const event = sub.pollEncoded();
+    if (event === undefined) break;
+    chunk += frame(event);
+  }
   return chunk;
 }
 
@@ -116,12 +120,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
       if (!first) break;
       // Let the burst gather (COALESCE_MS), then write it in one write.
       await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
-      let chunk = '';
-      for (let i = 0; i < WRITE_BATCH; i++) {
-        const event = sub.pollEncoded();
-        if (event === undefined) break;
-        chunk += frame(event);
-      }
+      const chunk = drain(sub, WRITE_BATCH);
       // A filtered stream may find nothing for it among the events that woke it.
       if (chunk !== '') await stream.write(chunk);
       ready = sub.ready();
