@@ -41,14 +41,12 @@ interface ZodNode {
       type: string;
       checks?: ZodCheck[];
       shape?: Record<string, ZodNode>;
-      catchall?: unknown;
       element?: ZodNode;
       innerType?: ZodNode;
       keyType?: ZodNode;
       valueType?: ZodNode;
       options?: ZodNode[];
       entries?: Record<string, unknown>;
-      mode?: string;
       /** z.int(): the number's own safe-integer check. */
       format?: string;
     };
@@ -170,8 +168,8 @@ class Compiler {
 
   /** String keys; a key zod treats specially (`__proto__`) is left to zod. Members in the input's order, as zod's. */
   private record(node: ZodNode, value: string, out: string[]): string {
-    const { keyType, valueType, mode } = node._zod.def;
-    if (keyType!._zod.def.type !== 'string' || mode !== undefined) throw new Unsupported('record key');
+    const { keyType, valueType } = node._zod.def;
+    if (keyType!._zod.def.type !== 'string') throw new Unsupported('record key');
     const result = this.name('r');
     const key = this.name('key');
     const member = this.name('m');
@@ -198,8 +196,7 @@ class Compiler {
    * own compiled parser tests it); a required member absent is not accepted.
    */
   private object(node: ZodNode, value: string, out: string[]): string {
-    const { shape, catchall } = node._zod.def;
-    if (catchall !== undefined) throw new Unsupported('catchall');
+    const { shape } = node._zod.def;
     const result = this.name('b');
     out.push(`if (typeof ${value} !== 'object' || ${value} === null || Array.isArray(${value})) return NS;`, `const ${result} = {};`);
     for (const [key, child] of Object.entries(shape!)) {
