@@ -1,5 +1,5 @@
 // argon2 work bounded (issue 11, finding 4), against a real server process: a flood of wrong password
-// changes from one account does not make another account's login wait, and a flood of logins over
+// changes from one account does not make another account's login wait behind it, and a flood of logins over
 // many accounts meets 503 (code 1005, Retry-After) instead of growing everyone's wait without bound.
 import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ interface Reply {
   code: number;
   retryAfter: string | undefined;
   ms: number;
+  /** performance.now() when the answer was complete. */
+  end: number;
 }
 
 function send(server: ServerProcess, agent: Agent, method: string, path: string, body: unknown, token?: string): Promise<Reply> {
@@ -25,7 +27,8 @@ function send(server: ServerProcess, agent: Agent, method: string, path: string,
       res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
       res.on('end', () => {
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).code, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, ms: performance.now() - started });
+        const end = performance.now();
+        resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).code, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, ms: end - started, end });
       });
     });
     req.on('error', reject);
@@ -41,7 +44,10 @@ function get(server: ServerProcess, agent: Agent, path: string, token: string): 
     request(`${server.url}${path}`, { agent, headers: { authorization: `Bearer ${token}` } }, (res) => {
       let text = '';
       res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).code, retryAfter: undefined, ms: performance.now() - started }));
+      res.on('end', () => {
+        const end = performance.now();
+        resolve({ status: res.statusCode ?? 0, code: JSON.parse(text).code, retryAfter: undefined, ms: end - started, end });
+      });
     })
       .on('error', reject)
       .end();
@@ -68,7 +74,7 @@ function flood(loops: number, one: (i: number) => Promise<Reply>) {
   const replies: Reply[] = [];
   const done = Promise.all(
     Array.from({ length: loops }, async (_, i) => {
-      while (running) replies.push(await one(i).catch(() => ({ status: 0, code: -1, retryAfter: undefined, ms: 0 })));
+      while (running) replies.push(await one(i).catch(() => ({ status: 0, code: -1, retryAfter: undefined, ms: 0, end: performance.now() })));
     }),
   );
   return {
@@ -109,7 +115,7 @@ describe('argon2 queue under a flood, real server', () => {
     await server?.stop();
   }, 30_000);
 
-  it('a login of another account stays under 1 s while 24 connections send wrong password changes of one account', async () => {
+  it('a login of another account waits for the running hash, not for a flood of 24 connections sending wrong password changes of one account', async () => {
     const legit = await registerUser(server, agent(), 'legit');
     const flooder = await registerUser(server, agent(), 'flooder');
     const legitAgent = agent();
@@ -125,12 +131,24 @@ describe('argon2 queue under a flood, real server', () => {
     const floodReplies = await changes.stop();
     const max = (replies: Reply[]) => Math.round(Math.max(...replies.map((r) => r.ms)));
     const byCode = countBy(floodReplies.map((r) => `${r.status}/${r.code}`));
-    console.log(`login max ${max(baseline)} ms during a profile-read flood (baseline); during the password-change flood max ${max(during)} ms; flood answers ${JSON.stringify(byCode)}`);
+    // The flood's hashes (its 403 answers) that finished while each legitimate login was under way. One
+    // FIFO queue made a login wait for every hash queued before it (the flood keeps up to 24 waiting, as
+    // many as fit in PASSWORD_HASH_MAX_WAIT_MS); the per-lane queue, for the one running and the few
+    // aged past their bound. Counted in hashes, not milliseconds: a loaded machine makes every hash
+    // slower (once 1.5 s for one login on CI, where a millisecond bound failed), not the count larger.
+    const floodHashesDuring = during.map((login) => floodReplies.filter((r) => r.status === 403 && r.end > login.end - login.ms && r.end <= login.end).length);
+    const floodHashes = floodReplies.filter((r) => r.status === 403).length;
+    console.log(
+      `login max ${max(baseline)} ms during a profile-read flood (baseline); during the password-change flood max ${max(during)} ms, ` +
+        `flood hashes finished during each login ${JSON.stringify(floodHashesDuring)}; flood answers ${JSON.stringify(byCode)}`,
+    );
     expect(baseline.map((r) => r.code)).toEqual([0, 0, 0, 0, 0]);
     expect(during.map((r) => r.code)).toEqual([0, 0, 0, 0, 0]);
-    // One FIFO queue made it wait for the whole flood (24 hashes); now for the running hash and its own.
-    // On a loaded machine a hash itself takes longer: the bound grows with the baseline (one hash and the load).
-    expect(max(during)).toBeLessThan(Math.max(1000, 2 * max(baseline)));
+    // The flood was hashing all along (else there was nothing to wait for).
+    expect(floodHashes).toBeGreaterThanOrEqual(20);
+    expect(Math.max(...floodHashesDuring)).toBeLessThanOrEqual(6);
+    // And in time: within the wait bound, with the event loop's own delay on a loaded machine.
+    expect(max(during)).toBeLessThan(MAX_WAIT_MS + 1500);
     // The flood got wrong-password answers or 503 busy: never another error.
     expect(Object.keys(byCode).filter((k) => k !== '403/2003' && k !== '503/1005' && k !== '0/-1')).toEqual([]);
   }, 60_000);
