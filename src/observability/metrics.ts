@@ -8,6 +8,7 @@ import type { EventBus } from '../media/events/bus.js';
 import type { EventStreams } from '../media/events/sse.js';
 import type { WebhookSink } from '../media/events/webhook.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
+import { RequestHistogram } from './request-histogram.js';
 
 export type AuthAction = 'login' | 'refresh';
 export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
@@ -22,7 +23,7 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly httpDuration: RequestHistogram;
   private readonly authOutcomes: Counter<'action' | 'outcome'>;
   private readonly rateLimitFallbacks: Counter;
   private rateLimitMode: () => RateLimitMode = () => 'memory';
@@ -31,10 +32,9 @@ export class Metrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    const httpDuration = new Histogram({
+    const httpDuration = new RequestHistogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request latency by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
@@ -173,11 +173,12 @@ export class Metrics {
    * holds ids); `started` is its `performance.now()` at arrival.
    */
   recordHttp(c: Context, started: number): void {
-    const labels = { method: c.req.method, route: routePattern(c), status: String(c.res.status) };
-    // observe() with the labels at hand: startTimer's end() copies them and reads hrtime as an array.
-    this.httpDuration.observe(labels, (performance.now() - started) / 1000);
-    if (c.req.method === 'POST' && labels.route === '/api/v1/auth/login') this.recordAuth('login', outcomeOf(c.res.status));
-    if (c.req.method === 'POST' && labels.route === '/api/v1/auth/refresh-token') this.recordAuth('refresh', outcomeOf(c.res.status));
+    const { method } = c.req;
+    const route = routePattern(c);
+    const { status } = c.res;
+    this.httpDuration.record(method, route, status, (performance.now() - started) / 1000);
+    if (method === 'POST' && route === '/api/v1/auth/login') this.recordAuth('login', outcomeOf(status));
+    if (method === 'POST' && route === '/api/v1/auth/refresh-token') this.recordAuth('refresh', outcomeOf(status));
   }
 }
 
