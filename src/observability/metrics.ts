@@ -1,7 +1,7 @@
 // Prometheus metrics (prom-client), one registry per service: HTTP, auth outcomes, media, process.
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { MediaService } from '../media/index.js';
 import { KIND_PLURALS } from '../media/registry/kinds.js';
 import type { EventBus } from '../media/events/bus.js';

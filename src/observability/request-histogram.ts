@@ -28,14 +28,15 @@ export class RequestHistogram extends Histogram<Label> {
   declare readonly help: string;
   declare readonly aggregator: 'sum';
   private readonly bounds: readonly number[];
-  /** method → route → status → series. Not a `#private` field: prom-client's constructor calls reset() first. */
-  private series: Map<string, Map<string, Map<number, Series>>> | undefined;
+  /** method → route → status → series. Not `#private` fields: prom-client's constructor calls reset() first. */
+  private series = new Map<string, Map<string, Map<number, Series>>>();
   /** Every series in the order of its first request, the order prom-client renders them in. */
   private ordered: Series[] = [];
 
   constructor(config: { name: string; help: string; buckets: number[]; registers: Registry[] }) {
     super({ ...config, labelNames: ['method', 'route', 'status'] });
-    this.bounds = [...config.buckets].sort((a, b) => a - b);
+    // In the order given, as prom-client keeps them.
+    this.bounds = [...config.buckets];
     // The instance's observe (prom-client assigns it in its constructor) counts here too.
     const observe = (labels: unknown, value?: number) => {
       if (labels === null || typeof labels !== 'object' || typeof value !== 'number') throw new Error(`${this.name}: observe(labels, value) with method, route and status`);
@@ -47,7 +48,6 @@ export class RequestHistogram extends Histogram<Label> {
 
   /** Counts one request that took `seconds`. */
   record(method: string, route: string, status: number, seconds: number): void {
-    this.series ??= new Map();
     let byRoute = this.series.get(method);
     if (!byRoute) this.series.set(method, (byRoute = new Map()));
     let byStatus = byRoute.get(route);
@@ -69,7 +69,7 @@ export class RequestHistogram extends Histogram<Label> {
 
   override reset(): void {
     super.reset();
-    this.series = undefined;
+    this.series = new Map();
     this.ordered = [];
   }
 
