@@ -26,6 +26,12 @@ const ROUNDS = Number(process.env.BENCH_RELAY_ROUNDS ?? 4);
 /** Before the first round, each server runs this long at full load: JIT, and the first full GC of a fresh process. */
 const WARM_UP = { concurrency: 8, maxCount: 1_000_000, maxMs: Number(process.env.BENCH_WARM_UP_MS ?? 5000) };
 const RSS_WINDOW_MS = Number(process.env.BENCH_RSS_WINDOW_MS ?? 30_000);
+/**
+ * Another checkout of the relay (a `git worktree` of an earlier commit, with node_modules): when set,
+ * each round gets a fourth window on that tree's server (no reader), so that where the relay stood
+ * then is measured in the same run as now (`relay-control-baseline-tree-ratio`).
+ */
+const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
 
 function expect(status: number, wanted: number, what: string, body: unknown): void {
   if (status !== wanted) throw new Error(`${what}: HTTP ${status} (wanted ${wanted}): ${JSON.stringify(body)}`);
@@ -122,17 +128,20 @@ export async function relayControl(): Promise<void> {
   const barePort = String(BASELINE_RTC_PORTS.bare);
   const bare = await startServer({ RTC_MIN_PORT: barePort, RTC_MAX_PORT: barePort }, { script: 'bench/bare-relay-server.ts' });
   const ours = await startServer({ MEDIASOUP_WORKERS: '1' });
+  const then = BASELINE_DIR ? await startServer({ MEDIASOUP_WORKERS: '1' }, { cwd: BASELINE_DIR }) : undefined;
   const bareClient = httpClient(bare.url);
   const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
+  const thenClient = then ? httpClient(then.url, { 'x-internal-token': BENCH_TOKEN }) : undefined;
   try {
     // Rounds of three short windows: bare, ours alone, ours with one event stream reader attached and
     // reading every event (5 per cycle: consumer, producer, 2 transports, router); the order flips
     // every round, so that each window of ours sits next to one of bare. A ratio is taken within each
     // round (the machine drifts by more than the difference measured, over minutes) and averaged.
     type Run = { seq: number; conc: number };
-    const rounds: { bare: Run; ours: Run; withSub: Run }[] = [];
+    const rounds: { bare: Run; ours: Run; withSub: Run; then?: Run }[] = [];
     await runLoops(() => httpCycle(bareClient), WARM_UP);
     await runLoops(() => httpCycle(oursClient), WARM_UP);
+    if (thenClient) await runLoops(() => httpCycle(thenClient), WARM_UP);
     let eventsRead = 0;
     const withSubscriber = async (): Promise<Run> => {
       const subscriber = await subscribe(ours.url);
@@ -144,16 +153,18 @@ export async function relayControl(): Promise<void> {
       }
     };
     for (let round = 0; round < ROUNDS; round += 1) {
-      const measured: Partial<{ bare: Run; ours: Run; withSub: Run }> = {};
+      const measured: Partial<{ bare: Run; ours: Run; withSub: Run; then: Run }> = {};
       const steps = [
         async () => (measured.bare = await measure('bare Hono', () => httpCycle(bareClient), bare.pid)),
         async () => (measured.ours = await measure('ours', () => httpCycle(oursClient), ours.pid)),
         async () => (measured.withSub = await withSubscriber()),
       ];
+      if (then && thenClient) steps.push(async () => (measured.then = await measure('baseline', () => httpCycle(thenClient), then.pid)));
       for (const step of round % 2 === 0 ? steps : steps.reverse()) await step();
-      rounds.push(measured as { bare: Run; ours: Run; withSub: Run });
+      rounds.push(measured as { bare: Run; ours: Run; withSub: Run; then?: Run });
       const r = rounds.at(-1)!;
-      info(`round ${round + 1}: ours/bare ${(r.ours.conc / r.bare.conc).toFixed(3)}, ours+sub/bare ${(r.withSub.conc / r.bare.conc).toFixed(3)}`);
+      const thenRatio = r.then ? `, baseline tree/bare ${(r.then.conc / r.bare.conc).toFixed(3)}` : '';
+      info(`round ${round + 1}: ours/bare ${(r.ours.conc / r.bare.conc).toFixed(3)}, ours+sub/bare ${(r.withSub.conc / r.bare.conc).toFixed(3)}${thenRatio}`);
     }
     info(`the stream subscriber read ${eventsRead} events`);
     if (eventsRead === 0) throw new Error('the stream subscriber read no event');
@@ -162,7 +173,7 @@ export async function relayControl(): Promise<void> {
     const bareConc = avg(rounds.map((r) => r.bare.conc));
     const oursSeq = avg(rounds.map((r) => r.ours.seq));
     const oursConc = avg(rounds.map((r) => r.ours.conc));
-    const ratio = (pick: (r: { bare: Run; ours: Run; withSub: Run }) => number) => avg(rounds.map(pick));
+    const ratio = (pick: (r: { bare: Run; ours: Run; withSub: Run; then?: Run }) => number) => avg(rounds.map(pick));
     bench('relay-control-inprocess-seq', inProcess.seq, 'cycles/s');
     bench('relay-control-inprocess-c8', inProcess.conc, 'cycles/s');
     bench('relay-control-bare-seq', bareSeq, 'cycles/s');
@@ -171,6 +182,10 @@ export async function relayControl(): Promise<void> {
     bench('relay-control-ours-c8', oursConc, 'cycles/s');
     bench('relay-control-vs-bare-ratio-seq', ratio((r) => r.ours.seq / r.bare.seq), 'ratio');
     bench('relay-control-with-subscriber-ratio', ratio((r) => r.withSub.conc / r.bare.conc), 'ratio');
+    if (then) {
+      info(`baseline tree: ${BASELINE_DIR}`);
+      bench('relay-control-baseline-tree-ratio', ratio((r) => r.then!.conc / r.bare.conc), 'ratio');
+    }
 
     // Memory: RSS of the service (node process + its worker) before and after a window of cycles.
     const workerPid = await workerPidOf(oursClient);
@@ -190,7 +205,8 @@ export async function relayControl(): Promise<void> {
   } finally {
     bareClient.close();
     oursClient.close();
-    await Promise.all([bare.stop(), ours.stop()]);
+    thenClient?.close();
+    await Promise.all([bare.stop(), ours.stop(), then?.stop()]);
   }
 }
 
