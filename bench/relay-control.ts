@@ -134,11 +134,13 @@ export async function relayControl(): Promise<void> {
   const thenClient = then ? httpClient(then.url, { 'x-internal-token': BENCH_TOKEN }) : undefined;
   try {
     // Rounds of three short windows: bare, ours alone, ours with one event stream reader attached and
-    // reading every event (5 per cycle: consumer, producer, 2 transports, router); the order flips
-    // every round, so that each window of ours sits next to one of bare. A ratio is taken within each
-    // round (the machine drifts by more than the difference measured, over minutes) and averaged.
+    // reading every event (5 per cycle: consumer, producer, 2 transports, router), and a fourth on the
+    // baseline tree when there is one; the order flips every round, so that each window of ours sits
+    // next to one of bare. A ratio is taken within each round (the machine drifts by more than the
+    // difference measured, over minutes) and averaged.
     type Run = { seq: number; conc: number };
-    const rounds: { bare: Run; ours: Run; withSub: Run; then?: Run }[] = [];
+    type Round = { bare: Run; ours: Run; withSub: Run; then?: Run };
+    const rounds: Round[] = [];
     await runLoops(() => httpCycle(bareClient), WARM_UP);
     await runLoops(() => httpCycle(oursClient), WARM_UP);
     if (thenClient) await runLoops(() => httpCycle(thenClient), WARM_UP);
@@ -153,7 +155,7 @@ export async function relayControl(): Promise<void> {
       }
     };
     for (let round = 0; round < ROUNDS; round += 1) {
-      const measured: Partial<{ bare: Run; ours: Run; withSub: Run; then: Run }> = {};
+      const measured: Partial<Round> = {};
       const steps = [
         async () => (measured.bare = await measure('bare Hono', () => httpCycle(bareClient), bare.pid)),
         async () => (measured.ours = await measure('ours', () => httpCycle(oursClient), ours.pid)),
@@ -161,7 +163,7 @@ export async function relayControl(): Promise<void> {
       ];
       if (then && thenClient) steps.push(async () => (measured.then = await measure('baseline', () => httpCycle(thenClient), then.pid)));
       for (const step of round % 2 === 0 ? steps : steps.reverse()) await step();
-      rounds.push(measured as { bare: Run; ours: Run; withSub: Run; then?: Run });
+      rounds.push(measured as Round);
       const r = rounds.at(-1)!;
       const thenRatio = r.then ? `, baseline tree/bare ${(r.then.conc / r.bare.conc).toFixed(3)}` : '';
       info(`round ${round + 1}: ours/bare ${(r.ours.conc / r.bare.conc).toFixed(3)}, ours+sub/bare ${(r.withSub.conc / r.bare.conc).toFixed(3)}${thenRatio}`);
@@ -173,7 +175,7 @@ export async function relayControl(): Promise<void> {
     const bareConc = avg(rounds.map((r) => r.bare.conc));
     const oursSeq = avg(rounds.map((r) => r.ours.seq));
     const oursConc = avg(rounds.map((r) => r.ours.conc));
-    const ratio = (pick: (r: { bare: Run; ours: Run; withSub: Run; then?: Run }) => number) => avg(rounds.map(pick));
+    const ratio = (pick: (r: Round) => number) => avg(rounds.map(pick));
     bench('relay-control-inprocess-seq', inProcess.seq, 'cycles/s');
     bench('relay-control-inprocess-c8', inProcess.conc, 'cycles/s');
     bench('relay-control-bare-seq', bareSeq, 'cycles/s');
