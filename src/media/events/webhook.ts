@@ -8,6 +8,8 @@ export const SIGNATURE_HEADER = 'X-Relay-Signature';
 export const TIMESTAMP_HEADER = 'X-Relay-Timestamp';
 export const DEFAULT_BATCH_MAX = 100;
 export const DEFAULT_QUEUE_MAX = 10_000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_WATCHDOG_MARGIN_MS = 5_000;
 
 /** `sha256=<hex>`: HMAC-SHA256 of the raw body (which holds the timestamp) under the secret. */
 export function signWebhookBody(body: string, secret: string): string {
@@ -25,6 +27,11 @@ export interface WebhookSinkOptions {
   queueMax?: number;
   /** One attempt's deadline; a slower receiver counts as a failure. */
   timeoutMs?: number;
+  /**
+   * How long after its deadline an attempt that still has not settled is given up and counted as
+   * failed (a watchdog, for an HTTP client that lost its abort; the attempt is left to settle unread).
+   */
+  watchdogMarginMs?: number;
   /** Backoff after the n-th failure in a row: min(max, base * 2^(n-1)), between half and all of it. */
   retryBaseMs?: number;
   retryMaxMs?: number;
@@ -56,6 +63,9 @@ export interface WebhookSink {
   stats(): WebhookStats;
 }
 
+/** How an attempt ended: accepted, refused or failed (why), or given up by the watchdog or by stop(). */
+type Outcome = 'ok' | 'stuck' | 'stopped' | { status?: number; error?: string };
+
 interface Entry {
   event: RelayEvent | undefined; // undefined: a marker carrying only a gap, for when nothing follows it
   droppedBefore: number;
@@ -70,7 +80,8 @@ interface Entry {
 export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   const batchMax = options.batchMax ?? DEFAULT_BATCH_MAX;
   const queueMax = options.queueMax ?? DEFAULT_QUEUE_MAX;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const watchdogMarginMs = options.watchdogMarginMs ?? DEFAULT_WATCHDOG_MARGIN_MS;
   const retryBaseMs = options.retryBaseMs ?? 500;
   const retryMaxMs = options.retryMaxMs ?? 30_000;
   const doFetch = options.fetch ?? fetch;
@@ -79,6 +90,8 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   if (!options.secret) throw new Error('createWebhookSink: a secret is required');
   if (!Number.isInteger(batchMax) || batchMax < 1) throw new Error('createWebhookSink: batchMax must be a positive integer');
   if (!Number.isInteger(queueMax) || queueMax < 1) throw new Error('createWebhookSink: queueMax must be a positive integer');
+  if (!(timeoutMs > 0)) throw new Error('createWebhookSink: timeoutMs must be positive');
+  if (!(watchdogMarginMs >= 0)) throw new Error('createWebhookSink: watchdogMarginMs must not be negative');
   const target = new URL(options.url); // throws on a malformed URL
   const origin = target.origin; // logged instead of the URL, which may carry a token
 
@@ -88,8 +101,9 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   let running: Promise<void> | undefined;
   let stopping = false;
   let deadline = Infinity;
-  const stopController = new AbortController();
+  let stopped = false; // stop()'s deadline passed: no further attempt
   let wake: (() => void) | undefined; // cuts a backoff wait short (stop() retries at once)
+  let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
 
   function enqueue(event: RelayEvent): void {
     if (stopping) {
@@ -131,6 +145,14 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
     return batch;
   }
 
+  /**
+   * One POST of the batch. Its deadline is a plain timer that aborts a controller held here (an
+   * AbortSignal.timeout() inside AbortSignal.any() can be collected by a major GC and never fire:
+   * nodejs/node#57736). A watchdog gives up on an attempt that has not settled `watchdogMarginMs` after
+   * its deadline all the same: it counts as failed and the loop goes on; what the abandoned request
+   * does later (a late answer, an error) is logged and changes nothing (the queue is only touched by
+   * run(), after this returns).
+   */
   async function attempt(batch: Entry[]): Promise<boolean> {
     const body: WebhookBatch = {
       timestamp: Math.floor(now() / 1000),
@@ -138,7 +160,46 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
       events: batch.flatMap((entry) => (entry.event ? [entry.event] : [])),
     };
     const raw = JSON.stringify(body);
-    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), stopController.signal]);
+    const controller = new AbortController();
+    const deadlineTimer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    let watchdog: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<Outcome>((resolve) => {
+      watchdog = setTimeout(resolve, timeoutMs + watchdogMarginMs, 'stuck');
+      giveUp = resolve;
+    });
+    const sent = post(raw, body.timestamp, controller.signal);
+    let outcome: Outcome;
+    try {
+      outcome = await Promise.race([sent, abandoned]);
+    } finally {
+      clearTimeout(deadlineTimer);
+      clearTimeout(watchdog);
+      giveUp = undefined;
+    }
+    const events = body.events.length;
+    switch (outcome) {
+      case 'ok':
+        return true;
+      case 'stuck':
+        controller.abort(); // in case the client still listens
+        logger?.error({ webhook: origin, events, timeoutMs, watchdogMarginMs }, 'event webhook attempt did not settle after its deadline; counted as failed and retried (the HTTP client lost its abort)');
+        break;
+      case 'stopped':
+        controller.abort();
+        break;
+      default:
+        logger?.warn({ webhook: origin, ...outcome, events }, outcome.status !== undefined ? 'event webhook answered with a non-2xx status; retrying' : 'event webhook unreachable; retrying');
+        return false;
+    }
+    // Abandoned: the request may still settle; say so, and make sure it never throws unhandled.
+    void sent.then((late) => {
+      if (late === 'ok') logger?.warn({ webhook: origin, events }, 'an abandoned event webhook attempt was accepted late; the batch is sent again (receivers skip ids they processed)');
+    });
+    return false;
+  }
+
+  /** The POST itself: 'ok' on a 2xx, else why not. Never rejects. */
+  async function post(raw: string, timestamp: number, signal: AbortSignal): Promise<Exclude<Outcome, 'stuck' | 'stopped'>> {
     try {
       const response = await doFetch(target, {
         method: 'POST',
@@ -146,19 +207,18 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
           'Content-Type': 'application/json',
           'User-Agent': `chat-backend-relay/${packageJson.version}`,
           [SIGNATURE_HEADER]: signWebhookBody(raw, options.secret),
-          [TIMESTAMP_HEADER]: String(body.timestamp),
+          [TIMESTAMP_HEADER]: String(timestamp),
         },
         body: raw,
         redirect: 'manual',
         signal,
       });
       await response.body?.cancel().catch(() => {});
-      if (response.status >= 200 && response.status < 300) return true;
-      logger?.warn({ webhook: origin, status: response.status, events: body.events.length }, 'event webhook answered with a non-2xx status; retrying');
+      if (response.status >= 200 && response.status < 300) return 'ok';
+      return { status: response.status };
     } catch (error) {
-      logger?.warn({ webhook: origin, error: error instanceof Error ? error.name + ': ' + error.message : String(error), events: body.events.length }, 'event webhook unreachable; retrying');
+      return { error: error instanceof Error ? error.name + ': ' + error.message : String(error) };
     }
-    return false;
   }
 
   function sleep(ms: number): Promise<void> {
@@ -182,7 +242,7 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
         // Events were dropped and nothing followed: tell the receiver anyway.
         queue.push({ event: undefined, droppedBefore: endEpisode() });
       }
-      if (queue.length === 0 || stopController.signal.aborted) return;
+      if (queue.length === 0 || stopped) return;
       const batch = nextBatch();
       if (await attempt(batch)) {
         failuresInARow = 0;
@@ -207,14 +267,15 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
       stopping = true;
       deadline = Date.now() + deadlineMs;
       const timer = setTimeout(() => {
-        stopController.abort();
+        stopped = true;
+        giveUp?.('stopped'); // the attempt in flight ends now, whatever its request does
         wake?.();
       }, deadlineMs);
       wake?.();
       if (queue.length > 0) kick();
       await running;
       clearTimeout(timer);
-      stopController.abort();
+      stopped = true;
       const undelivered = queue.filter((entry) => entry.event).length + gap;
       if (undelivered > 0) {
         stats.dropped += queue.filter((entry) => entry.event).length;

@@ -225,6 +225,56 @@ describe('event webhook', () => {
     ]);
   });
 
+  it('gives up on an attempt that never settles although its abort fired (watchdog), and a late answer changes nothing', async () => {
+    // An HTTP client that ignores its abort signal: what a lost AbortSignal.any() deadline looks like.
+    const calls: Array<{ ids: string[]; settle: (response: Response) => void }> = [];
+    let answering = false;
+    const hungFetch = ((_url: URL, init: RequestInit) => {
+      const ids = webhookBatchSchema.parse(JSON.parse(String(init.body))).events.map((e) => e.id);
+      return new Promise<Response>((resolve) => {
+        calls.push({ ids, settle: resolve });
+        if (answering) resolve(new Response(null, { status: 200 }));
+      });
+    }) as unknown as typeof fetch;
+    const { lines, logger } = logSink();
+    const webhook = sink({ url: 'http://127.0.0.1:9/hook', secret: SECRET, fetch: hungFetch, timeoutMs: 100, watchdogMarginMs: 100, batchMax: 2, logger });
+    const bus = createEventBus();
+    bus.listen(webhook.enqueue);
+    const published = [1, 2, 3].map((i) => bus.publish(ice(i)));
+    await eventually(() => webhook.stats().failures >= 2, 5000, 'two attempts given up');
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    for (const call of calls) expect(call.ids).toEqual(published.slice(0, 2).map((e) => e.id)); // the same batch again
+    expect(lines.filter((l) => String(l.msg).includes('did not settle')).length).toBeGreaterThanOrEqual(2);
+    expect(lines.find((l) => String(l.msg).includes('did not settle'))).toMatchObject({ level: 50, timeoutMs: 100, watchdogMarginMs: 100 });
+
+    // The first, abandoned attempt is answered late: the queue does not move.
+    calls[0]!.settle(new Response(null, { status: 200 }));
+    await eventually(() => lines.some((l) => String(l.msg).includes('accepted late')), 2000, 'the late answer to be logged');
+    expect(webhook.stats()).toMatchObject({ delivered: 0, batches: 0, queued: 3 });
+
+    // The receiver answers from now on: every event once, in order; then the other abandoned
+    // attempts settle late too, and nothing changes.
+    answering = true;
+    await eventually(() => webhook.stats().delivered === 3, 5000, 'the delivery');
+    for (const call of calls) call.settle(new Response(null, { status: 200 }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(webhook.stats()).toMatchObject({ delivered: 3, batches: 2, queued: 0, dropped: 0 });
+    const acceptedIds = calls.slice(-2).flatMap((c) => c.ids);
+    expect(acceptedIds).toEqual(published.map((e) => e.id));
+  });
+
+  it('stop() ends within its deadline even when the attempt in flight never settles', async () => {
+    let calls = 0;
+    const neverSettles = (() => (calls++, new Promise<Response>(() => {}))) as unknown as typeof fetch;
+    const webhook = createWebhookSink({ url: 'http://127.0.0.1:9/hook', secret: SECRET, fetch: neverSettles, timeoutMs: 60_000 });
+    for (let i = 0; i < 3; i++) webhook.enqueue(createEventBus().publish(ice(i)));
+    await eventually(() => calls === 1, 5000, 'the attempt to start');
+    const started = Date.now();
+    expect(await webhook.stop({ deadlineMs: 300 })).toEqual({ undelivered: 3 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(webhook.stats()).toMatchObject({ failures: 1, dropped: 3, queued: 0 });
+  });
+
   it('stop() flushes what is queued within its deadline, and gives up in time when the receiver is gone', async () => {
     const r = await receiver();
     r.answer = (n) => (n === 0 ? 500 : 200);
