@@ -130,14 +130,23 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     if (tail) await stream.write(tail);
   }
 
+  // HEAD reaches this GET route too (Hono dispatches it as GET and drops the body): it is answered here
+  // with the headers a GET would get and no stream, so that it never takes a slot.
   return new Hono().get('/events', (c) => {
+    const head = c.req.method === 'HEAD';
     const routerIds = c.req.queries('routerId') ?? [];
     const issues = routerFilterIssues(routerIds);
     if (issues.length > 0) return c.json(relayError('VALIDATION_ERROR', 'invalid routerId filter', { issues }), 400);
     if (stats.open >= options.maxStreams) {
-      stats.refused++;
+      if (!head) stats.refused++;
       c.header('Retry-After', '5');
       return c.json(relayError('STREAM_LIMIT_EXCEEDED', `${options.maxStreams} event streams are open already`, { maxStreams: options.maxStreams }), 503);
+    }
+    c.header('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
+    if (head) {
+      c.header('Content-Type', 'text/event-stream');
+      c.header('Cache-Control', 'no-cache');
+      return c.body(null, 200);
     }
     const header = c.req.header('Last-Event-ID');
     const lastEventId = header === undefined || header === '' ? undefined : header.length > MAX_LAST_EVENT_ID_LENGTH ? '' : header;
@@ -145,29 +154,42 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     stats.open++;
     stats.opened++;
     subscriptions.add(sub);
-    if (state.closed.value) sub.close(); // shutting down: the stream tells where it is, then ends
-    const env = c.env as NodeBindings;
-    c.header('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
-
-    return streamSSE(c, async (stream) => {
-      stream.onAbort(() => sub.close());
-      sub.onEnd((reason) => {
-        if (reason !== 'overflow') return;
-        stats.cutOff++;
-        logger?.warn({ routerIds: routerIds.length ? routerIds : undefined }, 'event stream cut off: the client left too many events unread (it resumes with Last-Event-ID)');
-        // A reader that stopped reading will not read a graceful end either: on @hono/node-server
-        // drop the socket at once; elsewhere end the stream.
-        if (env?.outgoing?.destroy) env.outgoing.destroy();
-        stream.abort();
+    // The slot goes back exactly once, on whichever end comes first: the pump ending (stream end,
+    // shutdown, cut off, an error), the response stream cancelled, the client's connection gone
+    // (also before the stream was read at all), or a throw before the stream exists.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      sub.close();
+      subscriptions.delete(sub);
+      stats.open--;
+    };
+    try {
+      if (state.closed.value) sub.close(); // shutting down: the stream tells where it is, then ends
+      c.req.raw.signal.addEventListener('abort', release, { once: true });
+      const env = c.env as NodeBindings;
+      return streamSSE(c, async (stream) => {
+        stream.onAbort(release);
+        sub.onEnd((reason) => {
+          if (reason !== 'overflow') return;
+          stats.cutOff++;
+          logger?.warn({ routerIds: routerIds.length ? routerIds : undefined }, 'event stream cut off: the client left too many events unread (it resumes with Last-Event-ID)');
+          // A reader that stopped reading will not read a graceful end either: on @hono/node-server
+          // drop the socket at once; elsewhere end the stream.
+          if (env?.outgoing?.destroy) env.outgoing.destroy();
+          stream.abort();
+        });
+        try {
+          await pump(stream, sub, lastEventId === undefined);
+        } finally {
+          release();
+        }
       });
-      try {
-        await pump(stream, sub, lastEventId === undefined);
-      } finally {
-        sub.close();
-        subscriptions.delete(sub);
-        stats.open--;
-      }
-    });
+    } catch (error) {
+      release();
+      throw error;
+    }
   });
 }
 
