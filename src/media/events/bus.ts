@@ -61,6 +61,13 @@ export interface Subscription extends AsyncIterable<RelayStreamEvent> {
    * id issued when it subscribed (or the one it resumed from).
    */
   readonly cursor: string;
+  /**
+   * The id up to which this subscription has read every event it wants and passed every other one: a
+   * client that received all it was given resumes from here without missing anything. Ahead of the
+   * last event it read when it is filtered and events of other routers came since (a quiet stream's
+   * heartbeat tells the client, so that its Last-Event-ID does not fall out of the buffer).
+   */
+  readonly position: string;
 }
 
 export type EventListener = (event: RelayEvent) => void;
@@ -232,9 +239,24 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       }
     }
 
-    /** A filtered reader that lags far behind loses its place in the ring even under maxQueued. */
-    checkEvicted(): void {
+    /**
+     * Called by publish for an event (at `seq`, the newest) that this subscription's filter excludes.
+     * A reader with nothing unread that it wants moves past it at once, so that events of other
+     * routers never push a caught-up reader out of the ring (O(1): no scan). A filtered reader that
+     * lags behind on events it wants loses its place in the ring even under maxQueued.
+     */
+    pass(seq: number): void {
+      // Everything before `seq` is read or passed; or what is left unread is all of other routers
+      // (none of the live events it wants is pending, and no replay is left).
+      if (this.nextSeq === seq || (this.pending === 0 && this.nextSeq > this.liveFrom)) {
+        this.nextSeq = seq + 1;
+        return;
+      }
       if (this.nextSeq < ring.first && this.resync === undefined) this.end('overflow');
+    }
+
+    get position(): string {
+      return this.resync ? this.cursor : idOf(this.nextSeq - 1);
     }
 
     poll(): RelayStreamEvent | undefined {
@@ -371,7 +393,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       }
       for (const sub of subscribers) {
         if (sub.matches(routers)) sub.offer(event);
-        else sub.checkEvicted();
+        else sub.pass(seq);
       }
       return event;
     },

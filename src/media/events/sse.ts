@@ -65,6 +65,11 @@ function frame(event: EncodedEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`;
 }
 
+/** A position without an event: `id:` for EventSource, the comment for parsers that report no id without data. */
+function cursorLines(id: string): string {
+  return `: cursor ${id}\nid: ${id}\n\n`;
+}
+
 function relayError(code: keyof typeof EVENT_STREAM_ERRORS, message: string, details?: Record<string, unknown>) {
   return details ? { code, message, details } : { code, message };
 }
@@ -80,15 +85,17 @@ function routerFilterIssues(routerIds: string[]): Array<{ path: string; message:
   return issues;
 }
 
-/** Up to `max` of the events the subscription has unread, as frames (all of them: bounded by the replay buffer). */
-function drain(sub: Subscription, max = Number.POSITIVE_INFINITY): string {
+/** Up to `max` of the events the subscription has unread, as frames (all of them: bounded by the replay buffer), and the last one's id. */
+function drain(sub: Subscription, max = Number.POSITIVE_INFINITY): { chunk: string; lastId: string | undefined } {
   let chunk = '';
+  let lastId: string | undefined;
   for (let i = 0; i < max; i++) {
     const event = sub.pollEncoded();
     if (event === undefined) break;
     chunk += frame(event);
+    lastId = event.id;
   }
-  return chunk;
+  return { chunk, lastId };
 }
 
 function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, 'logger' | 'maxQueued'>> & EventStreamOptions, state: {
@@ -102,10 +109,12 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
   const logger = options.logger;
 
   async function pump(stream: SSEStreamingApi, sub: Subscription, announceCursor: boolean) {
+    // The last id the client was given (cursor, event, or position on a heartbeat): where it resumes.
+    let given = sub.cursor;
     if (announceCursor) {
       // A client that has seen nothing learns where it joined (EventSource keeps the id as its
       // Last-Event-ID; the comment is for parsers that do not report an id without data).
-      await stream.write(`: cursor ${sub.cursor}\nid: ${sub.cursor}\n\n`);
+      await stream.write(cursorLines(sub.cursor));
     }
     let ready = sub.ready();
     for (;;) {
@@ -114,15 +123,24 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
       const first = await Promise.race([ready, heartbeat]);
       clearTimeout(timer);
       if (first === 'heartbeat') {
-        await stream.write(': heartbeat\n\n');
+        // A filtered stream whose position moved past events of other routers says so, the way it
+        // tells its cursor: a quiet client's Last-Event-ID then stays within the replay buffer.
+        const position = sub.position;
+        if (position > given) {
+          given = position;
+          await stream.write(': heartbeat\n' + cursorLines(position));
+        } else {
+          await stream.write(': heartbeat\n\n');
+        }
         continue;
       }
       if (!first) break;
       // Let the burst gather (COALESCE_MS), then write it in one write.
       await new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS));
-      const chunk = drain(sub, WRITE_BATCH);
+      const { chunk, lastId } = drain(sub, WRITE_BATCH);
       // A filtered stream may find nothing for it among the events that woke it.
       if (chunk !== '') await stream.write(chunk);
+      if (lastId !== undefined) given = lastId;
       ready = sub.ready();
     }
     // Ended by close() (shutdown): the events published before it, the last rooms' closes among them.
@@ -217,7 +235,7 @@ export function createEventStreams(bus: EventBus, options: EventStreamOptions = 
       // Taken now, while the subscriptions can still be read: a stream waiting out COALESCE_MS would
       // otherwise end without the events published just before the close (the drain's last router.closed).
       for (const sub of [...subscriptions]) {
-        tails.set(sub, drain(sub));
+        tails.set(sub, drain(sub).chunk);
         sub.close();
       }
     },

@@ -210,6 +210,53 @@ describe('event bus', () => {
     expect(sub.ended).toBe('overflow');
   });
 
+  it('never evicts a caught-up filtered reader for events of other routers, and gives it its next own event', async () => {
+    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const waiting = bus.subscribe({ routerIds: ['quiet'] }); // waits in ready(), as a stream does
+    const iterating = bus.subscribe({ routerIds: ['quiet'] }); // waits in next()
+    const idle = bus.subscribe({ routerIds: ['quiet'] }); // reads only when asked
+    const ready = waiting.ready();
+    const next = iterating.next();
+    let others: RelayStreamEvent[] = [];
+    for (let i = 0; i < 1000; i++) others.push(bus.publish(ice('busy', i)));
+    for (const sub of [waiting, iterating, idle]) expect(sub.ended).toBeUndefined();
+    expect(bus.stats().overflows).toBe(0);
+    // Its position went past what its filter excludes: a client that resumes from it misses nothing.
+    for (const sub of [waiting, iterating, idle]) expect(sub.position).toBe(others.at(-1)!.id);
+    const own = bus.publish(closed('quiet'));
+    expect(await ready).toBe(true);
+    expect(drain(waiting).map((e) => e.id)).toEqual([own.id]);
+    expect((await next)?.id).toBe(own.id);
+    expect(drain(idle).map((e) => e.id)).toEqual([own.id]);
+    // And again after it read: more of the others, then its own.
+    others = Array.from({ length: 500 }, (_, i) => bus.publish(ice('busy', i)));
+    const again = bus.publish({ type: 'worker.died', workerPid: 1, routerIds: ['busy', 'quiet'], restartInMs: 0 });
+    for (const sub of [waiting, iterating, idle]) {
+      expect(sub.ended).toBeUndefined();
+      expect(drain(sub).map((e) => e.id)).toEqual([again.id]);
+    }
+  });
+
+  it('still cuts off a filtered reader that is behind on its own events, and resyncs an id older than the ring', () => {
+    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const behind = bus.subscribe({ routerIds: ['quiet'] });
+    const first = bus.publish(closed('quiet'));
+    expect(drain(behind).map((e) => e.id)).toEqual([first.id]);
+    bus.publish(closed('quiet')); // unread
+    for (let i = 0; i < 25; i++) bus.publish(ice('busy', i));
+    expect(behind.ended).toBe('overflow');
+    // A client whose Last-Event-ID left the ring starts with resync too_old, even when all it missed
+    // were events of other routers: what left the ring is not known any more. (A quiet stream's
+    // heartbeat carries its position, so a client that was connected resumes from a recent id.)
+    const resumed = bus.subscribe({ routerIds: ['quiet'], lastEventId: first.id });
+    expect(drain(resumed).map((e) => e.type)).toEqual(['resync']);
+    const fromPosition = bus.subscribe({ routerIds: ['quiet'] });
+    for (let i = 0; i < 25; i++) bus.publish(ice('busy', i));
+    const own = bus.publish(closed('quiet'));
+    const resumedFromPosition = bus.subscribe({ routerIds: ['quiet'], lastEventId: fromPosition.position });
+    expect(drain(resumedFromPosition).map((e) => e.id)).toEqual([own.id]);
+  });
+
   it('keeps a reader that keeps up, however many events pass', async () => {
     const bus = createEventBus({ bufferSize: 50, maxQueued: 5 });
     const sub = bus.subscribe();

@@ -122,6 +122,25 @@ describe('GET /internal/v1/events', () => {
     await reader!.until(() => reader!.comments.filter((c) => c === 'heartbeat').length >= 2, 5000, 'two heartbeats');
   });
 
+  it("gives a filtered stream's position on its heartbeat once other routers' events passed it, and only then", async () => {
+    const { url, bus } = await start({}, { heartbeatMs: 100 });
+    const filtered = (await openStream(url, { query: '?routerId=quiet', signal: abortable().signal })).reader!;
+    const all = (await openStream(url, { signal: abortable().signal })).reader!;
+    await filtered.until(() => filtered.comments.length > 0);
+    await all.until(() => all.comments.length > 0);
+    const busy = Array.from({ length: 5 }, (_, i) => bus.publish(closed(`busy${i}`)));
+    await all.frameCount(5);
+    await filtered.until(() => filtered.comments.includes(`cursor ${busy.at(-1)!.id}`), 5000, 'the position on a heartbeat');
+    const heartbeats = (reader: typeof all) => reader.comments.filter((c) => c === 'heartbeat').length;
+    const seen = heartbeats(filtered);
+    await filtered.until(() => heartbeats(filtered) >= seen + 2, 5000, 'two more heartbeats');
+    await all.until(() => heartbeats(all) >= 3, 5000, 'three heartbeats');
+    // Said once; the unfiltered stream, given every event, never repeats an id on a heartbeat.
+    expect(filtered.comments.filter((c) => c.startsWith('cursor '))).toHaveLength(2);
+    expect(all.comments.filter((c) => c.startsWith('cursor '))).toHaveLength(1);
+    expect(filtered.frames).toEqual([]);
+  });
+
   it('caps the number of open streams with 503 STREAM_LIMIT_EXCEEDED, and frees a slot when a client leaves', async () => {
     const { url, streams } = await start({}, { maxStreams: 2 });
     const c1 = abortable();
