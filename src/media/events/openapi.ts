@@ -14,9 +14,9 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
 const STREAM_DESCRIPTION = [
   'Server-Sent Events: each message has `id:` (resume point), `event:` (the type) and `data:` (the event as JSON, shape below).',
   `Types: ${EVENT_TYPES.join(', ')}, and \`resync\` (stream only, always first).`,
-  'A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_S seconds; a stream opened without Last-Event-ID starts with `: cursor <id>` and `id: <id>`.',
+  'A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_S seconds; a stream opened without Last-Event-ID starts with `: cursor <id>` and `id: <id>`, and a filtered stream\'s heartbeat repeats them with its position once events of other routers went by.',
   'Reconnect with `Last-Event-ID` to receive every event after it once, in order; when that is impossible the first event is `resync`: reload GET /internal/v1/routers, then go on reading.',
-  'A client that stays more than EVENTS_SUBSCRIBER_MAX_QUEUED events behind for 2 s is disconnected; it resumes with Last-Event-ID. See docs/events.md.',
+  'A client that stays more than EVENTS_SUBSCRIBER_MAX_QUEUED events behind for 2 s is disconnected; it resumes with Last-Event-ID. HEAD answers the same status and headers without a body and opens no stream. See docs/events.md.',
 ].join(' ');
 
 /** The stream's operation: the `paths` entry, and the error codes it adds to the relay's table. */
