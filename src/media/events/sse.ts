@@ -185,7 +185,9 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     };
     try {
       if (state.closed.value) sub.close(); // shutting down: the stream tells where it is, then ends
-      c.req.raw.signal.addEventListener('abort', release, { once: true });
+      const signal = c.req.raw.signal;
+      if (signal.aborted) release();
+      else signal.addEventListener('abort', release, { once: true });
       const env = c.env as NodeBindings;
       return streamSSE(c, async (stream) => {
         stream.onAbort(release);
