@@ -20,6 +20,11 @@ const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
  * flood from one lane (wrong password changes of one account, guesses at one name) is then served
  * after every lighter lane: another account's login waits for the hash that is running and its own,
  * not for the flood as in one FIFO queue; and the flood itself meets the wait bound (`maxWaitMs`).
+ *
+ * Lanes whose last verification succeeded (a real user who logged in lately) form a second class,
+ * served in turn with all the others: a flood of fresh lanes (guesses at new account names, each
+ * lane used once and so as light as a real user's) takes at most every other slot from them, and
+ * their expected wait counts only their own class and that turn, not the whole flood.
  */
 export interface HashOptions {
   lane: string;
@@ -46,6 +51,18 @@ const USAGE_HALF_LIFE_MS = 1000;
 /** Running average of one hash's duration, ms: what a place in the queue costs. Starts at a typical figure. */
 let averageHashMs = 60;
 
+/**
+ * Lanes whose last verification succeeded, with when (performance.now()): the known-good class.
+ * A failed verification takes a lane out, so guesses at a known name earn it no turn beyond the
+ * one its owner's success gave; only the password can put it back. At most KNOWN_GOOD_MAX lanes
+ * (the least lately confirmed dropped first), each for at most KNOWN_GOOD_TTL_MS.
+ */
+const knownGood = new Map<string, number>();
+const KNOWN_GOOD_MAX = 10_000;
+const KNOWN_GOOD_TTL_MS = 24 * 60 * 60 * 1000;
+/** The class served last, so that the other goes next when both wait. */
+let lastServedKnown = false;
+
 function usageOf(lane: string, now: number): number {
   const entry = usage.get(lane);
   return entry ? entry.hashes * 0.5 ** ((now - entry.at) / USAGE_HALF_LIFE_MS) : 0;
@@ -58,19 +75,44 @@ function recordUse(lane: string, now: number): void {
   }
 }
 
+function isKnownGood(lane: string, now: number): boolean {
+  const at = knownGood.get(lane);
+  if (at === undefined) return false;
+  if (now - at <= KNOWN_GOOD_TTL_MS) return true;
+  knownGood.delete(lane);
+  return false;
+}
+
+/** Called with the outcome of each verification in `lane`. */
+function recordVerification(lane: string, verified: boolean): void {
+  // Re-inserted so that the map's order is the order of confirmation: the oldest goes first when full.
+  knownGood.delete(lane);
+  if (!verified) return;
+  knownGood.set(lane, performance.now());
+  if (knownGood.size > KNOWN_GOOD_MAX) knownGood.delete(knownGood.keys().next().value!);
+}
+
 function busy(maxWaitMs: number): AuthError {
   return new AuthError('server_busy', undefined, Math.max(1, Math.ceil(maxWaitMs / 1000)));
 }
 
 /**
- * Hashes that run before one added now to `lane`, as if lanes took turns (each other lane gives at
- * most as many as this one holds before it): exact for even lanes, generous to the heaviest.
+ * Hashes that run before one added now to `lane`, as if lanes took turns within its class (each
+ * other lane gives at most as many as this one holds before it) and the classes alternated: exact
+ * for even lanes, generous to the heaviest.
  */
 function hashesAhead(lane: string): number {
+  const now = performance.now();
+  const known = isKnownGood(lane, now);
   const own = lanes.get(lane)?.length ?? 0;
   let ahead = own;
-  for (const [name, queue] of lanes) if (name !== lane) ahead += Math.min(queue.length, own + 1);
-  return ahead;
+  let otherClass = 0;
+  for (const [name, queue] of lanes) {
+    if (name === lane) continue;
+    if (isKnownGood(name, now) === known) ahead += Math.min(queue.length, own + 1);
+    else otherClass += queue.length;
+  }
+  return ahead + Math.min(otherClass, ahead + 1);
 }
 
 /**
@@ -101,30 +143,42 @@ function acquire(options: HashOptions): Promise<void> | void {
   });
 }
 
-/** Hands the freed slot to the first waiter of the lightest lane; waiters kept twice their bound are answered busy instead. */
+/**
+ * The lane whose first waiter gets the next free slot: of the known-good class or of the others,
+ * in turn when both wait; within the class, aging first (the lane that began waiting first and
+ * whose first waiter is past its bound, so a stream of fresh lanes cannot starve a lane used a
+ * moment ago), otherwise the lightest lane.
+ */
+function nextLane(now: number): string | undefined {
+  let anyKnown = false;
+  let anyOther = false;
+  for (const lane of lanes.keys()) {
+    if (isKnownGood(lane, now)) anyKnown = true;
+    else anyOther = true;
+    if (anyKnown && anyOther) break;
+  }
+  const known = anyKnown && (!anyOther || !lastServedKnown);
+  for (const [lane, queue] of lanes) {
+    if (isKnownGood(lane, now) === known && now - queue[0]!.queuedAt > queue[0]!.maxWaitMs) return lane;
+  }
+  let chosen: string | undefined;
+  let lightest = Infinity;
+  for (const lane of lanes.keys()) {
+    if (isKnownGood(lane, now) !== known) continue;
+    const used = usageOf(lane, now);
+    if (used < lightest) {
+      lightest = used;
+      chosen = lane;
+    }
+  }
+  return chosen;
+}
+
+/** Hands the freed slot to the first waiter of the next lane; waiters kept twice their bound are answered busy instead. */
 function release(): void {
   const now = performance.now();
   for (;;) {
-    // Aging first: the lane that began waiting first and whose first waiter is past its bound goes
-    // next, so a stream of fresh lanes (a flood of new account names, each unused) cannot starve a
-    // lane that was used a moment ago. Otherwise the lightest lane.
-    let chosen: string | undefined;
-    for (const [lane, queue] of lanes) {
-      if (now - queue[0]!.queuedAt > queue[0]!.maxWaitMs) {
-        chosen = lane;
-        break;
-      }
-    }
-    let lightest = Infinity;
-    if (chosen === undefined) {
-      for (const lane of lanes.keys()) {
-        const used = usageOf(lane, now);
-        if (used < lightest) {
-          lightest = used;
-          chosen = lane;
-        }
-      }
-    }
+    const chosen = nextLane(now);
     if (chosen === undefined) {
       running -= 1;
       return;
@@ -136,6 +190,7 @@ function release(): void {
       waiter.refuse(busy(waiter.maxWaitMs));
       continue;
     }
+    lastServedKnown = isKnownGood(chosen, now);
     recordUse(chosen, now);
     waiter.start();
     return;
@@ -159,13 +214,15 @@ export function hashPassword(password: string, options: HashOptions = SHARED): P
 
 /** False for a wrong password and for a stored hash that cannot be parsed; AuthError `server_busy` when the queue is full. */
 export async function verifyPassword(passwordHash: string, password: string, options: HashOptions = SHARED): Promise<boolean> {
-  return limited(options, async () => {
+  const verified = await limited(options, async () => {
     try {
       return await verify(passwordHash, password);
     } catch {
       return false;
     }
   });
+  recordVerification(options.lane, verified);
+  return verified;
 }
 
 // Computed once per process, on first use; a constant, not state that tests need to reset.

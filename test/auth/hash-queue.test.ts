@@ -1,5 +1,7 @@
 // The argon2 queue (issue 11, finding 4), in-process: lanes served lightest first, and a wait bound
-// answered with server_busy instead of a longer queue.
+// answered with server_busy instead of a longer queue; lanes whose last verification succeeded served
+// in turn with the rest (issue 32, finding 13).
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { AuthError } from '../../src/auth/errors.js';
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js';
@@ -64,5 +66,53 @@ describe('password hashing queue', () => {
     expect(['verified', 'server_busy']).toContain(outcome);
     expect(waited).toBeLessThan(2 * bound + 1500);
   }, 30_000);
-});
 
+  // As in src/auth/passwords.ts: hashes that may already be running when a waiter is queued.
+  const slots = Math.max(1, availableParallelism() - 1);
+
+  /** Verifications in fresh lanes (each used once, like a flood of new account names), recording the finish order. */
+  function freshLanes(stored: string, tag: string, count: number, finished: string[]) {
+    return Array.from({ length: count }, (_, i) =>
+      verifyPassword(stored, `guess-${i}`, { lane: `account:${tag}-${i}`, maxWaitMs: 60_000 }).then(() => finished.push(`fresh-${i}`)),
+    );
+  }
+
+  it('serves a lane whose last verification succeeded before a queue of fresh lanes (by use alone it was the heaviest, served last)', async () => {
+    const stored = await hashPassword('the-password');
+    expect(await verifyPassword(stored, 'the-password', { lane: 'account:known-a', maxWaitMs: 60_000 })).toBe(true);
+    const finished: string[] = [];
+    const flood = freshLanes(stored, 'fresh-a', 12, finished);
+    const known = verifyPassword(stored, 'the-password', { lane: 'account:known-a', maxWaitMs: 60_000 }).then((ok) => {
+      finished.push('known');
+      return ok;
+    });
+    expect(await known).toBe(true);
+    await Promise.all(flood);
+    // After the hashes already running and at most one turn of the other class.
+    expect(finished.indexOf('known')).toBeLessThanOrEqual(slots + 1);
+  });
+
+  it('a failed verification takes a lane out of that class: guesses at a known name wait like the others', async () => {
+    const stored = await hashPassword('the-password');
+    expect(await verifyPassword(stored, 'the-password', { lane: 'account:known-b', maxWaitMs: 60_000 })).toBe(true);
+    expect(await verifyPassword(stored, 'a-guess', { lane: 'account:known-b', maxWaitMs: 60_000 })).toBe(false);
+    const finished: string[] = [];
+    const flood = freshLanes(stored, 'fresh-b', 12, finished);
+    const guess = verifyPassword(stored, 'another-guess', { lane: 'account:known-b', maxWaitMs: 60_000 }).then(() => finished.push('guess'));
+    await Promise.all([...flood, guess]);
+    // Used twice a moment ago, it is heavier than every fresh lane: served after all of them.
+    expect(finished.at(-1)).toBe('guess');
+  });
+
+  it('the known-good class takes turns with the others: its own flood does not hold back fresh lanes', async () => {
+    const stored = await hashPassword('the-password');
+    expect(await verifyPassword(stored, 'the-password', { lane: 'account:known-c', maxWaitMs: 60_000 })).toBe(true);
+    const finished: string[] = [];
+    // Right passwords: the lane stays known-good throughout.
+    const knownFlood = Array.from({ length: 12 }, () => verifyPassword(stored, 'the-password', { lane: 'account:known-c', maxWaitMs: 60_000 }).then(() => finished.push('known')));
+    const fresh = freshLanes(stored, 'fresh-c', 12, finished);
+    await Promise.all([...knownFlood, ...fresh]);
+    // Alternating: about half of the first twelve are fresh lanes' (a strict priority for the class would give none).
+    expect(finished.slice(0, 12).filter((name) => name.startsWith('fresh')).length).toBeGreaterThanOrEqual(5);
+  });
+});
