@@ -34,12 +34,25 @@ export interface RedisStoresOptions {
   prefix?: string;
   /** Longest a request waits for Redis before counting in memory instead. */
   timeoutMs?: number;
-  /** How often Redis is tried again while the fallback is in force. */
+  /** How often Redis is tried again while the fallback is in force (longer after relapses, see `stableMs`). */
   probeMs?: number;
+  /** Consecutive successful probes before counting in Redis again. */
+  probeSuccesses?: number;
+  /** A return to Redis that fails again within this time doubles the next probe interval. */
+  stableMs?: number;
+  /** The longest probe interval that doubling reaches. */
+  maxProbeMs?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 150;
 const DEFAULT_PROBE_MS = 1000;
+const DEFAULT_PROBE_SUCCESSES = 3;
+const DEFAULT_STABLE_MS = 10_000;
+const DEFAULT_MAX_PROBE_MS = 30_000;
+/** The probe's counter: a budget of its own, one key, expiring like any counter. */
+const PROBE_BUDGET = 'probe';
+const PROBE_KEY = 'health';
+const PROBE_WINDOW_MS = 60_000;
 
 /**
  * Budgets counted in Redis by hono-rate-limiter's RedisStore (an atomic Lua script per hit; keys
@@ -47,12 +60,26 @@ const DEFAULT_PROBE_MS = 1000;
  * shared by every instance. ioredis runs with short timeouts and without an offline queue, so an
  * absent Redis fails a command at once instead of holding it. When Redis fails or does not answer
  * within `timeoutMs`, every budget falls back to per-instance memory counters at the same limits
- * (degraded, never unlimited, never an error), logged once per switch; a probe every `probeMs`
- * switches back when Redis answers again.
+ * (degraded, never unlimited, never an error), logged once per switch.
+ *
+ * Redis is judged by what the counters do, not by PING: a Redis that answers PING but refuses
+ * writes (a read-only replica, out of memory with `noeviction`) would otherwise be taken back and
+ * dropped again on the next request, once a probe interval. The probe increments a counter of its
+ * own (`<prefix>probe:health`) with the same script, every `probeMs`; after `probeSuccesses`
+ * successes in a row the budgets return to Redis (logged once). A return that fails again within
+ * `stableMs` doubles the next probe interval, up to `maxProbeMs`; one that held resets it.
  * @example const stores = redisStores({ url: 'redis://127.0.0.1:6379', logger })
  */
 export function redisStores(options: RedisStoresOptions): RateLimitStores {
-  const { logger, prefix = 'rl:', timeoutMs = DEFAULT_TIMEOUT_MS, probeMs = DEFAULT_PROBE_MS } = options;
+  const {
+    logger,
+    prefix = 'rl:',
+    timeoutMs = DEFAULT_TIMEOUT_MS,
+    probeMs = DEFAULT_PROBE_MS,
+    probeSuccesses = DEFAULT_PROBE_SUCCESSES,
+    stableMs = DEFAULT_STABLE_MS,
+    maxProbeMs = DEFAULT_MAX_PROBE_MS,
+  } = options;
   const redis = new Redis(options.url, {
     connectTimeout: Math.max(200, timeoutMs),
     commandTimeout: timeoutMs,
@@ -77,28 +104,58 @@ export function redisStores(options: RedisStoresOptions): RateLimitStores {
     decr: (key) => redis.decr(key),
     del: (key) => redis.del(key),
   };
+  const probeStore = new RedisStore({ client, prefix: `${prefix}${PROBE_BUDGET}:` });
+  probeStore.init(probeConfig(probeStore));
 
   let mode: 'redis' | 'memory-fallback' = 'redis';
   let probe: NodeJS.Timeout | undefined;
   let closed = false;
+  /** The current interval between probes that fail. */
+  let probeInterval = probeMs;
+  let successes = 0;
+  /** performance.now() of the last return to Redis. */
+  let returnedAt = -Infinity;
+
+  const scheduleProbe = (ms: number) => {
+    probe = setTimeout(runProbe, ms);
+    probe.unref();
+  };
+
+  const runProbe = () => {
+    void deadline(probeStore.increment(PROBE_KEY), timeoutMs).then(
+      () => {
+        if (mode !== 'memory-fallback' || closed) return;
+        successes += 1;
+        if (successes < probeSuccesses) {
+          // Confirmed at the base pace once Redis takes a write again.
+          scheduleProbe(probeMs);
+          return;
+        }
+        mode = 'redis';
+        returnedAt = performance.now();
+        logger.warn({ probes: successes }, 'rate limits: Redis answers again, counting in Redis');
+      },
+      () => {
+        if (mode !== 'memory-fallback' || closed) return;
+        successes = 0;
+        scheduleProbe(probeInterval);
+      },
+    );
+  };
 
   const fellBack = (error: unknown) => {
     if (mode === 'memory-fallback' || closed) return;
     mode = 'memory-fallback';
-    logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limits: Redis unavailable, counting per instance in memory');
+    // Failing again soon after a return: Redis takes some writes and refuses others; probe it less often.
+    const relapse = performance.now() - returnedAt < stableMs;
+    probeInterval = relapse ? Math.min(probeInterval * 2, maxProbeMs) : probeMs;
+    successes = 0;
+    logger.warn(
+      { err: { message: error instanceof Error ? error.message : String(error) }, nextProbeMs: probeInterval },
+      'rate limits: Redis unavailable, counting per instance in memory',
+    );
     options.onFallback?.();
-    probe = setInterval(() => {
-      void deadline(redis.ping(), timeoutMs).then(
-        () => {
-          if (mode !== 'memory-fallback' || closed) return;
-          mode = 'redis';
-          clearInterval(probe);
-          logger.warn('rate limits: Redis answers again, counting in Redis');
-        },
-        () => {},
-      );
-    }, probeMs);
-    probe.unref();
+    scheduleProbe(probeInterval);
   };
 
   return {
@@ -116,9 +173,29 @@ export function redisStores(options: RedisStoresOptions): RateLimitStores {
     },
     async close() {
       closed = true;
-      clearInterval(probe);
+      clearTimeout(probe);
       redis.disconnect();
     },
+  };
+}
+
+/** The configuration a limiter would give the probe's store: a window and a limit it never enforces (no request reaches it). */
+function probeConfig(store: RedisStore): HonoConfigType {
+  return {
+    windowMs: PROBE_WINDOW_MS,
+    limit: Number.MAX_SAFE_INTEGER,
+    standardHeaders: false,
+    requestPropertyName: 'rateLimit',
+    requestStorePropertyName: 'rateLimitStore',
+    skipFailedRequests: false,
+    skipSuccessfulRequests: false,
+    requestWasSuccessful: () => true,
+    store,
+    keyGenerator: () => PROBE_KEY,
+    message: 'rate-limit store probe',
+    statusCode: 429,
+    handler: (c) => c.body(null, 429),
+    skip: () => true,
   };
 }
 

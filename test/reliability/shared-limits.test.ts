@@ -2,62 +2,15 @@
 // per-account failure limit included, holds across both; refresh and registration races across
 // instances keep one winner; Redis killed mid-run degrades the limits to per-instance counting
 // without a 5xx or a long wait, says so, and sharing resumes once Redis is back.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createConnection } from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OwnRedis } from '../support/redis-server.js';
 import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const AUTH_PER_MIN = 10;
 const FAILURES_PER_ACCOUNT = 5;
-
-/** A private redis-server on its own port, without persistence; killed at the end. */
-class OwnRedis {
-  private child: ChildProcess | undefined;
-  constructor(readonly port: number) {}
-
-  async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    this.child = child;
-    const until = Date.now() + 10_000;
-    while (!(await this.ping())) {
-      if (Date.now() > until || child.exitCode !== null) throw new Error('redis-server did not start');
-      await sleep(50);
-    }
-  }
-
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const gone = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await gone;
-  }
-
-  /** SIGSTOP / SIGCONT: a Redis that holds its connections but does not answer. */
-  pause(paused: boolean): void {
-    this.child?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
-  }
-
-  private ping(): Promise<boolean> {
-    return new Promise((resolve) => {
-      const socket = createConnection(this.port, '127.0.0.1');
-      socket.setTimeout(500);
-      socket.once('connect', () => socket.write('PING\r\n'));
-      socket.once('data', (data) => {
-        socket.destroy();
-        resolve(data.toString().startsWith('+PONG'));
-      });
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => {
-        socket.destroy();
-        resolve(false);
-      });
-    });
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
