@@ -14,12 +14,23 @@ export const AUTH_EVENTS_DEFAULT_LIMIT = 50;
 const SHANGHAI_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-function parseSince(value: string): Date | undefined {
+/**
+ * The instants `since` may name: the Unix epoch to the last millisecond of year 9999 (UTC). Outside
+ * it, years 0000 and 10000+ serialise to strings PostgreSQL and PGlite refuse (a 500 before this
+ * bound), and nothing in the trail predates 1970.
+ */
+const SINCE_MIN_MS = 0;
+const SINCE_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+const SINCE_FORMAT = 'yyyy-MM-dd HH:mm:ss (Asia/Shanghai) or an ISO 8601 time with offset';
+const SINCE_RANGE = 'a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z';
+
+function parseSince(value: string): Date | 'format' | 'range' {
   const local = SHANGHAI_TIME.exec(value);
   const text = local ? `${local[1]}-${local[2]}-${local[3]}T${local[4]}:${local[5]}:${local[6]}+08:00` : ISO_TIME.test(value) ? value : undefined;
-  if (!text) return undefined;
-  const date = new Date(text);
-  return Number.isNaN(date.getTime()) ? undefined : date;
+  if (!text) return 'format';
+  const ms = new Date(text).getTime();
+  if (Number.isNaN(ms)) return 'format';
+  return ms < SINCE_MIN_MS || ms > SINCE_MAX_MS ? 'range' : new Date(ms);
 }
 
 export const authEventsQuery = z.strictObject({
@@ -32,11 +43,11 @@ export const authEventsQuery = z.strictObject({
   type: z.enum(AUTH_EVENT_TYPES, { error: `one of ${AUTH_EVENT_TYPES.join(', ')}` }).optional(),
   since: z
     .string()
-    .max(40, 'yyyy-MM-dd HH:mm:ss (Asia/Shanghai) or an ISO 8601 time with offset')
+    .max(40, SINCE_FORMAT)
     .transform((v, ctx) => {
       const date = parseSince(v);
-      if (!date) {
-        ctx.addIssue({ code: 'custom', message: 'yyyy-MM-dd HH:mm:ss (Asia/Shanghai) or an ISO 8601 time with offset' });
+      if (date === 'format' || date === 'range') {
+        ctx.addIssue({ code: 'custom', message: date === 'format' ? SINCE_FORMAT : SINCE_RANGE });
         return z.NEVER;
       }
       return date;

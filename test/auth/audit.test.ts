@@ -115,6 +115,22 @@ describe('auth_events', () => {
     }
   });
 
+  it('refuses a since outside 1970-9999 (UTC) with 400 naming since, on either database', async () => {
+    // Years 0000 and 10000 (reached through an offset) were handed to the database and answered 500.
+    const outside = ['0000-01-01 00:00:00', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00+08:00', '1969-12-31T23:59:59Z', '1970-01-01 07:59:59', '9999-12-31T23:59:59-08:00', '9999-12-31T23:59:59.999-00:01'];
+    for (const since of outside) {
+      const r = await events(`?since=${encodeURIComponent(since)}`);
+      expect(r.status, since).toBe(400);
+      expect(r.body.code, since).toBe('VALIDATION_ERROR');
+      expect(r.body.details, since).toEqual({ issues: [{ path: 'since', message: expect.stringContaining('1970') }] });
+    }
+    // The bounds themselves are accepted and reach the database.
+    for (const since of ['1970-01-01T00:00:00Z', '1970-01-01 08:00:00', '9999-12-31T23:59:59.999Z', '9999-12-31 23:59:59', '9999-12-31T23:59:59+00:00']) {
+      const r = await events(`?since=${encodeURIComponent(since)}&limit=1`);
+      expect(r.status, since).toBe(200);
+    }
+  });
+
   it('accepts since as Asia/Shanghai yyyy-MM-dd HH:mm:ss or ISO 8601', async () => {
     const user = await register(t.app);
     const later = await events(`?userId=${user.id}&since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
