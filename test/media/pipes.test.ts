@@ -297,6 +297,49 @@ describe('pipe consumers and pipe producers', () => {
     await b.api.del(`/internal/v1/routers/${roomB.id}`);
   });
 
+  it('refuses a pipe producer id another resource of the relay holds (any kind) with 409, and an id outside [A-Za-z0-9_-]{1,64} with 400', async () => {
+    const { roomA, roomB, pa, pb } = await pair();
+    const sendA = await a.api.transport(roomA.id, 'send');
+    const producer = await a.api.producer(sendA.id, 'audio');
+    const consumed = (await a.api.post(`/internal/v1/pipe-transports/${pa.id}/consumers`, { producerId: producer.id })).body;
+    const producers = `/internal/v1/pipe-transports/${pb.id}/producers`;
+    const good = { producerId: producer.id, kind: 'audio', rtpParameters: consumed.rtpParameters };
+
+    // Resources of every kind on B (one worker: they share mediasoup's id space with the pipe producer).
+    const sendB = await b.api.transport(roomB.id, 'send', { enableSctp: true });
+    const recvB = await b.api.transport(roomB.id, 'recv', { enableSctp: true });
+    const localB = await b.api.producer(sendB.id, 'audio');
+    const consumerB = await b.api.consumer(recvB.id, localB.id, roomB.rtpCapabilities);
+    const dataProducerB = (await b.api.post('/internal/v1/data-producers', { transportId: sendB.id })).body as { id: string };
+    const dataConsumerB = (await b.api.post('/internal/v1/data-consumers', { transportId: recvB.id, dataProducerId: dataProducerB.id })).body as { id: string };
+    const taken = { router: roomB.id, transport: sendB.id, pipeTransport: pb.id, consumer: consumerB.id, dataProducer: dataProducerB.id, dataConsumer: dataConsumerB.id };
+    for (const [resource, id] of Object.entries(taken)) {
+      expect(id, resource).toMatch(/^[0-9a-f-]{36}$/);
+      const res = await b.api.post(producers, { ...good, producerId: id });
+      expect(res, resource).toMatchObject({ status: 409, body: { code: 'CONFLICT', details: { producerId: id, resource } } });
+    }
+    // An id only the engine knows (the room's active-speaker observer: not a resource of the API) is
+    // refused by the engine; that refusal is a CONFLICT too, not a 500.
+    const speakerRoom = await b.api.router({ speakerDetection: { activeSpeaker: true } });
+    const dump = (await engineRouter(speakerRoom.id).dump()) as unknown as { rtpObserverIds: string[] };
+    const hidden = dump.rtpObserverIds[0]!;
+    expect(hidden).toMatch(/^[0-9a-f-]{36}$/);
+    const pipeS = await pipe(b, speakerRoom.id);
+    const clash = await b.api.post(`/internal/v1/pipe-transports/${pipeS.id}/producers`, { ...good, producerId: hidden });
+    expect(clash, 'observer id').toMatchObject({ status: 409, body: { code: 'CONFLICT' } });
+    // Outside the documented character set: refused before the engine, naming the field.
+    for (const producerId of ['', 'x'.repeat(65), 'a b', 'a/b', 'é', 'a\u0000b', '../x', 'a.b']) {
+      const res = await b.api.post(producers, { ...good, producerId });
+      expect(res, JSON.stringify(producerId)).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', details: { issues: [{ path: 'producerId' }] } } });
+    }
+    // 64 characters of the set, and a mediasoup UUID, are accepted.
+    expect((await b.api.post(producers, { ...good, producerId: `A_-${'z9'.repeat(30)}0` })).status).toBe(201);
+    expect((await b.api.post(producers, good)).status).toBe(409); // ssrc clash with the one above, no 500
+    await expectRegistryMatchesEngine(b);
+    await a.api.del(`/internal/v1/routers/${roomA.id}`);
+    for (const id of [roomB.id, speakerRoom.id]) await b.api.del(`/internal/v1/routers/${id}`);
+  });
+
   it('closes in cascade: a pipe transport takes its pipe producers (and their consumers) and pipe consumers with it, a router its pipe transports', async () => {
     const { roomA, roomB, pa, pb } = await pair();
     const sendA = await a.api.transport(roomA.id, 'send');

@@ -3,6 +3,13 @@ import { conflict, RelayError, validationError } from '../errors.js';
 
 /** mediasoup 3.11's RtpListener: "ssrc|RTX ssrc|MID|RID already exists in RTP listener …". */
 const RTP_LISTENER_CLASH = /already exists in RTP listener/;
+/**
+ * mediasoup 3.11's worker: every router, transport, producer, consumer, data producer/consumer, RTP
+ * observer and WebRtcServer of a worker registers its id in one table ("Channel request handler with
+ * ID … already exists"). Only a caller-chosen id (a pipe producer's) can meet this; the ops check the
+ * registry first, this covers the ids it does not hold (observers, a room's other parts, internal pipes).
+ */
+const HANDLER_ID_CLASH = /request handler with ID .* already exists/;
 /** mediasoup 3.11's SctpListener: "streamId already exists in SCTP listener …" (two data producers on one stream). */
 const SCTP_LISTENER_CLASH = /already exists in SCTP listener/;
 
@@ -22,6 +29,9 @@ export function fromEngineError(error: unknown, operation: string): RelayError {
     return conflict(`media engine refused the request: ${operation}: an ssrc, MID or RID is already in use on this transport`, {
       reason: error.message.replace(/\s*\[method:[^\]]*\]\s*$/, ''),
     });
+  }
+  if (error instanceof Error && HANDLER_ID_CLASH.test(error.message)) {
+    return conflict(`media engine refused the request: ${operation}: the id is already in use on this worker`, { reason: 'id already in use' });
   }
   if (error instanceof Error && SCTP_LISTENER_CLASH.test(error.message)) {
     return conflict(`media engine refused the request: ${operation}: the SCTP stream is already in use on this transport`, {

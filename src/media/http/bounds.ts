@@ -99,6 +99,13 @@ export const BOUNDS = {
   scaleResolutionDownBy: { min: 1, max: 1024 },
   /** Ids the relay gave out are UUIDs (36 characters); they never reach the engine, but are bounded too. */
   id: 128,
+  /**
+   * An id another relay hands in that becomes an id here (a pipe producer's `producerId`): it reaches
+   * the engine, the logs, the events and the paths of later requests. mediasoup's ids are UUIDs (36
+   * characters of hex digits and "-"); letters, digits, "-" and "_" up to 64 leave room for any
+   * engine's or fork's form and nothing that needs escaping anywhere.
+   */
+  peerId: /^[A-Za-z0-9_-]{1,64}$/,
   /** DTLS fingerprints of one peer: browsers send one; mediasoup accepts five hash functions. */
   fingerprints: 8,
   /** appData: serialized size (UTF-8 bytes of its JSON) and nesting (the object itself is level 1). */

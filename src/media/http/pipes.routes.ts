@@ -119,7 +119,7 @@ export const pipesDocs: RelayOperation[] = [
     errors: [
       VALIDATION,
       notFoundDoc('pipeTransport'),
-      ['CONFLICT', 409, 'a producer with this id already exists on this relay, or an ssrc clash; details {producerId, routerId?, transportId?}'],
+      ['CONFLICT', 409, 'a resource of any kind (router, transport, pipe transport, producer, consumer, data producer or consumer, or one the engine holds) already has this id on this relay, a producer with it is being created, or an ssrc clash; details {producerId, resource, routerId?, transportId?} or {reason}'],
       capacityDoc('producers'),
     ],
   },

@@ -38,7 +38,12 @@ export const createPipeConsumerBody = z.object({
 });
 
 export const createPipeProducerBody = z.object({
-  producerId: id.describe("the producer's id on the relay it comes from: kept, so that ids agree across relays"),
+  producerId: z
+    .string()
+    .regex(BOUNDS.peerId, '1-64 characters of A-Z, a-z, 0-9, "-" and "_" (a producer id of another relay, a UUID)')
+    .describe(
+      "the producer's id on the relay it comes from: kept, so that ids agree across relays. 1-64 characters of A-Z, a-z, 0-9, \"-\" and \"_\" (mediasoup's ids are UUIDs); CONFLICT when any resource of this relay already has this id",
+    ),
   kind: z.enum(['audio', 'video']),
   rtpParameters: rtpParametersSchema.describe('the rtpParameters of the pipe consumer on the other relay'),
   paused: z.boolean().optional(),

@@ -10,7 +10,7 @@ import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError, validationError } from '../errors.js';
 import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from '../http/pipes.schemas.js';
-import type { ConsumerEntry, PipeTransportEntry, ProducerEntry } from '../registry/kinds.js';
+import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../registry/kinds.js';
 import type { MediaRegistry } from '../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
@@ -143,14 +143,10 @@ export async function createPipeProducer(deps: OpsDeps, id: string, input: Creat
   const entry = registry.require('pipeTransport', id);
   let pending = PENDING_PIPE_PRODUCERS.get(registry);
   if (!pending) PENDING_PIPE_PRODUCERS.set(registry, (pending = new Set()));
-  const existing = registry.get('producer', producerId);
-  if (existing || pending.has(producerId)) {
-    // Producer ids are unique on a relay (and mediasoup refuses a duplicate within a worker).
-    throw conflict(`producer ${producerId} already exists on this relay`, {
-      producerId,
-      ...(existing ? { routerId: existing.routerId, transportId: existing.transportId } : {}),
-    });
+  if (pending.has(producerId)) {
+    throw conflict(`producer ${producerId} is being created on this relay`, { producerId, resource: 'producer' });
   }
+  refuseTakenId(registry, producerId);
   pending.add(producerId);
   try {
     return await caps.reserve(entry.routerId, 'producer', async () => {
@@ -178,6 +174,20 @@ export async function createPipeProducer(deps: OpsDeps, id: string, input: Creat
     });
   } finally {
     pending.delete(producerId);
+  }
+}
+
+/**
+ * An id handed in by another relay must not name anything of this one: mediasoup keeps the ids of
+ * every kind of a worker in one table (a clash there was a 500), and the registry's maps and the
+ * events would mix two resources. Checked against every kind of the kinds table.
+ */
+function refuseTakenId(registry: MediaRegistry, id: string): void {
+  for (const kind of RESOURCE_KINDS) {
+    const entry = registry.get(kind, id);
+    if (!entry) continue;
+    const where = 'routerId' in entry ? { routerId: entry.routerId, ...('transportId' in entry ? { transportId: entry.transportId } : {}) } : {};
+    throw conflict(`id ${id} is already used by a ${kind} on this relay`, { producerId: id, resource: kind, ...where });
   }
 }
 
