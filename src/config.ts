@@ -22,6 +22,33 @@ const pipeAddress = z
       .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, 'must be an IP address or a host name'),
   );
 
+/** One range of MEDIASOUP_PIPE_PEER_CIDRS. */
+export interface PipePeerCidr {
+  network: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
+/** Comma-separated IPv4 and IPv6 CIDRs (at most 64) that pipe transports may connect to. */
+const pipePeerCidrs = z
+  .string()
+  .max(4096)
+  .transform((value, ctx): PipePeerCidr[] => {
+    const entries = value.split(',').map((v) => v.trim());
+    if (entries.length > 64) ctx.addIssue({ code: 'custom', message: 'at most 64 CIDRs' });
+    const cidrs: PipePeerCidr[] = [];
+    for (const entry of entries) {
+      const family = z.cidrv4().safeParse(entry).success ? 'ipv4' : z.cidrv6().safeParse(entry).success ? 'ipv6' : undefined;
+      if (!family) {
+        ctx.addIssue({ code: 'custom', message: `"${entry.slice(0, 64)}" is not an IPv4 or IPv6 CIDR (such as 10.0.0.0/8 or fdaa::/16)` });
+        continue;
+      }
+      const slash = entry.lastIndexOf('/');
+      cidrs.push({ network: entry.slice(0, slash), prefix: Number(entry.slice(slash + 1)), family });
+    }
+    return cidrs;
+  });
+
 const envSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -90,6 +117,8 @@ const envSchema = z
     // An IP or a host name such as Fly.io's `fly-local-6pn`, resolved when a pipe transport is made.
     MEDIASOUP_PIPE_LISTEN_IP: optionalString.pipe(pipeAddress.optional()),
     MEDIASOUP_PIPE_ANNOUNCED_IP: optionalString.pipe(pipeAddress.optional()),
+    // Where pipe transports may connect to (e.g. Fly.io's 6PN fdaa::/16); unset: any unicast address.
+    MEDIASOUP_PIPE_PEER_CIDRS: optionalString.pipe(pipePeerCidrs.optional()),
     // One pipe transport per other relay the room reaches (the typed client reuses one per pair of rooms).
     MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: int(32, 1, 1024),
     // A room's new transports stay on the worker that holds it until that worker carries this many
@@ -241,7 +270,7 @@ export interface Config {
      * told; undefined when MEDIASOUP_PIPE_LISTEN_IP is unset (no pipe transport then). Host names
      * are resolved when a pipe transport is made.
      */
-    pipe: { listenIp: string; announcedIp: string | undefined } | undefined;
+    pipe: { listenIp: string; announcedIp: string | undefined; peerCidrs: readonly PipePeerCidr[] | undefined } | undefined;
     maxPipeTransportsPerRouter: number;
     /** Consumers a worker carries before a room's new transports go to another worker. */
     workerMaxConsumers: number;
@@ -336,7 +365,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       maxConsumersPerRouter: env.MEDIASOUP_MAX_CONSUMERS_PER_ROUTER,
       workerMaxConsumers: env.MEDIASOUP_WORKER_MAX_CONSUMERS,
       maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
-      pipe: env.MEDIASOUP_PIPE_LISTEN_IP === undefined ? undefined : { listenIp: env.MEDIASOUP_PIPE_LISTEN_IP, announcedIp: env.MEDIASOUP_PIPE_ANNOUNCED_IP },
+      pipe:
+        env.MEDIASOUP_PIPE_LISTEN_IP === undefined
+          ? undefined
+          : { listenIp: env.MEDIASOUP_PIPE_LISTEN_IP, announcedIp: env.MEDIASOUP_PIPE_ANNOUNCED_IP, peerCidrs: env.MEDIASOUP_PIPE_PEER_CIDRS },
       maxPipeTransportsPerRouter: env.MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER,
     },
     events: {

@@ -88,6 +88,20 @@ describe('loadConfig', () => {
     expect(errorOf({ MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: '1025' }).message).toContain('MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER');
   });
 
+  it('MEDIASOUP_PIPE_PEER_CIDRS: comma-separated IPv4 and IPv6 CIDRs, each checked, at most 64', () => {
+    const pipe = { MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1', RTC_MIN_PORT: '40000', RTC_MAX_PORT: '40010', MEDIASOUP_WORKERS: '1' };
+    expect(loadConfig(pipe).media.pipe?.peerCidrs).toBeUndefined();
+    expect(loadConfig({ ...pipe, MEDIASOUP_PIPE_PEER_CIDRS: ' fdaa::/16, 10.1.0.0/16 ,127.0.0.1/32' }).media.pipe?.peerCidrs).toEqual([
+      { network: 'fdaa::', prefix: 16, family: 'ipv6' },
+      { network: '10.1.0.0', prefix: 16, family: 'ipv4' },
+      { network: '127.0.0.1', prefix: 32, family: 'ipv4' },
+    ]);
+    for (const bad of ['10.0.0.0', '10.0.0.0/33', 'fdaa::/129', 'relay-b/24', '10.0.0.0/8,', '10.0.0.0/8,,fdaa::/16', Array.from({ length: 65 }, (_, i) => `10.0.${i}.0/24`).join(',')]) {
+      const error = errorOf({ ...pipe, MEDIASOUP_PIPE_PEER_CIDRS: bad });
+      expect(error.message, bad).toContain('MEDIASOUP_PIPE_PEER_CIDRS');
+    }
+  });
+
   it('refuses the embedded database and a weak internal token in production', () => {
     const error = errorOf({ NODE_ENV: 'production' });
     expect(error.message).toContain('DATABASE_URL');

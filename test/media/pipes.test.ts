@@ -169,30 +169,90 @@ describe('POST /internal/v1/pipe-transports/:id/connect', () => {
     for (const body of [
       {},
       { ip: 'relay-b', port: 4000, srtpParameters: key },
-      { ip: '10.0.0.1', port: 0, srtpParameters: key },
-      { ip: '10.0.0.1', port: 65536, srtpParameters: key },
-      { ip: '10.0.0.1', port: 4000, srtpParameters: { cryptoSuite: 'NONE', keyBase64: key.keyBase64 } },
-      { ip: '10.0.0.1', port: 4000, srtpParameters: { cryptoSuite: key.cryptoSuite, keyBase64: 'x'.repeat(61) } },
-      { ip: '10.0.0.1', port: 4000, srtpParameters: { cryptoSuite: key.cryptoSuite, keyBase64: 'not base64!' } },
-      { ip: '10.0.0.1', port: 4000 },
+      { ip: '127.0.0.2', port: 0, srtpParameters: key },
+      { ip: '127.0.0.2', port: 65536, srtpParameters: key },
+      { ip: '127.0.0.2', port: 4000, srtpParameters: { cryptoSuite: 'NONE', keyBase64: key.keyBase64 } },
+      { ip: '127.0.0.2', port: 4000, srtpParameters: { cryptoSuite: key.cryptoSuite, keyBase64: 'x'.repeat(61) } },
+      { ip: '127.0.0.2', port: 4000, srtpParameters: { cryptoSuite: key.cryptoSuite, keyBase64: 'not base64!' } },
+      { ip: '127.0.0.2', port: 4000 },
     ]) {
       const res = await a.api.post(path(srtp.id), body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
     }
-    expect(await a.api.post(path(plain.id), { ip: '10.0.0.1', port: 4000, srtpParameters: key })).toMatchObject({
+    expect(await a.api.post(path(plain.id), { ip: '127.0.0.2', port: 4000, srtpParameters: key })).toMatchObject({
       status: 400,
       body: { code: 'VALIDATION_ERROR', details: { issues: [{ path: 'srtpParameters' }] } },
     });
-    expect(await a.api.post(path(UNKNOWN_ID), { ip: '10.0.0.1', port: 4000 })).toEqual({ status: 404, body: notFound('pipeTransport', UNKNOWN_ID) });
-    expect(await a.api.post(path(srtp.id), { ip: '10.0.0.1', port: 4000, srtpParameters: key })).toEqual({ status: 200, body: { id: srtp.id, connected: true } });
-    expect(await a.api.post(path(srtp.id), { ip: '10.0.0.2', port: 4000, srtpParameters: key })).toMatchObject({
+    expect(await a.api.post(path(UNKNOWN_ID), { ip: '127.0.0.2', port: 4000 })).toEqual({ status: 404, body: notFound('pipeTransport', UNKNOWN_ID) });
+    expect(await a.api.post(path(srtp.id), { ip: '127.0.0.2', port: 4000, srtpParameters: key })).toEqual({ status: 200, body: { id: srtp.id, connected: true } });
+    expect(await a.api.post(path(srtp.id), { ip: '127.0.0.3', port: 4000, srtpParameters: key })).toMatchObject({
       status: 409,
       body: { code: 'CONFLICT', details: { pipeTransportId: srtp.id } },
     });
-    expect(await a.api.post(path(plain.id), { ip: '::1', port: 4000 })).toEqual({ status: 200, body: { id: plain.id, connected: true } });
+    expect(await a.api.post(path(plain.id), { ip: '127.0.0.4', port: 4000 })).toEqual({ status: 200, body: { id: plain.id, connected: true } });
     expect((await a.api.get(`/internal/v1/routers/${room.id}`)).body.pipeTransports.map((p: { connected: boolean }) => p.connected)).toEqual([true, true]);
     await a.api.del(`/internal/v1/routers/${room.id}`);
+  });
+  it('connects only to a unicast address of the pipe\'s family: broadcast, multicast, unspecified, link-local, metadata and IPv4-mapped are refused naming ip', async () => {
+    const room = await a.api.router();
+    const path = (id: string) => `/internal/v1/pipe-transports/${id}/connect`;
+    const plain = await pipe(a, room.id, { enableSrtp: false });
+    const refused = [
+      '0.0.0.0', '0.1.2.3', '255.255.255.255', '240.0.0.1', '224.0.0.1', '239.255.255.250', '169.254.169.254', '169.254.10.20', '100.100.100.200',
+      // IPv6 on this IPv4 pipe (a loopback, a global one), and IPv6 forms of the above.
+      '::1', '2001:db8::1', '::', 'ff02::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:169.254.169.254', 'fd00:ec2::254',
+    ];
+    for (const ip of refused) {
+      const res = await a.api.post(path(plain.id), { ip, port: 4000 });
+      expect(res, ip).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', details: { issues: [{ path: 'ip', message: expect.any(String) }] } } });
+    }
+    // None of those left the transport connected: a unicast IPv4 address still connects.
+    expect(await a.api.post(path(plain.id), { ip: '127.0.0.5', port: 4000 })).toEqual({ status: 200, body: { id: plain.id, connected: true } });
+    await a.api.del(`/internal/v1/routers/${room.id}`);
+
+    // An IPv6 pipe: IPv4 targets refused, and the IPv6 classes as above; ::1 connects.
+    const v6 = await side({ MEDIASOUP_PIPE_LISTEN_IP: '::1' });
+    try {
+      const room6 = await v6.api.router();
+      const p6 = await pipe(v6, room6.id, { enableSrtp: false });
+      expect(p6.ip).toBe('::1');
+      for (const ip of ['127.0.0.1', '::', 'ff02::1', 'ff0e::1', 'fe80::1', 'febf::1', '::ffff:127.0.0.1', 'fd00:ec2::254']) {
+        expect(await v6.api.post(path(p6.id), { ip, port: 4000 }), ip).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR', details: { issues: [{ path: 'ip' }] } } });
+      }
+      expect(await v6.api.post(path(p6.id), { ip: '::1', port: 4000 })).toEqual({ status: 200, body: { id: p6.id, connected: true } });
+    } finally {
+      await v6.t.close();
+    }
+  });
+
+  it('with MEDIASOUP_PIPE_PEER_CIDRS, connects only to addresses in those ranges (a pipe pair on 127.0.0.1 still connects and produces)', async () => {
+    const fenced = await side({ MEDIASOUP_PIPE_PEER_CIDRS: '127.0.0.1/32, fdaa::/16' });
+    try {
+      const room = await fenced.api.router();
+      const path = (id: string) => `/internal/v1/pipe-transports/${id}/connect`;
+      const p = await pipe(fenced, room.id, { enableSrtp: false });
+      for (const ip of ['127.0.0.2', '192.0.2.1', '8.8.8.8']) {
+        expect(await fenced.api.post(path(p.id), { ip, port: 4000 }), ip).toMatchObject({
+          status: 400,
+          body: { code: 'VALIDATION_ERROR', details: { issues: [{ path: 'ip', message: expect.stringContaining('MEDIASOUP_PIPE_PEER_CIDRS') }] } },
+        });
+      }
+      // A relay of the allowed range: a full pipe from A, and the piped producer is consumable on this side.
+      const roomA = await a.api.router();
+      const pa = await pipe(a, roomA.id);
+      const pf = await pipe(fenced, room.id);
+      expect((await a.api.post(path(pa.id), { ip: pf.ip, port: pf.port, srtpParameters: pf.srtpParameters })).status).toBe(200);
+      expect(await fenced.api.post(path(pf.id), { ip: pa.ip, port: pa.port, srtpParameters: pa.srtpParameters })).toEqual({ status: 200, body: { id: pf.id, connected: true } });
+      const sendA = await a.api.transport(roomA.id, 'send');
+      const producer = await a.api.producer(sendA.id, 'audio');
+      const consumed = (await a.api.post(`/internal/v1/pipe-transports/${pa.id}/consumers`, { producerId: producer.id })).body;
+      const produced = await fenced.api.post(`/internal/v1/pipe-transports/${pf.id}/producers`, { producerId: producer.id, kind: 'audio', rtpParameters: consumed.rtpParameters });
+      expect(produced.status).toBe(201);
+      await a.api.del(`/internal/v1/routers/${roomA.id}`);
+    } finally {
+      await fenced.t.close();
+    }
   });
 });
 

@@ -95,7 +95,11 @@ export const pipesDocs: RelayOperation[] = [
     summary: "Connect a pipe transport to the other relay's (once)",
     body: connectPipeTransportBody,
     success: { status: 200, schema: pipeConnectedSchema, description: 'connected' },
-    errors: [VALIDATION, notFoundDoc('pipeTransport'), ['CONFLICT', 409, 'already connected or being connected; details {pipeTransportId}']],
+    errors: [
+      ['VALIDATION_ERROR', 400, 'body fails its schema, or ip is not a unicast address of the pipe\'s family (unspecified, multicast, broadcast/reserved, link-local, cloud metadata, IPv4-mapped) or outside MEDIASOUP_PIPE_PEER_CIDRS; details.issues [{path: "ip", message}]'],
+      notFoundDoc('pipeTransport'),
+      ['CONFLICT', 409, 'already connected or being connected; details {pipeTransportId}'],
+    ],
   },
   {
     method: 'post',

@@ -28,7 +28,12 @@ export const createPipeTransportBody = z.object({
 });
 
 export const connectPipeTransportBody = z.object({
-  ip: z.ipv4().or(z.ipv6()).describe("the other relay's pipe transport ip, as its POST /pipe-transports answered"),
+  ip: z
+    .ipv4()
+    .or(z.ipv6())
+    .describe(
+      "the other relay's pipe transport ip, as its POST /pipe-transports answered: a unicast address of this pipe's listen family, not unspecified, multicast, broadcast/reserved (240.0.0.0/4), link-local or a cloud metadata address, and inside MEDIASOUP_PIPE_PEER_CIDRS when that is set; otherwise VALIDATION_ERROR naming ip",
+    ),
   port: z.int().min(1).max(65535),
   srtpParameters: srtpParametersSchema.optional().describe("the other side's srtpParameters; required when this transport has SRTP, refused when it has not"),
 });

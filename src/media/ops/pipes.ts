@@ -14,6 +14,7 @@ import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../
 import type { MediaRegistry } from '../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
+import { pipePeerProblem } from './pipe-peer.js';
 import { joinSpeakerDetection } from './speakers.js';
 
 /**
@@ -59,17 +60,22 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
     );
     return adopt(pipeTransport, () => {
       if (pipeTransport.closed || !registry.has('router', routerId)) throw goneError('router', routerId, worker, 'create pipe transport');
-      return registry.add('pipeTransport', { pipeTransport, worker, routerId, connected: false });
+      return registry.add('pipeTransport', { pipeTransport, worker, routerId, listenFamily: isIP(listenIp.ip) === 6 ? 6 : 4, connected: false });
     });
   });
 }
 
-/** The marker goes up before the engine call, so a concurrent second connect is refused too. */
+/**
+ * The marker goes up before the engine call, so a concurrent second connect is refused too. The
+ * target is checked first (src/media/ops/pipe-peer.ts): RTP goes where the caller says.
+ */
 export async function connectPipeTransport(deps: OpsDeps, id: string, input: ConnectPipeTransportBody): Promise<PipeTransportEntry> {
   const { registry, engine } = deps;
   const entry = registry.require('pipeTransport', id);
   const { pipeTransport } = entry;
   if (entry.connected) throw conflict(`pipe transport already connected or connecting: ${id}`, { pipeTransportId: id });
+  const problem = pipePeerProblem(input.ip, entry.listenFamily, deps.config.pipe?.peerCidrs);
+  if (problem) throw validationError([{ path: 'ip', message: problem }]);
   const srtp = pipeTransport.srtpParameters !== undefined;
   if (srtp && !input.srtpParameters) {
     throw validationError([{ path: 'srtpParameters', message: 'required: this pipe transport has SRTP (give the srtpParameters the other side answered)' }]);

@@ -116,6 +116,8 @@ export interface PipeTransportEntry {
   readonly pipeTransport: ms.PipeTransport;
   readonly worker: ms.Worker;
   readonly routerId: string;
+  /** The family of the address it listens on: a connect must name the other relay's address of it. */
+  readonly listenFamily: 4 | 6;
   /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
   connected: boolean;
 }
