@@ -24,6 +24,7 @@ import {
   resetPasswordBody,
   updateProfileBody,
 } from './schemas.js';
+import { headerText, printableText } from './schemas.js';
 import { AuthService, type Authenticated, type SessionClient } from './service.js';
 import { SessionDirectory, type LogoutScope } from './sessions.js';
 import { deviceSessionView, profileView, sessionView, tokenSetView } from './views.js';
@@ -81,7 +82,8 @@ export function createAuthApp(deps: AppDeps) {
   });
 
   const sessionClient = (c: Context): SessionClient => ({
-    ip: clientAddress(c, trustProxy)?.slice(0, 64),
+    // A forwarding header can carry anything: printable text only, as the User-Agent.
+    ip: printableText(clientAddress(c, trustProxy) ?? '').slice(0, 64) || undefined,
     // The device label: trimmed, at most 200 characters (code points, so no surrogate is cut in half).
     userAgent: deviceLabel(c.req.header('user-agent')),
   });
@@ -243,8 +245,9 @@ async function logoutScopeOf(c: Context): Promise<LogoutScope> {
   return parsed.data;
 }
 
+/** The User-Agent as stored and served (sessions' device, auth_events.user_agent): printable text only. */
 function deviceLabel(userAgent: string | undefined): string | undefined {
-  const trimmed = userAgent?.trim();
+  const trimmed = userAgent === undefined ? undefined : printableText(headerText(userAgent)).trim();
   if (!trimmed) return undefined;
   return trimmed.length <= 200 ? trimmed : Array.from(trimmed).slice(0, 200).join('');
 }

@@ -24,6 +24,49 @@ export function isStorableText(value: string): boolean {
   return !value.includes('\u0000') && !UNPAIRED_SURROGATE.test(value) && !value.startsWith('\uFEFF');
 }
 
+/**
+ * C0 and C1 controls (DEL too) and Unicode's bidi formatting characters (marks, embeddings,
+ * overrides, isolates): in an identifier they can only hide what it is (ESC sequences repaint an
+ * operator's terminal, U+202E reverses what follows); identifiers refuse them.
+ */
+const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+export function hasNoControlCharacters(value: string): boolean {
+  return !CONTROL_OR_BIDI.test(value);
+}
+
+/** Line and column breaks of any kind. */
+const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
+const CONTROL_BIDI_OR_BOM = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+
+/**
+ * Free text a client sends and the service stores and serves (a User-Agent): breaks become one
+ * space, other controls, bidi formatting characters and U+FEFF are removed, printable text is kept.
+ * @example printableText('Agent\u001b[31m\tX') // 'Agent[31m X'
+ */
+export function printableText(value: string): string {
+  return value.replace(BREAKS, ' ').replace(CONTROL_BIDI_OR_BOM, '');
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** A UTF-8 sequence of 2-4 bytes, as latin1 characters (the decoder still refuses overlongs and surrogates). */
+const UTF8_SEQUENCE = /[\u00c2-\u00df][\u0080-\u00bf]|[\u00e0-\u00ef][\u0080-\u00bf]{2}|[\u00f0-\u00f4][\u0080-\u00bf]{3}/g;
+
+/**
+ * A header value as text: Node hands header bytes over as latin1 characters, so a UTF-8 value (a
+ * bidi override, an accented name) arrives as several characters, C1 controls among them. Each
+ * valid UTF-8 sequence is read as the character it encodes; other bytes stay as they came.
+ */
+export function headerText(value: string): string {
+  if (/[^\u0000-\u00ff]/.test(value)) return value;
+  return value.replace(UTF8_SEQUENCE, (bytes) => {
+    try {
+      return strictUtf8.decode(Buffer.from(bytes, 'latin1'));
+    } catch {
+      return bytes;
+    }
+  });
+}
+
 const between = (value: string, min: number, max: number) => {
   const n = characterCount(value);
   return n >= min && n <= max;
@@ -83,7 +126,7 @@ export const registerBody = z.object({
 });
 
 export const loginBody = z.object({
-  account: nonEmpty(RULES.account).max(254, RULES.account).refine(isStorableText, RULES.account),
+  account: nonEmpty(RULES.account).max(254, RULES.account).refine(isStorableText, RULES.account).refine(hasNoControlCharacters, RULES.account),
   // Any non-empty string: a password that breaks the registration rules is simply wrong (2003).
   password: nonEmpty(RULES.required),
 });

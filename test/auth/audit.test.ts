@@ -1,10 +1,12 @@
 // The audit trail (issue 16): a row for each event type, never a secret; GET /internal/v1/auth-events
 // behind the internal token with filters and cursor pages; pruning after AUTH_EVENTS_RETENTION_DAYS.
+import { connect, type AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { eq, lt } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { authEvents } from '../../src/db/schema.js';
 import { codeOf } from '../support/smtp.js';
-import { call, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
+import { call, expectError, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
 
 // No refresh grace period: the second presentation of a rotated token below must count as reuse.
 const { t, smtp, clock } = useMailingApp({ TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' });
@@ -158,5 +160,97 @@ describe('auth_events', () => {
     expect(left).toBe(0);
     const cutoff = new Date(Date.now() + clock.offsetMs - 30 * 86_400_000);
     expect(await t.database.db.select().from(authEvents).where(lt(authEvents.occurredAt, cutoff))).toHaveLength(0);
+  });
+});
+
+describe('control characters (issue 32 #15)', () => {
+  /** C0 and C1 controls, DEL, and the bidi formatting characters: never in what the trail serves. */
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+
+  async function sessionsOf(token: string) {
+    return (await call(t.app, 'GET', '/sessions', { token })).body.data as { device: string | null; ip: string | null }[];
+  }
+
+  it('refuses control characters in identifiers with 1001 naming the field, and a refused login writes no audit row', async () => {
+    const user = await register(t.app);
+    for (const account of ['\u001b[31mroot', `${user.username}\u001b[0m`, `${user.username}\r\n`, 'a\tb', 'a\u0007b', 'a\u007fb', 'a\u0085b', 'a\u009bb', '\u202eadmin', 'ad\u2066min']) {
+      const reply = await call(t.app, 'POST', '/login', { body: { account, password: 'Wrong-pw-1' } });
+      expectError(reply, 400, 1001);
+      expect(reply.body.message, JSON.stringify(account)).toContain('account');
+    }
+    const trail = (await events('?type=login_failed&limit=200')).body.events;
+    expect(trail.filter((e) => CONTROL.test(e.account ?? ''))).toEqual([]);
+    const rows = await t.database.db.select().from(authEvents);
+    expect(rows.filter((r) => CONTROL.test(r.account ?? ''))).toEqual([]);
+    // The other identifiers: register's username and e-mail, forgot's and reset's e-mail.
+    const fresh = `u_${Date.now().toString(36)}`;
+    expectError(await call(t.app, 'POST', '/register', { body: { username: `${fresh}\u001b`, email: `${fresh}@example.com`, password: 'Secret-pw-9' } }), 400, 1001);
+    expectError(await call(t.app, 'POST', '/register', { body: { username: fresh, email: `${fresh}\u001b@example.com`, password: 'Secret-pw-9' } }), 400, 1001);
+    expectError(await call(t.app, 'POST', '/password/forgot', { body: { email: `${user.email}\u001b[31m` } }), 400, 1001);
+    expectError(await call(t.app, 'POST', '/password/reset', { body: { email: `\u202e${user.email}`, code: '123456', new_password: 'Secret-pw-9' } }), 400, 1001);
+  });
+
+  it('stores a User-Agent without its control and bidi characters (app.request): GET /sessions and the trail show it clean', async () => {
+    const agent = 'Evil\u001b[31mAgent\u0007/1.0\u007f (\u0085X11;\u009b Linux)\tend';
+    const user = await register(t.app);
+    const login = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password }, headers: { 'user-agent': agent } });
+    expectOk(login);
+    const devices = await sessionsOf(login.body.data.token);
+    const device = devices.find((d) => d.device?.startsWith('Evil'))?.device;
+    // Breaks (tab, NEL) become a space; the other controls go.
+    expect(device).toBe('Evil[31mAgent/1.0 ( X11; Linux) end');
+    const trail = (await events(`?userId=${user.id}&type=login_succeeded`)).body.events;
+    expect(trail.map((e) => e.user_agent)).toEqual(['Evil[31mAgent/1.0 ( X11; Linux) end']);
+    // Nothing but controls: no label at all.
+    const blank = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password }, headers: { 'user-agent': '\u001b\u0007\u009b' } });
+    expectOk(blank);
+    expect((await sessionsOf(blank.body.data.token)).filter((d) => d.device !== null && CONTROL.test(d.device))).toEqual([]);
+  });
+
+  it('over a real socket: C1 controls and a UTF-8 bidi override in the User-Agent are not stored, CR/LF and ESC never get past the HTTP parser', async () => {
+    const user = await register(t.app);
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    try {
+      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify({ account: user.username, password: user.password });
+      /** One raw HTTP/1.1 login with this User-Agent value (bytes as given); the status and body back. */
+      const rawLogin = (agent: Buffer) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1');
+          const chunks: Buffer[] = [];
+          socket.on('data', (d) => chunks.push(d));
+          socket.on('error', reject);
+          socket.on('close', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+          });
+          socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
+          socket.write(
+            Buffer.concat([
+              Buffer.from(`POST /api/v1/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nUser-Agent: `),
+              agent,
+              Buffer.from(`\r\n\r\n${body}`),
+            ]),
+          );
+        });
+      // 0x9b (CSI) and 0x85 (NEL) are C1 controls as Node reads header bytes (latin1); E2 80 AE is U+202E in UTF-8.
+      const agent = Buffer.concat([Buffer.from('Sock'), Buffer.from([0x9b]), Buffer.from('31mAgent'), Buffer.from([0x85]), Buffer.from('/2.0 '), Buffer.from('\u202eevil', 'utf8'), Buffer.from('\tx café', 'utf8')]);
+      const ok = await rawLogin(agent);
+      expect(ok.status).toBe(200);
+      const token = (JSON.parse(ok.body) as { data: { token: string } }).data.token;
+      const device = (await sessionsOf(token)).find((d) => d.device?.startsWith('Sock'))?.device;
+      // Printable text is kept, UTF-8 included.
+      expect(device).toBe('Sock31mAgent /2.0 evil x café');
+      const trail = (await events(`?userId=${user.id}&type=login_succeeded`)).body.events;
+      expect(trail.map((e) => e.user_agent)).toEqual(['Sock31mAgent /2.0 evil x café']);
+      // Node's parser refuses these before the app: 400, and no login happened.
+      for (const bad of [Buffer.from('A\rB'), Buffer.from('A\nB'), Buffer.from('A\u001b[31mB')]) {
+        expect((await rawLogin(bad)).status, JSON.stringify(bad.toString('latin1'))).toBe(400);
+      }
+      expect((await events(`?userId=${user.id}&type=login_succeeded`)).body.events).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
