@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { memoryStores, redisStores } from './http/rate-limit-store.js';
-import { createLogger } from './logger.js';
+import { createLogger, createLogOutput } from './logger.js';
 import { createRelayEvents } from './media/events/index.js';
 import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
@@ -15,6 +15,10 @@ import { Metrics } from './observability/metrics.js';
 const SHUTDOWN_DEADLINE_MS = 4000;
 /** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
 const DRAIN_EVENTS_GRACE_MS = 200;
+
+// A reader of stdout or stderr that went away (EPIPE) must neither crash the service nor hold it:
+// what they would have carried is lost, nothing else. The log lines have their own handling (logger.ts).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
 
 let config: Config;
 try {
@@ -24,7 +28,11 @@ try {
   process.exit(1);
 }
 
-const logger = createLogger({ level: config.logLevel, pretty: process.argv.includes('--pretty') });
+const pretty = process.argv.includes('--pretty');
+// `npm run dev` pretty-prints through pino's transport; otherwise JSON lines on stdout, whose final
+// flush at exit is bounded (logOutput.close) whatever became of the reader.
+const logOutput = pretty ? undefined : createLogOutput();
+const logger = createLogger({ level: config.logLevel, pretty, ...(logOutput ? { destination: logOutput.stream } : {}) });
 
 let internalToken = config.internalToken;
 if (!internalToken) {
@@ -44,6 +52,8 @@ try {
 } catch (error) {
   logger.fatal({ err: error }, 'media service failed to start');
   await database.close();
+  // The fatal line gets a second to reach stdout, never more (a reader that is gone is not waited on).
+  await logOutput?.close(1000);
   process.exit(1);
 }
 
@@ -115,6 +125,7 @@ try {
   events.endStreams();
   await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   await events.flush();
+  await logOutput?.close(1000);
   process.exit(1);
 }
 
@@ -148,6 +159,8 @@ async function shutdown(signal: NodeJS.Signals) {
   logger.info({ signal }, 'shutting down');
   const deadline = setTimeout(() => {
     logger.error('shutdown deadline passed; exiting');
+    // No flush to wait for now: the line is on its way if stdout takes it, dropped otherwise.
+    logOutput?.abandon();
     process.exit(1);
   }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
@@ -172,6 +185,9 @@ async function shutdown(signal: NodeJS.Signals) {
   await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
   await events.flush({ deadlineMs: Math.max(0, SHUTDOWN_DEADLINE_MS - 500 - (Date.now() - startedShutdown)) });
   logger.info('shutdown complete');
+  // The last lines get what is left of the deadline to reach stdout; a reader that is gone or does
+  // not read costs them, not the exit.
+  await logOutput?.close(SHUTDOWN_DEADLINE_MS - 250 - (Date.now() - startedShutdown));
   clearTimeout(deadline);
   process.exit(0);
 }
