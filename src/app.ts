@@ -14,6 +14,7 @@ import { internalToken } from './http/internal-token.js';
 import { assignRequestId } from './http/request-id.js';
 import { secureHeaders } from './http/secure-headers.js';
 import type { RateLimitStores } from './http/rate-limit-store.js';
+import { AuthKeys } from './secrets/auth-key.js';
 import type { Logger } from './logger.js';
 import { notFound as relayNotFound } from './media/errors.js';
 import { createInternalApp } from './media/http/app.js';
@@ -33,6 +34,11 @@ export interface AppDeps {
   now?: () => Date;
   /** The internal token in force (config's, or the one generated at start-up). */
   internalToken: string;
+  /**
+   * Subkeys of the AUTH_KEY_SECRET in force (config's, or the one generated at start-up); when absent,
+   * made from `config.authKeySecret`, and the account API refuses to start without either.
+   */
+  authKeys?: AuthKeys;
   /** Shared by the listeners of one process; created for the app when absent. */
   metrics?: Metrics;
   /** The audit trail of authentication events; created for the app when absent. */
@@ -63,8 +69,10 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const surface = options.surface ?? 'all';
   const servesPublic = surface !== 'internal';
   const servesInternal = surface !== 'public';
+  const secret = appDeps.config.authKeySecret;
   const deps: AppDeps & { metrics: Metrics; audit: AuditLog } = {
     ...appDeps,
+    ...(appDeps.authKeys === undefined && secret !== undefined ? { authKeys: new AuthKeys(secret) } : {}),
     metrics: appDeps.metrics ?? withEventMetrics(new Metrics(appDeps.media), appDeps.events),
     audit:
       appDeps.audit ??

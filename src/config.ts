@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
 import { z } from 'zod';
+import { AUTH_KEY_SECRET_MIN_LENGTH } from './secrets/auth-key.js';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(def);
@@ -75,6 +76,8 @@ const envSchema = z
     HTTP_CONNECTIONS_CHECK_MS: int(1000, 100, 30_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     INTERNAL_TOKEN: optionalString,
+    // The one server-side secret (src/secrets/auth-key.ts): keys reset-code digests; never in the database.
+    AUTH_KEY_SECRET: optionalString,
     MEDIASOUP_WORKERS: int(os.availableParallelism(), 1, 256),
     MEDIASOUP_LOG_LEVEL: z.enum(['debug', 'warn', 'error', 'none']).default('warn'),
     RTC_MIN_PORT: int(40000, 1, 65535),
@@ -180,7 +183,17 @@ const envSchema = z
     if (env.NODE_ENV === 'production' && env.EVENTS_WEBHOOK_URL && env.EVENTS_WEBHOOK_SECRET && env.EVENTS_WEBHOOK_SECRET.length < 32) {
       ctx.addIssue({ code: 'custom', path: ['EVENTS_WEBHOOK_SECRET'], message: 'must be at least 32 characters when NODE_ENV=production' });
     }
+    if (env.AUTH_KEY_SECRET !== undefined && env.AUTH_KEY_SECRET.length < AUTH_KEY_SECRET_MIN_LENGTH) {
+      ctx.addIssue({ code: 'custom', path: ['AUTH_KEY_SECRET'], message: `must be at least ${AUTH_KEY_SECRET_MIN_LENGTH} characters` });
+    }
     if (env.NODE_ENV === 'production') {
+      if (!env.AUTH_KEY_SECRET) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['AUTH_KEY_SECRET'],
+          message: `must be set to at least ${AUTH_KEY_SECRET_MIN_LENGTH} characters when NODE_ENV=production (it keys the reset-code digests; it is never stored in the database)`,
+        });
+      }
       if (!env.DATABASE_URL || env.DATABASE_URL.startsWith('memory://')) {
         ctx.addIssue({
           code: 'custom',
@@ -248,6 +261,13 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   /** Undefined when not configured; the server then generates one and prints it once. */
   internalToken: string | undefined;
+  /**
+   * AUTH_KEY_SECRET, at least 32 characters; undefined only outside production, where the server
+   * then generates one and keeps it under `dataDir` (src/secrets/auth-key.ts).
+   */
+  authKeySecret: string | undefined;
+  /** DATA_DIR: the embedded database's folder, and where generated development secrets are kept. */
+  dataDir: string;
   /** How long SIGTERM waits for the last router to close before closing them (`shutdown`); 0: no drain. */
   drainTimeoutS: number;
   media: {
@@ -348,6 +368,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     logLevel: env.LOG_LEVEL,
     internalToken: env.INTERNAL_TOKEN,
+    authKeySecret: env.AUTH_KEY_SECRET,
+    dataDir: env.DATA_DIR,
     drainTimeoutS: env.DRAIN_TIMEOUT_S,
     media: {
       workers: env.MEDIASOUP_WORKERS,

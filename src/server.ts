@@ -11,6 +11,7 @@ import { createLogger, createLogOutput } from './logger.js';
 import { createRelayEvents } from './media/events/index.js';
 import { createMedia, type MediaService } from './media/index.js';
 import { Metrics } from './observability/metrics.js';
+import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 /** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
@@ -41,6 +42,14 @@ if (!internalToken) {
   process.stdout.write(`INTERNAL_TOKEN was not set; generated for this run: ${internalToken}\n`);
 }
 
+let authKeys: AuthKeys;
+try {
+  authKeys = new AuthKeys(await resolveAuthKeySecret(config, logger));
+} catch (error) {
+  logger.fatal({ err: error }, 'AUTH_KEY_SECRET could not be set up');
+  process.exit(1);
+}
+
 const database = await openDatabase(config.database);
 await migrateDatabase(database);
 logger.info({ database: database.kind }, 'database ready');
@@ -67,7 +76,7 @@ await rateLimitStores.ready(1000);
 logger.info({ rateLimits: rateLimitStores.mode() }, 'rate limits ready');
 
 metrics.trackEvents(events);
-const deps = { config, database, media, events, logger, internalToken, metrics, rateLimitStores };
+const deps = { config, database, media, events, logger, internalToken, authKeys, metrics, rateLimitStores };
 const servers: Server[] = [];
 let shuttingDown = false;
 

@@ -11,7 +11,7 @@ function issues(env: Record<string, string>): string[] {
   return [];
 }
 
-const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
 
 describe('loadConfig: relay events', () => {
   it('applies the documented defaults, no webhook unless its URL is set', () => {

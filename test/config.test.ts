@@ -106,12 +106,25 @@ describe('loadConfig', () => {
     const error = errorOf({ NODE_ENV: 'production' });
     expect(error.message).toContain('DATABASE_URL');
     expect(error.message).toContain('INTERNAL_TOKEN');
-    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' });
+    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' });
     expect(ok.nodeEnv).toBe('production');
   });
 
+  it('requires AUTH_KEY_SECRET (at least 32 characters) in production, and refuses a short one anywhere (issue 32 #5)', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+    expect(errorOf(production).issues).toEqual([expect.stringMatching(/^AUTH_KEY_SECRET: must be set to at least 32 characters when NODE_ENV=production/)]);
+    expect(errorOf({ ...production, AUTH_KEY_SECRET: 'k'.repeat(31) }).issues).toEqual(['AUTH_KEY_SECRET: must be at least 32 characters']);
+    expect(errorOf({ AUTH_KEY_SECRET: 'short' }).issues).toEqual(['AUTH_KEY_SECRET: must be at least 32 characters']);
+    expect(loadConfig({ ...production, AUTH_KEY_SECRET: ` ${'k'.repeat(32)} ` }).authKeySecret).toBe('k'.repeat(32));
+    // Outside production it may be unset: the server then generates one under DATA_DIR.
+    expect(loadConfig({}).authKeySecret).toBeUndefined();
+    expect(loadConfig({}).dataDir).toBe('./.data');
+    // Never echoed in an error.
+    expect(errorOf({ AUTH_KEY_SECRET: 'tooshort-secret-value' }).message).not.toContain('tooshort-secret-value');
+  });
+
   it('refuses, in production, to announce a wildcard listen address in the ICE candidates', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32) };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32) };
     const wildcards: Record<string, string>[] = [{}, { MEDIASOUP_LISTEN_IP: '::' }, { MEDIASOUP_LISTEN_IP: '10.0.0.5', MEDIASOUP_UDP_LISTEN_IP: '0:0::0' }];
     for (const listen of wildcards) {
       const error = errorOf({ ...production, ...listen });

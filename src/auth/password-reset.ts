@@ -1,12 +1,13 @@
 // Forgotten password: a 6-digit one-time code by e-mail, then a new password with it. The answer to
 // a request is the same, in the same time, whether or not the e-mail is registered. Knows nothing of HTTP.
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, desc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { passwordResetCodes, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
+import type { AuthKeys } from '../secrets/auth-key.js';
 import type { AuditLog } from './audit.js';
 import { AuthError } from './errors.js';
 import { hashPassword } from './passwords.js';
@@ -26,19 +27,21 @@ export interface RequestClient {
   userAgent?: string | undefined;
 }
 
-export function digestCode(salt: string, code: string): string {
-  return createHash('sha256').update(`${salt}:${code}`).digest('hex');
+/**
+ * The stored form of a code: HMAC-SHA256 under the `reset-code-digest` subkey of AUTH_KEY_SECRET,
+ * over `<user id>:<code>`. A database dump alone cannot test the 10^6 candidates against it.
+ */
+export function digestCode(keys: AuthKeys, userId: number, code: string): string {
+  return keys.digest('reset-code-digest', `${userId}:${code}`);
 }
 
-function codeMatches(salt: string, code: string, stored: string): boolean {
-  const presented = Buffer.from(digestCode(salt, code), 'hex');
-  const expected = Buffer.from(stored, 'hex');
-  return presented.length === expected.length && timingSafeEqual(presented, expected);
+function codeMatches(keys: AuthKeys, userId: number, code: string, stored: string): boolean {
+  return keys.matches('reset-code-digest', `${userId}:${code}`, stored);
 }
 
 export class PasswordReset {
   constructor(
-    private readonly deps: { db: Db; now: () => Date; logger: Logger; mailer: Mailer; audit: AuditLog; answerMs?: number },
+    private readonly deps: { db: Db; now: () => Date; logger: Logger; mailer: Mailer; audit: AuditLog; keys: AuthKeys; answerMs?: number },
   ) {}
 
   /**
@@ -74,7 +77,6 @@ export class PasswordReset {
       return;
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const salt = randomBytes(16).toString('hex');
     // The new code replaces the earlier ones: only the newest unexpired code can reset.
     await db
       .update(passwordResetCodes)
@@ -82,8 +84,7 @@ export class PasswordReset {
       .where(and(eq(passwordResetCodes.userId, user.id), isNull(passwordResetCodes.usedAt)));
     await db.insert(passwordResetCodes).values({
       userId: user.id,
-      codeSalt: salt,
-      codeHash: digestCode(salt, code),
+      codeHash: digestCode(this.deps.keys, user.id, code),
       createdAt: now,
       expiresAt: new Date(now.getTime() + RESET_CODE_TTL_MS),
     });
@@ -125,7 +126,7 @@ export class PasswordReset {
       .orderBy(desc(passwordResetCodes.createdAt), desc(passwordResetCodes.id))
       .limit(1);
     if (!current) throw new AuthError('invalid_reset_code');
-    if (!codeMatches(current.codeSalt, code, current.codeHash)) {
+    if (!codeMatches(this.deps.keys, user.id, code, current.codeHash)) {
       await db
         .update(passwordResetCodes)
         .set({ failedAttempts: sql`${passwordResetCodes.failedAttempts} + 1` })

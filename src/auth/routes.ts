@@ -60,7 +60,9 @@ export function createAuthApp(deps: AppDeps) {
   const devices = new SessionDirectory({ db, now });
   const deletion = new AccountDeletion({ db, audit });
   const mailer = createMailer(config, deps.logger);
-  const reset = mailer ? new PasswordReset({ db, now, logger: deps.logger, mailer, audit }) : undefined;
+  const keys = deps.authKeys;
+  if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
+  const reset = mailer ? new PasswordReset({ db, now, logger: deps.logger, mailer, audit, keys }) : undefined;
   const { trustProxy } = config.rateLimit;
   const stores = deps.rateLimitStores ?? memoryStores();
   // One limiter (one counter per client) per budget: login and register share theirs.

@@ -74,9 +74,10 @@ export const rotatedRefreshTokens = pgTable(
 );
 
 /**
- * One-time codes of the forgotten-password flow. Only a salted SHA-256 digest of the 6-digit code is
- * stored; a code dies when used, after 5 wrong tries, at expiry, or when a newer code is issued.
- * Rows go with their user.
+ * One-time codes of the forgotten-password flow. Only a keyed digest of the 6-digit code is stored
+ * (HMAC-SHA256 under a subkey of AUTH_KEY_SECRET, which is not in the database: see digestCode); a
+ * code dies when used, after 5 wrong tries, at expiry, or when a newer code is issued. Rows go with
+ * their user.
  */
 export const passwordResetCodes = pgTable(
   'password_reset_codes',
@@ -85,7 +86,6 @@ export const passwordResetCodes = pgTable(
     userId: integer('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
-    codeSalt: text('code_salt').notNull(),
     codeHash: text('code_hash').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),

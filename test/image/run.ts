@@ -1,6 +1,6 @@
 // `npm run test:image`: builds the production image with podman and runs it the way Fly.io does: the
 // release_command of fly.toml (migrations) against a fresh PostgreSQL database, then the service with
-// fly.toml's environment, NODE_ENV=production and a real INTERNAL_TOKEN; then checks it from the host
+// fly.toml's environment, NODE_ENV=production, a real INTERNAL_TOKEN and AUTH_KEY_SECRET; then checks it from the host
 // (readiness, the account API, the relay API and real media through it, the user it runs as, a
 // graceful SIGTERM) and prints the image size, start-up time and idle memory.
 //
@@ -292,6 +292,7 @@ async function main(): Promise<void> {
   const publicPort = await freePort();
   const internalPort = await freePort();
   const internalToken = randomBytes(32).toString('base64url');
+  const authKeySecret = randomBytes(32).toString('base64url');
   const env: Record<string, string> = { ...fly.env };
   delete env.MEDIASOUP_UDP_LISTEN_IP; // fly-global-services: UDP then binds MEDIASOUP_LISTEN_IP (0.0.0.0)
   Object.assign(env, {
@@ -301,6 +302,7 @@ async function main(): Promise<void> {
     MEDIASOUP_ANNOUNCED_IP: '127.0.0.1', // the app's dedicated IPv4 on Fly
     DATABASE_URL: databaseUrl.toString(),
     INTERNAL_TOKEN: internalToken,
+    AUTH_KEY_SECRET: authKeySecret,
   });
   assert(env.NODE_ENV === 'production', 'fly.toml sets NODE_ENV=production');
   // An env file rather than -e, so the token stays off command lines.

@@ -12,6 +12,8 @@ import { MediaService } from '../../src/media/index.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
+/** Every test app is built with an explicit AUTH_KEY_SECRET (nothing generated, no file written). */
+export const TEST_AUTH_KEY_SECRET = 'test-auth-key-secret-0123456789abcdef';
 
 /** Test files run in parallel: each worker of vitest gets its own slice of RTC ports (see ports.ts). */
 export { inProcessRtcPorts as allocateRtcPorts } from './ports.js';
@@ -20,12 +22,13 @@ export function usesPostgres(): boolean {
   return process.env.TEST_DB === 'postgres';
 }
 
-/** A fresh database for one test app; dropped by the returned close(). */
-export async function openTestDatabase(): Promise<{ database: Database; dbConfig: Config['database']; drop: () => Promise<void> }> {
+/** A fresh database for one test app (migrated unless `migrate: false`); dropped by the returned close(). */
+export async function openTestDatabase(options: { migrate?: boolean } = {}): Promise<{ database: Database; dbConfig: Config['database']; drop: () => Promise<void> }> {
+  const migrate = options.migrate ?? true;
   if (!usesPostgres()) {
     const dbConfig = { kind: 'pglite', dataDir: undefined } as const;
     const database = await openDatabase(dbConfig);
-    await migrateDatabase(database);
+    if (migrate) await migrateDatabase(database);
     return { database, dbConfig, drop: async () => {} };
   }
   const adminUrl = process.env.TEST_DATABASE_URL;
@@ -38,7 +41,7 @@ export async function openTestDatabase(): Promise<{ database: Database; dbConfig
   url.pathname = `/${name}`;
   const dbConfig = { kind: 'postgres', url: url.toString() } as const;
   const database = await openDatabase(dbConfig);
-  await migrateDatabase(database);
+  if (migrate) await migrateDatabase(database);
   return {
     database,
     dbConfig,
@@ -76,6 +79,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
     RTC_MAX_PORT: String(ports.max),
     MEDIASOUP_LISTEN_IP: '127.0.0.1',
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    AUTH_KEY_SECRET: TEST_AUTH_KEY_SECRET,
     RATE_LIMIT_AUTH_PER_MIN: '0',
     RATE_LIMIT_REFRESH_PER_MIN: '0',
     RATE_LIMIT_API_PER_MIN: '0',

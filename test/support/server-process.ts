@@ -8,6 +8,7 @@ import { childServerRtcPorts } from './ports.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const SERVER_TOKEN = 'reliability-internal-token-0123456789abcdef';
+export const SERVER_AUTH_KEY_SECRET = 'reliability-auth-key-secret-0123456789abcdef';
 
 /** A TCP port free on 127.0.0.1 right now (the kernel picks it). */
 export function freePort(): Promise<number> {
@@ -81,6 +82,7 @@ export async function startServer(
       HOST: host,
       DATABASE_URL: 'memory://',
       INTERNAL_TOKEN: SERVER_TOKEN,
+      AUTH_KEY_SECRET: SERVER_AUTH_KEY_SECRET,
       MEDIASOUP_WORKERS: String(workers),
       RTC_MIN_PORT: String(rtc.min),
       RTC_MAX_PORT: String(rtc.max),
