@@ -2,7 +2,7 @@
 // a request is the same, in the same time, whether or not the e-mail is registered. Knows nothing of HTTP.
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, desc, eq, gt, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, count, eq, gt, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { passwordResetCodes, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
@@ -104,7 +104,7 @@ export class PasswordReset {
 
   /**
    * Sets a new password with a code: AuthError `invalid_reset_code` (2005) for an unknown e-mail, a
-   * wrong, used, replaced or expired code, or one that has had RESET_CODE_MAX_FAILURES wrong tries.
+   * wrong, used, replaced or expired code, or one that has had RESET_CODE_MAX_FAILURES tries.
    * Ends every session of the user.
    */
   async reset(email: string, code: string, newPassword: string, client: RequestClient): Promise<void> {
@@ -112,9 +112,12 @@ export class PasswordReset {
     const now = this.deps.now();
     const [user] = await db.select({ id: users.id, username: users.username, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
     if (!user) throw new AuthError('invalid_reset_code');
-    const [current] = await db
-      .select()
-      .from(passwordResetCodes)
+    // The try is counted before anything is compared, in one conditional statement: of any number of
+    // concurrent guesses at most RESET_CODE_MAX_FAILURES get a row back, so at most that many are
+    // ever compared with a code (a select, a compare and an increment let 41 racing guesses through).
+    const tried = await db
+      .update(passwordResetCodes)
+      .set({ failedAttempts: sql`${passwordResetCodes.failedAttempts} + 1` })
       .where(
         and(
           eq(passwordResetCodes.userId, user.id),
@@ -123,19 +126,19 @@ export class PasswordReset {
           lt(passwordResetCodes.failedAttempts, RESET_CODE_MAX_FAILURES),
         ),
       )
-      .orderBy(desc(passwordResetCodes.createdAt), desc(passwordResetCodes.id))
-      .limit(1);
+      .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
+    const current = tried.find((row) => codeMatches(this.deps.keys, user.id, code, row.codeHash));
     if (!current) throw new AuthError('invalid_reset_code');
-    if (!codeMatches(this.deps.keys, user.id, code, current.codeHash)) {
-      await db
-        .update(passwordResetCodes)
-        .set({ failedAttempts: sql`${passwordResetCodes.failedAttempts} + 1` })
-        .where(eq(passwordResetCodes.id, current.id));
-      throw new AuthError('invalid_reset_code');
+    // A refused new password (or a failed hash) uses up neither the code nor the try: the user may
+    // send another password.
+    let passwordHash: string;
+    try {
+      assertAcceptablePassword('new_password', newPassword, user);
+      passwordHash = await hashPassword(newPassword);
+    } catch (error) {
+      await this.giveBack(tried.map((row) => row.id));
+      throw error;
     }
-    // A refused new password does not use the code up: the user may try another one.
-    assertAcceptablePassword('new_password', newPassword, user);
-    const passwordHash = await hashPassword(newPassword);
     const at = this.deps.now();
     // One statement: the code is used (only if still usable: of two concurrent resets one wins), the
     // password set, and every session ended.
@@ -144,12 +147,8 @@ export class PasswordReset {
         .update(passwordResetCodes)
         .set({ usedAt: at })
         .where(
-          and(
-            eq(passwordResetCodes.id, current.id),
-            isNull(passwordResetCodes.usedAt),
-            gt(passwordResetCodes.expiresAt, at),
-            lt(passwordResetCodes.failedAttempts, RESET_CODE_MAX_FAILURES),
-          ),
+          // No try limit here: this guess was counted within it before it was compared.
+          and(eq(passwordResetCodes.id, current.id), isNull(passwordResetCodes.usedAt), gt(passwordResetCodes.expiresAt, at)),
         )
         .returning({ userId: passwordResetCodes.userId }),
     );
@@ -189,6 +188,15 @@ export class PasswordReset {
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
     );
     this.deps.mailer.send(passwordChangedNotice(user.email, at));
+  }
+
+  /** Tries that turned out not to be wrong guesses. */
+  private async giveBack(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.deps.db
+      .update(passwordResetCodes)
+      .set({ failedAttempts: sql`greatest(${passwordResetCodes.failedAttempts} - 1, 0)` })
+      .where(inArray(passwordResetCodes.id, ids));
   }
 }
 

@@ -179,6 +179,31 @@ describe('POST /password/forgot and /password/reset', () => {
   });
 });
 
+describe('concurrent guesses (issue 32 #10)', () => {
+  const attemptsOf = async (userId: number) =>
+    (await t.database.db.select({ n: passwordResetCodes.failedAttempts }).from(passwordResetCodes).where(eq(passwordResetCodes.userId, userId))).map((r) => r.n);
+
+  it('41 concurrent wrong guesses count at most 5 tries: the code then dies, the right code too', async () => {
+    const user = await register(t.app);
+    const code = await codeFor(user);
+    const wrongs = Array.from({ length: 41 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'));
+    const replies = await Promise.all(wrongs.map((wrong) => reset({ email: user.email, code: wrong, new_password: 'a brand new pass' })));
+    for (const reply of replies) expectError(reply, 400, 2005);
+    expect(await attemptsOf(user.id)).toEqual([5]);
+    expectError(await reset({ email: user.email, code, new_password: 'a brand new pass' }), 400, 2005);
+    expectOk(await login(user.username, user.password));
+  });
+
+  it('the right code among 4 concurrent wrong ones works', async () => {
+    const user = await register(t.app);
+    const code = await codeFor(user);
+    const guesses = [...Array.from({ length: 4 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0')), code];
+    const replies = await Promise.all(guesses.map((guess) => reset({ email: user.email, code: guess, new_password: 'a brand new pass' })));
+    expect(replies.map((r) => r.body.code)).toEqual([2005, 2005, 2005, 2005, 0]);
+    expectOk(await login(user.username, 'a brand new pass'));
+  });
+});
+
 describe('reset codes at rest (issue 32 #5)', () => {
   /** The code row as a dump shows it: every column, whatever the schema calls them. */
   async function dumpedCodeRow(userId: number): Promise<Record<string, unknown>> {
