@@ -69,6 +69,9 @@ const envSchema = z
     LOGIN_FAILURE_WINDOW_S: int(900, 1, 86_400),
     REFRESH_REUSE_GRACE_S: int(10, 0, 3600),
     PASSWORD_HASH_MAX_WAIT_MS: int(2000, 1, 60_000),
+    // Per client address and hour (docs/account-api.md, "Who can block a password reset"); 0 disables.
+    PASSWORD_RESET_REQUESTS_PER_SOURCE: int(10, 0, 10_000),
+    PASSWORD_RESET_GUESSES_PER_SOURCE: int(10, 0, 10_000),
     REDIS_URL: optionalString,
     HTTP_HEADERS_TIMEOUT_MS: int(10_000, 1000, 600_000),
     HTTP_REQUEST_TIMEOUT_MS: int(30_000, 1000, 3_600_000),
@@ -248,6 +251,13 @@ export interface Config {
     /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
     hashMaxWaitMs: number;
   };
+  /** Per-client budgets of the password reset endpoints, per hour; 0 disables. */
+  passwordReset: {
+    /** POST /password/forgot requests per client address (at most 3 of them for one e-mail address). */
+    requestsPerSource: number;
+    /** POST /password/reset failures (wrong codes) per client address. */
+    guessesPerSource: number;
+  };
   rateLimit: {
     authPerMin: number;
     refreshPerMin: number;
@@ -352,6 +362,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       failuresPerAccount: env.LOGIN_FAILURES_PER_ACCOUNT,
       failureWindowS: env.LOGIN_FAILURE_WINDOW_S,
       hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
+    },
+    passwordReset: {
+      requestsPerSource: env.PASSWORD_RESET_REQUESTS_PER_SOURCE,
+      guessesPerSource: env.PASSWORD_RESET_GUESSES_PER_SOURCE,
     },
     rateLimit: {
       authPerMin: env.RATE_LIMIT_AUTH_PER_MIN,

@@ -110,6 +110,13 @@ describe('loadConfig', () => {
     expect(ok.nodeEnv).toBe('production');
   });
 
+  it('reads the password reset budgets per client address (issue 32 #6)', () => {
+    expect(loadConfig({}).passwordReset).toEqual({ requestsPerSource: 10, guessesPerSource: 10 });
+    expect(loadConfig({ PASSWORD_RESET_REQUESTS_PER_SOURCE: '0', PASSWORD_RESET_GUESSES_PER_SOURCE: '25' }).passwordReset).toEqual({ requestsPerSource: 0, guessesPerSource: 25 });
+    expect(errorOf({ PASSWORD_RESET_REQUESTS_PER_SOURCE: '-1' }).message).toContain('PASSWORD_RESET_REQUESTS_PER_SOURCE');
+    expect(errorOf({ PASSWORD_RESET_GUESSES_PER_SOURCE: '10001' }).message).toContain('PASSWORD_RESET_GUESSES_PER_SOURCE');
+  });
+
   it('requires AUTH_KEY_SECRET (at least 32 characters) in production, and refuses a short one anywhere (issue 32 #5)', () => {
     const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
     expect(errorOf(production).issues).toEqual([expect.stringMatching(/^AUTH_KEY_SECRET: must be set to at least 32 characters when NODE_ENV=production/)]);

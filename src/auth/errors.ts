@@ -14,6 +14,7 @@ export type AuthFailure =
   | 'invalid_reset_code'
   | 'mail_disabled'
   | 'too_many_failures'
+  | 'source_throttled'
   | 'server_busy';
 
 /** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
@@ -21,7 +22,7 @@ export class AuthError extends Error {
   constructor(
     readonly reason: AuthFailure,
     message: string = DEFAULT_MESSAGES[reason],
-    /** Seconds, sent as Retry-After (for too_many_failures and server_busy). */
+    /** Seconds, sent as Retry-After (for too_many_failures, source_throttled and server_busy). */
     readonly retryAfterS?: number,
   ) {
     super(message);
@@ -42,6 +43,7 @@ const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
   invalid_reset_code: 'the code is wrong, used or expired; ask for a new one',
   mail_disabled: 'password reset is not available: mail is not configured',
   too_many_failures: 'too many failed attempts for this account, retry later',
+  source_throttled: 'too many password reset attempts from this address, retry later',
   server_busy: 'server busy, retry later',
 };
 
@@ -62,6 +64,9 @@ const RESPONSES = {
   // In production without SMTP_URL the reset endpoints do not exist.
   mail_disabled: [ApiCode.NOT_FOUND, 404],
   too_many_failures: [ApiCode.RATE_LIMITED, 429],
+  // A per-client budget of the password reset endpoints: tied to the requester, decided before the
+  // e-mail address is looked up, so it says nothing about the address.
+  source_throttled: [ApiCode.RATE_LIMITED, 429],
   server_busy: [ApiCode.SERVER_BUSY, 503],
 } as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
 

@@ -1,21 +1,34 @@
 // Forgotten password: a 6-digit one-time code by e-mail, then a new password with it. The answer to
-// a request is the same, in the same time, whether or not the e-mail is registered. Knows nothing of HTTP.
+// a request is the same, in the same time, whether or not the e-mail is registered; nobody but the
+// owner can keep the owner from receiving a working code (docs/account-api.md, "Who can block a
+// password reset"). Knows nothing of HTTP.
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, eq, gt, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import type { Store } from 'hono-rate-limiter';
 import type { Db } from '../db/client.js';
-import { passwordResetCodes, sessions, users } from '../db/schema.js';
+import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
+import { addressKey, UNKNOWN_CLIENT } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { AuthKeys } from '../secrets/auth-key.js';
 import type { AuditLog } from './audit.js';
+import { Budget } from './budget.js';
 import { AuthError } from './errors.js';
+import { accountKey } from './login-guard.js';
 import { hashPassword } from './passwords.js';
 import { assertAcceptablePassword } from './password-policy.js';
 
 export const RESET_CODE_TTL_MS = 15 * 60 * 1000;
+/** Wrong tries a code takes from the address that asked for it, and again from all others together. */
 export const RESET_CODE_MAX_FAILURES = 5;
-export const RESET_CODES_PER_HOUR = 3;
+/** Codes mailed per account and hour to addresses it has not signed in from (a bound on mail to a victim). */
+export const RESET_CODES_PER_HOUR = 10;
+/** Forgot requests per client address, e-mail address and hour. */
+export const RESET_REQUESTS_PER_ADDRESS = 3;
+/** A client address the account signed in from within this many days is its owner's: never capped. */
+export const RESET_KNOWN_ADDRESS_DAYS = 30;
+const HOUR_MS = 60 * 60 * 1000;
 /**
  * A forgot-password request is answered no sooner than this after it arrived, whatever happened:
  * the work for a known and an unknown e-mail differs by a few queries, which the padding hides.
@@ -25,6 +38,15 @@ export const FORGOT_ANSWER_MS = 250;
 export interface RequestClient {
   ip?: string | undefined;
   userAgent?: string | undefined;
+}
+
+/** Where the per-client budgets count (rate-limit stores: memory, or Redis shared by every instance). */
+export interface ResetBudgets {
+  /** Forgot requests per client address and hour (RESET_REQUESTS_PER_ADDRESS of them per e-mail); 0: off. */
+  requestsPerSource: number;
+  /** Wrong codes per client address and hour; 0: off. */
+  guessesPerSource: number;
+  stores: { requests: Store; requestsPerAddress: Store; guesses: Store };
 }
 
 /**
@@ -39,52 +61,79 @@ function codeMatches(keys: AuthKeys, userId: number, code: string, stored: strin
   return keys.matches('reset-code-digest', `${userId}:${code}`, stored);
 }
 
+/** The client's budget key: its address as the rate limits key it (IPv6 by /64). */
+function sourceOf(client: RequestClient): string {
+  return client.ip === undefined ? UNKNOWN_CLIENT : addressKey(client.ip);
+}
+
 export class PasswordReset {
+  private readonly requests: Budget;
+  private readonly requestsPerAddress: Budget;
+  private readonly guesses: Budget;
+
   constructor(
-    private readonly deps: { db: Db; now: () => Date; logger: Logger; mailer: Mailer; audit: AuditLog; keys: AuthKeys; answerMs?: number },
-  ) {}
+    private readonly deps: {
+      db: Db;
+      now: () => Date;
+      logger: Logger;
+      mailer: Mailer;
+      audit: AuditLog;
+      keys: AuthKeys;
+      budgets: ResetBudgets;
+      answerMs?: number;
+    },
+  ) {
+    const { budgets } = deps;
+    this.requests = new Budget({ store: budgets.stores.requests, limit: budgets.requestsPerSource, windowMs: HOUR_MS });
+    this.requestsPerAddress = new Budget({
+      store: budgets.stores.requestsPerAddress,
+      limit: budgets.requestsPerSource === 0 ? 0 : Math.min(RESET_REQUESTS_PER_ADDRESS, budgets.requestsPerSource),
+      windowMs: HOUR_MS,
+    });
+    this.guesses = new Budget({ store: budgets.stores.guesses, limit: budgets.guessesPerSource, windowMs: HOUR_MS });
+  }
 
   /**
-   * Issues a code for a registered e-mail (at most RESET_CODES_PER_HOUR an hour; each new code
-   * replaces the earlier ones) and queues the message. Resolves no sooner than FORGOT_ANSWER_MS
-   * after the call, and the same way for any e-mail.
+   * Issues a code for a registered e-mail and queues the message. AuthError `source_throttled` when
+   * the client's budget is spent, decided before the e-mail is looked up. Resolves or rejects no
+   * sooner than FORGOT_ANSWER_MS after the call, the same way for any e-mail.
    */
   async request(email: string, client: RequestClient): Promise<void> {
     const started = performance.now();
     try {
-      await this.issue(email, client);
+      const source = sourceOf(client);
+      const [overAll, overAddress] = await Promise.all([this.requests.spend([source]), this.requestsPerAddress.spend([`${source} ${accountKey(email)}`])]);
+      const retryAfterS = Math.max(overAll ?? 0, overAddress ?? 0);
+      if (retryAfterS > 0) throw new AuthError('source_throttled', 'too many password reset requests from this address, retry later', retryAfterS);
+      await this.issue(email, client, source);
     } finally {
       const wait = (this.deps.answerMs ?? FORGOT_ANSWER_MS) - (performance.now() - started);
       if (wait > 0) await sleep(wait);
     }
   }
 
-  private async issue(email: string, client: RequestClient): Promise<void> {
-    const { db, mailer, audit } = this.deps;
+  private async issue(email: string, client: RequestClient, source: string): Promise<void> {
+    const { db, mailer, audit, keys } = this.deps;
     const now = this.deps.now();
     const [user] = await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
     if (!user) {
       await audit.record({ type: 'password_reset_requested', account: email, detail: 'unknown_email', ip: client.ip, userAgent: client.userAgent });
       return;
     }
-    const hourAgo = new Date(now.getTime() - 60 * 60 * 1000);
     const [recent] = await db
       .select({ n: count() })
       .from(passwordResetCodes)
-      .where(and(eq(passwordResetCodes.userId, user.id), gt(passwordResetCodes.createdAt, hourAgo)));
-    if ((recent?.n ?? 0) >= RESET_CODES_PER_HOUR) {
+      .where(and(eq(passwordResetCodes.userId, user.id), gt(passwordResetCodes.createdAt, new Date(now.getTime() - HOUR_MS))));
+    if ((recent?.n ?? 0) >= RESET_CODES_PER_HOUR && !(await this.signedInFrom(user.id, client, now))) {
       await audit.record({ type: 'password_reset_requested', userId: user.id, detail: 'hourly_limit', ip: client.ip, userAgent: client.userAgent });
       return;
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    // The new code replaces the earlier ones: only the newest unexpired code can reset.
-    await db
-      .update(passwordResetCodes)
-      .set({ usedAt: now })
-      .where(and(eq(passwordResetCodes.userId, user.id), isNull(passwordResetCodes.usedAt)));
+    // Earlier codes stay valid: a code asked for by someone else must not replace the owner's.
     await db.insert(passwordResetCodes).values({
       userId: user.id,
-      codeHash: digestCode(this.deps.keys, user.id, code),
+      codeHash: digestCode(keys, user.id, code),
+      requestedBy: keys.digest('client-address-digest', source),
       createdAt: now,
       expiresAt: new Date(now.getTime() + RESET_CODE_TTL_MS),
     });
@@ -103,11 +152,51 @@ export class PasswordReset {
   }
 
   /**
+   * Whether the account registered, logged in, or changed or reset its password from the client's
+   * address (its rate-limit key: IPv6 by /64) within RESET_KNOWN_ADDRESS_DAYS: the owner, most likely.
+   * Read from the audit trail, the newest 100 such events.
+   */
+  private async signedInFrom(userId: number, client: RequestClient, now: Date): Promise<boolean> {
+    if (client.ip === undefined) return false;
+    const rows = await this.deps.db
+      .select({ ip: authEvents.ip })
+      .from(authEvents)
+      .where(
+        and(
+          eq(authEvents.userId, userId),
+          inArray(authEvents.type, ['registered', 'login_succeeded', 'password_changed', 'password_reset']),
+          gte(authEvents.occurredAt, new Date(now.getTime() - RESET_KNOWN_ADDRESS_DAYS * 86_400_000)),
+          isNotNull(authEvents.ip),
+        ),
+      )
+      .orderBy(desc(authEvents.id))
+      .limit(100);
+    const source = addressKey(client.ip);
+    return rows.some((row) => row.ip !== null && addressKey(row.ip) === source);
+  }
+
+  /**
    * Sets a new password with a code: AuthError `invalid_reset_code` (2005) for an unknown e-mail, a
-   * wrong, used, replaced or expired code, or one that has had RESET_CODE_MAX_FAILURES tries.
-   * Ends every session of the user.
+   * wrong, used, revoked or expired code, or one whose tries are spent; `source_throttled` (before
+   * anything is looked up) when the client has had its budget of wrong codes. Ends every session of
+   * the user.
    */
   async reset(email: string, code: string, newPassword: string, client: RequestClient): Promise<void> {
+    const source = sourceOf(client);
+    // Counted before the attempt (concurrent guesses cannot slip past), given back unless it failed
+    // as a wrong code.
+    const retryAfterS = await this.guesses.spend([source]);
+    if (retryAfterS !== undefined) throw new AuthError('source_throttled', 'too many wrong reset codes from this address, retry later', retryAfterS);
+    try {
+      await this.resetWithCode(email, code, newPassword, client, source);
+    } catch (error) {
+      if (!(error instanceof AuthError && error.reason === 'invalid_reset_code')) await this.guesses.giveBack([source]);
+      throw error;
+    }
+    await this.guesses.giveBack([source]);
+  }
+
+  private async resetWithCode(email: string, code: string, newPassword: string, client: RequestClient, source: string): Promise<void> {
     const { db, audit } = this.deps;
     const now = this.deps.now();
     const [user] = await db.select({ id: users.id, username: users.username, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
@@ -115,15 +204,22 @@ export class PasswordReset {
     // The try is counted before anything is compared, in one conditional statement: of any number of
     // concurrent guesses at most RESET_CODE_MAX_FAILURES get a row back, so at most that many are
     // ever compared with a code (a select, a compare and an increment let 41 racing guesses through).
+    // It counts on every live code of the user: on the requester's tries of a code asked for from
+    // this address, on the others' tries of the rest, so guesses from elsewhere never spend the tries
+    // of the address that asked.
+    const tries = this.triesOf(source);
     const tried = await db
       .update(passwordResetCodes)
-      .set({ failedAttempts: sql`${passwordResetCodes.failedAttempts} + 1` })
+      .set({
+        failedAttempts: sql`${passwordResetCodes.failedAttempts} + case when ${tries.mine} then 0 else 1 end`,
+        requesterFailedAttempts: sql`${passwordResetCodes.requesterFailedAttempts} + case when ${tries.mine} then 1 else 0 end`,
+      })
       .where(
         and(
           eq(passwordResetCodes.userId, user.id),
           isNull(passwordResetCodes.usedAt),
           gt(passwordResetCodes.expiresAt, now),
-          lt(passwordResetCodes.failedAttempts, RESET_CODE_MAX_FAILURES),
+          sql`${tries.count} < ${RESET_CODE_MAX_FAILURES}`,
         ),
       )
       .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
@@ -136,7 +232,7 @@ export class PasswordReset {
       assertAcceptablePassword('new_password', newPassword, user);
       passwordHash = await hashPassword(newPassword);
     } catch (error) {
-      await this.giveBack(tried.map((row) => row.id));
+      await this.giveBack(tried.map((row) => row.id), source);
       throw error;
     }
     const at = this.deps.now();
@@ -190,12 +286,22 @@ export class PasswordReset {
     this.deps.mailer.send(passwordChangedNotice(user.email, at));
   }
 
+  /** Whether a code was asked for from `source`, and the count of tries that applies to a guess from it. */
+  private triesOf(source: string): { mine: SQL; count: SQL } {
+    const mine = sql`coalesce(${passwordResetCodes.requestedBy} = ${this.deps.keys.digest('client-address-digest', source)}, false)`;
+    return { mine, count: sql`case when ${mine} then ${passwordResetCodes.requesterFailedAttempts} else ${passwordResetCodes.failedAttempts} end` };
+  }
+
   /** Tries that turned out not to be wrong guesses. */
-  private async giveBack(ids: number[]): Promise<void> {
+  private async giveBack(ids: number[], source: string): Promise<void> {
     if (ids.length === 0) return;
+    const { mine } = this.triesOf(source);
     await this.deps.db
       .update(passwordResetCodes)
-      .set({ failedAttempts: sql`greatest(${passwordResetCodes.failedAttempts} - 1, 0)` })
+      .set({
+        failedAttempts: sql`greatest(${passwordResetCodes.failedAttempts} - case when ${mine} then 0 else 1 end, 0)`,
+        requesterFailedAttempts: sql`greatest(${passwordResetCodes.requesterFailedAttempts} - case when ${mine} then 1 else 0 end, 0)`,
+      })
       .where(inArray(passwordResetCodes.id, ids));
   }
 }

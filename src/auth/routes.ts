@@ -59,12 +59,25 @@ export function createAuthApp(deps: AppDeps) {
   });
   const devices = new SessionDirectory({ db, now });
   const deletion = new AccountDeletion({ db, audit });
+  const { trustProxy } = config.rateLimit;
+  const stores = deps.rateLimitStores ?? memoryStores();
   const mailer = createMailer(config, deps.logger);
   const keys = deps.authKeys;
   if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
-  const reset = mailer ? new PasswordReset({ db, now, logger: deps.logger, mailer, audit, keys }) : undefined;
-  const { trustProxy } = config.rateLimit;
-  const stores = deps.rateLimitStores ?? memoryStores();
+  const reset = mailer
+    ? new PasswordReset({
+        db,
+        now,
+        logger: deps.logger,
+        mailer,
+        audit,
+        keys,
+        budgets: {
+          ...config.passwordReset,
+          stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },
+        },
+      })
+    : undefined;
   // One limiter (one counter per client) per budget: login and register share theirs.
   const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
   const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });

@@ -70,7 +70,7 @@ const apiError = z.object({ code: z.int().describe('non-zero error code'), messa
 
 const COMMON_API_ERRORS: Array<[number, number, string]> = [
   [ApiCode.INTERNAL, 500, 'internal error'],
-  [ApiCode.RATE_LIMITED, 429, 'too many requests (per client; on login and password change also too many failures for the account); Retry-After is set'],
+  [ApiCode.RATE_LIMITED, 429, "too many requests (per client; on login and password change also too many failures for the account; on password forgot and reset also the client address's hourly reset budget); Retry-After is set"],
 ];
 const INVALID: [number, number, string] = [ApiCode.INVALID_REQUEST, 400, 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)'];
 const UNAUTHENTICATED: [number, number, string] = [ApiCode.UNAUTHENTICATED, 401, 'access token missing, malformed, expired or revoked'];
@@ -180,7 +180,7 @@ const accountOperations: Operation[] = [
     success: { status: 200, schema: envelope(z.null()), description: 'password set' },
     errors: [
       [ApiCode.INVALID_REQUEST, 400, 'a field fails its rule, or new_password is too common or equals the username or e-mail'],
-      [ApiCode.INVALID_RESET_CODE, 400, 'the code is wrong, used, replaced by a newer one, expired (15 min) or had 5 wrong tries; ask for a new one'],
+      [ApiCode.INVALID_RESET_CODE, 400, 'the code is wrong, used, revoked by a password change, expired (15 min) or out of tries; ask for a new one'],
       [ApiCode.NOT_FOUND, 404, 'password reset is not available (production without SMTP_URL)'],
     ],
   },

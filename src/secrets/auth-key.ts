@@ -7,7 +7,11 @@ import type { Logger } from '../logger.js';
 import { persistedSecret } from './persisted-secret.js';
 
 /** What a subkey is for; its `info` in HKDF. A new use adds a name here, never reuses one. */
-export type AuthKeyPurpose = 'reset-code-digest';
+export type AuthKeyPurpose =
+  /** Reset codes at rest: HMAC of `<user id>:<code>`. */
+  | 'reset-code-digest'
+  /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
+  | 'client-address-digest';
 
 export const AUTH_KEY_SECRET_MIN_LENGTH = 32;
 

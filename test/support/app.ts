@@ -84,6 +84,9 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
     RATE_LIMIT_REFRESH_PER_MIN: '0',
     RATE_LIMIT_API_PER_MIN: '0',
     LOGIN_FAILURES_PER_ACCOUNT: '0',
+    // Tests ask for many reset codes from one client; the tests of these budgets set their own.
+    PASSWORD_RESET_REQUESTS_PER_SOURCE: '0',
+    PASSWORD_RESET_GUESSES_PER_SOURCE: '0',
     // Many tests race dozens of logins on purpose; the tests of the bound set their own.
     PASSWORD_HASH_MAX_WAIT_MS: '60000',
     ...env,
