@@ -4,7 +4,7 @@
 // password reset"). Knows nothing of HTTP.
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import type { Store } from 'hono-rate-limiter';
 import type { Db } from '../db/client.js';
 import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
@@ -237,7 +237,7 @@ export class PasswordReset {
     }
     const at = this.deps.now();
     // One statement: the code is used (only if still usable: of two concurrent resets one wins), the
-    // password set, and every session ended.
+    // password set, every session ended and every other code revoked.
     const used = db.$with('used').as(
       db
         .update(passwordResetCodes)
@@ -261,8 +261,16 @@ export class PasswordReset {
         .where(sql`${sessions.userId} in (select id from changed)`)
         .returning({ publicId: sessions.publicId }),
     );
+    // Every other outstanding code of the user dies with the old password (issue 32 #11).
+    const revoked = db.$with('revoked').as(
+      db
+        .update(passwordResetCodes)
+        .set({ usedAt: at })
+        .where(and(sql`${passwordResetCodes.userId} in (select id from changed)`, isNull(passwordResetCodes.usedAt), ne(passwordResetCodes.id, current.id)))
+        .returning({ id: passwordResetCodes.id }),
+    );
     const rows = await db
-      .with(used, changed, ended)
+      .with(used, changed, ended, revoked)
       .select({
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,

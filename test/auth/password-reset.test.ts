@@ -180,6 +180,26 @@ describe('POST /password/forgot and /password/reset', () => {
   });
 });
 
+describe('outstanding codes after a password change (issue 32 #11)', () => {
+  it('a password change revokes every outstanding code', async () => {
+    const user = await register(t.app);
+    const codes = [await codeFor(user, 1), await codeFor(user, 2)];
+    expectOk(await call(t.app, 'PUT', '/password', { token: user.tokens.token, body: { old_password: user.password, new_password: 'changed it myself' } }));
+    for (const code of codes) expectError(await reset({ email: user.email, code, new_password: 'a brand new pass' }), 400, 2005);
+    expectOk(await login(user.username, 'changed it myself'));
+  });
+
+  it('a completed reset revokes every other outstanding code', async () => {
+    const user = await register(t.app);
+    const codes = [await codeFor(user, 1), await codeFor(user, 2), await codeFor(user, 3)];
+    expectOk(await reset({ email: user.email, code: codes[1]!, new_password: 'a brand new pass' }));
+    for (const code of [codes[0]!, codes[2]!]) if (code !== codes[1]) expectError(await reset({ email: user.email, code, new_password: 'yet another pass' }), 400, 2005);
+    expectOk(await login(user.username, 'a brand new pass'));
+    const live = await t.database.db.select().from(passwordResetCodes).where(eq(passwordResetCodes.userId, user.id));
+    expect(live.filter((row) => row.usedAt === null)).toEqual([]);
+  });
+});
+
 describe('concurrent guesses (issue 32 #10)', () => {
   /** Tries counted per code: the requester's and the other addresses' together. */
   const attemptsOf = async (userId: number) =>
