@@ -15,6 +15,7 @@ export type AuthFailure =
   | 'mail_disabled'
   | 'too_many_failures'
   | 'source_throttled'
+  | 'mail_busy'
   | 'server_busy';
 
 /** Thrown by the service (which knows nothing of HTTP); the /api onError maps it with toApiError. */
@@ -22,7 +23,7 @@ export class AuthError extends Error {
   constructor(
     readonly reason: AuthFailure,
     message: string = DEFAULT_MESSAGES[reason],
-    /** Seconds, sent as Retry-After (for too_many_failures, source_throttled and server_busy). */
+    /** Seconds, sent as Retry-After (for too_many_failures, source_throttled, mail_busy and server_busy). */
     readonly retryAfterS?: number,
   ) {
     super(message);
@@ -44,6 +45,7 @@ const DEFAULT_MESSAGES: Record<AuthFailure, string> = {
   mail_disabled: 'password reset is not available: mail is not configured',
   too_many_failures: 'too many failed attempts for this account, retry later',
   source_throttled: 'too many password reset attempts from this address, retry later',
+  mail_busy: 'too much mail queued to send a code now, retry later',
   server_busy: 'server busy, retry later',
 };
 
@@ -68,6 +70,9 @@ const RESPONSES = {
   // e-mail address is looked up, so it says nothing about the address.
   source_throttled: [ApiCode.RATE_LIMITED, 429],
   server_busy: [ApiCode.SERVER_BUSY, 503],
+  // The code queue is full: the request is refused rather than answered 0 without a mail; decided
+  // before the e-mail address is looked up, so it says nothing about the address.
+  mail_busy: [ApiCode.SERVER_BUSY, 503],
 } as const satisfies Record<AuthFailure, readonly [ApiCode, number]>;
 
 export function authErrorToApiError(error: AuthError): ApiError {

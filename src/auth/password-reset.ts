@@ -10,7 +10,8 @@ import type { Db } from '../db/client.js';
 import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
 import { addressKey, UNKNOWN_CLIENT } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
-import type { Mailer } from '../mail/mailer.js';
+import type { MailSlot, Mailer } from '../mail/mailer.js';
+import type { Folded, NoticeThrottle } from '../mail/notice-throttle.js';
 import type { AuthKeys } from '../secrets/auth-key.js';
 import type { AuditLog } from './audit.js';
 import { Budget } from './budget.js';
@@ -77,6 +78,8 @@ export class PasswordReset {
       now: () => Date;
       logger: Logger;
       mailer: Mailer;
+      /** Where the "password changed" notice of a completed reset goes (limited per account and recipient). */
+      notices: NoticeThrottle;
       audit: AuditLog;
       keys: AuthKeys;
       budgets: ResetBudgets;
@@ -95,25 +98,39 @@ export class PasswordReset {
 
   /**
    * Issues a code for a registered e-mail and queues the message. AuthError `source_throttled` when
-   * the client's budget is spent, decided before the e-mail is looked up. Resolves or rejects no
-   * sooner than FORGOT_ANSWER_MS after the call, the same way for any e-mail.
+   * the client's budget is spent, `mail_busy` when the code queue is full: both decided before the
+   * e-mail is looked up. Resolves or rejects no sooner than FORGOT_ANSWER_MS after the call, the same
+   * way for any e-mail.
    */
   async request(email: string, client: RequestClient): Promise<void> {
     const started = performance.now();
     try {
       const source = sourceOf(client);
-      const [overAll, overAddress] = await Promise.all([this.requests.spend([source]), this.requestsPerAddress.spend([`${source} ${accountKey(email)}`])]);
+      const addressKey = `${source} ${accountKey(email)}`;
+      const [overAll, overAddress] = await Promise.all([this.requests.spend([source]), this.requestsPerAddress.spend([addressKey])]);
       const retryAfterS = Math.max(overAll ?? 0, overAddress ?? 0);
       if (retryAfterS > 0) throw new AuthError('source_throttled', 'too many password reset requests from this address, retry later', retryAfterS);
-      await this.issue(email, client, source);
+      // A place in the code queue before the address is looked up: when there is none, every address
+      // is told so alike, and a code is never issued only to be dropped.
+      const slot = this.deps.mailer.reserve('code');
+      if (!slot) {
+        await Promise.all([this.requests.giveBack([source]), this.requestsPerAddress.giveBack([addressKey])]);
+        this.deps.logger.warn({ pending: this.deps.mailer.pending() }, 'mail code queue full: password reset request refused (503)');
+        throw new AuthError('mail_busy', undefined, this.deps.mailer.retryAfterS());
+      }
+      try {
+        await this.issue(email, client, source, slot);
+      } finally {
+        slot.release();
+      }
     } finally {
       const wait = (this.deps.answerMs ?? FORGOT_ANSWER_MS) - (performance.now() - started);
       if (wait > 0) await sleep(wait);
     }
   }
 
-  private async issue(email: string, client: RequestClient, source: string): Promise<void> {
-    const { db, mailer, audit, keys } = this.deps;
+  private async issue(email: string, client: RequestClient, source: string, slot: MailSlot): Promise<void> {
+    const { db, audit, keys } = this.deps;
     const now = this.deps.now();
     const [user] = await db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
     if (!user) {
@@ -138,7 +155,7 @@ export class PasswordReset {
       expiresAt: new Date(now.getTime() + RESET_CODE_TTL_MS),
     });
     await audit.record({ type: 'password_reset_requested', userId: user.id, detail: 'code_sent', ip: client.ip, userAgent: client.userAgent });
-    mailer.send({
+    slot.send({
       to: user.email,
       subject: 'Your password reset code',
       text: [
@@ -291,7 +308,7 @@ export class PasswordReset {
       ...endedIds.map((id) => ({ type: 'session_ended' as const, userId: user.id, sessionId: id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent })),
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
     );
-    this.deps.mailer.send(passwordChangedNotice(user.email, at));
+    this.deps.notices.notify({ kind: 'password_changed', account: String(user.id), to: user.email, at });
   }
 
   /** Whether a code was asked for from `source`, and the count of tries that applies to a guess from it. */
@@ -314,15 +331,31 @@ export class PasswordReset {
   }
 }
 
-export function passwordChangedNotice(to: string, at: Date) {
+/** The "your password was changed" notice, or the summary of those folded into one window. */
+export function passwordChangedNotice(to: string, at: Date, folded?: Folded) {
+  const time = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
+  if (folded) {
+    return {
+      to,
+      subject: 'Your password was changed',
+      text: [
+        folded.count === 1
+          ? `The password of your chat account was changed again on ${time(folded.last)}.`
+          : `The password of your chat account was changed ${folded.count} more times between ${time(folded.first)} and ${time(folded.last)}.`,
+        '',
+        '(Notices of password changes are sent at most once every 10 minutes; this one sums up the changes since the last.)',
+        '',
+        'If this was not you, reset your password now with "forgot password" and check your signed-in devices.',
+      ].join('\n'),
+    };
+  }
   return {
     to,
     subject: 'Your password was changed',
     text: [
-      `The password of your chat account was changed on ${at.toISOString().replace('T', ' ').slice(0, 19)} UTC.`,
+      `The password of your chat account was changed on ${time(at)}.`,
       '',
       'If this was not you, reset your password now with "forgot password" and check your signed-in devices.',
     ].join('\n'),
   };
 }
-

@@ -7,6 +7,7 @@ import { clientAddress, rateLimit } from '../http/rate-limit.js';
 import { memoryStores } from '../http/rate-limit-store.js';
 import { validate } from '../http/validator.js';
 import { createMailer } from '../mail/mailer.js';
+import { NoticeThrottle } from '../mail/notice-throttle.js';
 import { AccountDeletion, userIdOfAccount } from './account.js';
 import { AuditLog, normaliseAccount } from './audit.js';
 import { AuthError } from './errors.js';
@@ -62,22 +63,28 @@ export function createAuthApp(deps: AppDeps) {
   const { trustProxy } = config.rateLimit;
   const stores = deps.rateLimitStores ?? memoryStores();
   const mailer = createMailer(config, deps.logger);
+  // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
+  const notices = mailer
+    ? new NoticeThrottle({ mailer, logger: deps.logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded) })
+    : undefined;
   const keys = deps.authKeys;
   if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
-  const reset = mailer
-    ? new PasswordReset({
-        db,
-        now,
-        logger: deps.logger,
-        mailer,
-        audit,
-        keys,
-        budgets: {
-          ...config.passwordReset,
-          stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },
-        },
-      })
-    : undefined;
+  const reset =
+    mailer && notices
+      ? new PasswordReset({
+          db,
+          now,
+          logger: deps.logger,
+          mailer,
+          notices,
+          audit,
+          keys,
+          budgets: {
+            ...config.passwordReset,
+            stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },
+          },
+        })
+      : undefined;
   // One limiter (one counter per client) per budget: login and register share theirs.
   const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
   const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });
@@ -201,7 +208,7 @@ export function createAuthApp(deps: AppDeps) {
       const others = await devices.publicIds(auth.user.id, auth.sessionId);
       // The budget of the account's login names, so guesses here and at login add up.
       await failures.run([accountKey(auth.user.username), accountKey(auth.user.email)], () => service.changePassword(auth, old_password, new_password));
-      mailer?.send(passwordChangedNotice(auth.user.email, now()));
+      notices?.notify({ kind: 'password_changed', account: String(auth.user.id), to: auth.user.email, at: now() });
       await afterwards('password change audit', async () => {
         const ended = await devices.gone(others);
         await audit.record(

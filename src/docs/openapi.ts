@@ -170,7 +170,11 @@ const accountOperations: Operation[] = [
     summary: 'Mail a 6-digit reset code to a registered e-mail (the same answer, in the same time, for any e-mail)',
     body: forgotPasswordBody,
     success: { status: 200, schema: envelope(z.null()), description: 'accepted (whether or not the e-mail is registered)' },
-    errors: [INVALID, [ApiCode.NOT_FOUND, 404, 'password reset is not available (production without SMTP_URL)']],
+    errors: [
+      INVALID,
+      [ApiCode.NOT_FOUND, 404, 'password reset is not available (production without SMTP_URL)'],
+      [ApiCode.SERVER_BUSY, 503, 'the queue of codes to mail is full (decided before the address is looked up); Retry-After is set, nothing was issued'],
+    ],
   },
   {
     method: 'post',

@@ -107,12 +107,12 @@ export const TIME_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
  * (`clock.offsetMs`, back to 0 after each test). `t` and `smtp` are usable inside tests and hooks.
  * @example const { t, smtp, clock } = useMailingApp({ MAIL_FROM: 'Chat <no-reply@chat.test>' })
  */
-export function useMailingApp(env: Record<string, string> = {}): { t: TestApp; smtp: TestSmtp; clock: { offsetMs: number } } {
+export function useMailingApp(env: Record<string, string> = {}, options: { smtpDelayMs?: number } = {}): { t: TestApp; smtp: TestSmtp; clock: { offsetMs: number } } {
   const clock = { offsetMs: 0 };
   const app = late<TestApp>('the mailing test app');
   const smtp = late<TestSmtp>('the test SMTP server');
   beforeAll(async () => {
-    smtp.set(await startTestSmtp());
+    smtp.set(await startTestSmtp({ delayMs: options.smtpDelayMs ?? 0 }));
     app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs) }));
   }, APP_TIMEOUT);
   afterEach(() => {

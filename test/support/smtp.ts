@@ -14,6 +14,8 @@ export interface ReceivedMail {
 export interface TestSmtp {
   url: string;
   received: ReceivedMail[];
+  /** How long the server takes to accept each message from now on (a slow SMTP server), ms. */
+  setDelay(ms: number): void;
   /** Resolves with the first message (received from now on or already) that matches, within `timeoutMs`. */
   waitFor(match: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
   close(): Promise<void>;
@@ -29,7 +31,12 @@ function decode(raw: string): { subject: string; text: string } {
   return { subject, text: body };
 }
 
-export async function startTestSmtp(): Promise<TestSmtp> {
+/**
+ * @param options.delayMs how long the server takes to accept each message (after its data arrived);
+ *   changeable later with setDelay
+ */
+export async function startTestSmtp(options: { delayMs?: number } = {}): Promise<TestSmtp> {
+  let delayMs = options.delayMs ?? 0;
   const received: ReceivedMail[] = [];
   const waiters = new Set<() => void>();
   const server = new SMTPServer({
@@ -41,15 +48,19 @@ export async function startTestSmtp(): Promise<TestSmtp> {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        const raw = Buffer.concat(chunks).toString('utf8');
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw,
-          ...decode(raw),
-        });
-        for (const wake of waiters) wake();
-        callback();
+        const accept = () => {
+          const raw = Buffer.concat(chunks).toString('utf8');
+          received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            to: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+            ...decode(raw),
+          });
+          for (const wake of waiters) wake();
+          callback();
+        };
+        if (delayMs > 0) setTimeout(accept, delayMs);
+        else accept();
       });
     },
   });
@@ -61,6 +72,9 @@ export async function startTestSmtp(): Promise<TestSmtp> {
   return {
     url: `smtp://127.0.0.1:${port}`,
     received,
+    setDelay(ms) {
+      delayMs = ms;
+    },
     waitFor(match, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
