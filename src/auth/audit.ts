@@ -12,9 +12,12 @@ export const AUTH_EVENT_TYPES = [
   'refresh_reuse_detected',
   'session_ended',
   'password_changed',
+  'password_change_failed',
   'password_reset_requested',
   'password_reset',
+  'password_reset_failed',
   'account_deleted',
+  'account_deletion_failed',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 

@@ -13,7 +13,7 @@ import type { Logger } from '../logger.js';
 import type { MailSlot, Mailer } from '../mail/mailer.js';
 import type { Folded, NoticeThrottle } from '../mail/notice-throttle.js';
 import type { AuthKeys } from '../secrets/auth-key.js';
-import type { AuditLog } from './audit.js';
+import { normaliseAccount, type AuditLog } from './audit.js';
 import { Budget } from './budget.js';
 import { AuthError } from './errors.js';
 import { accountKey } from './login-guard.js';
@@ -216,8 +216,16 @@ export class PasswordReset {
   private async resetWithCode(email: string, code: string, newPassword: string, client: RequestClient, source: string): Promise<void> {
     const { db, audit } = this.deps;
     const now = this.deps.now();
+    /**
+     * A failed code, audited like a failed login. Only attempts that got this far (past the client's
+     * budget of wrong codes) are written, so the rows per client address stay bounded.
+     */
+    const failed = async (detail: 'unknown_email' | 'no_live_code' | 'wrong_code' | 'code_used', userId?: number) => {
+      await audit.record({ type: 'password_reset_failed', userId, account: userId === undefined ? normaliseAccount(email) : undefined, detail, ip: client.ip, userAgent: client.userAgent });
+      return new AuthError('invalid_reset_code');
+    };
     const [user] = await db.select({ id: users.id, username: users.username, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
-    if (!user) throw new AuthError('invalid_reset_code');
+    if (!user) throw await failed('unknown_email');
     // The try is counted before anything is compared, in one conditional statement: of any number of
     // concurrent guesses at most RESET_CODE_MAX_FAILURES get a row back, so at most that many are
     // ever compared with a code (a select, a compare and an increment let 41 racing guesses through).
@@ -241,7 +249,7 @@ export class PasswordReset {
       )
       .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
     const current = tried.find((row) => codeMatches(this.deps.keys, user.id, code, row.codeHash));
-    if (!current) throw new AuthError('invalid_reset_code');
+    if (!current) throw await failed(tried.length === 0 ? 'no_live_code' : 'wrong_code', user.id);
     // A refused new password (or a failed hash) uses up neither the code nor the try: the user may
     // send another password.
     let passwordHash: string;
@@ -294,7 +302,8 @@ export class PasswordReset {
       })
       .from(changed);
     const [row] = rows;
-    if (!row) throw new AuthError('invalid_reset_code');
+    // Another reset with the same code won the race, or the code expired meanwhile.
+    if (!row) throw await failed('code_used', user.id);
     // A login that verified the old password while this statement waited for the user's row may have
     // inserted its session after the snapshot above; it is older than lastSessionId. End it too.
     if (row.lastSessionId !== null) {

@@ -134,6 +134,23 @@ export function createAuthApp(deps: AppDeps) {
     });
   }
 
+  /**
+   * A password check of an authenticated user (password change, account deletion): a wrong password
+   * is audited like a failed login. A refusal before any check (the account's failure budget spent,
+   * busy) writes nothing, so a flood cannot turn into writes: rows per account stay within
+   * LOGIN_FAILURES_PER_ACCOUNT per window.
+   */
+  async function checkedPassword(type: 'password_change_failed' | 'account_deletion_failed', userId: number, client: SessionClient, check: () => Promise<void>): Promise<void> {
+    try {
+      await check();
+    } catch (error) {
+      if (error instanceof AuthError && error.reason === 'wrong_old_password') {
+        await audit.record({ type, userId, detail: type === 'account_deletion_failed' ? 'wrong_password' : 'wrong_old_password', ip: client.ip, userAgent: client.userAgent });
+      }
+      throw error;
+    }
+  }
+
   const resetEnabled = createMiddleware(async function resetEnabled(_c, next) {
     if (!reset) throw new AuthError('mail_disabled');
     await next();
@@ -207,7 +224,9 @@ export function createAuthApp(deps: AppDeps) {
       // For the audit: the sessions the change is about to end (the service deletes them in its statement).
       const others = await devices.publicIds(auth.user.id, auth.sessionId);
       // The budget of the account's login names, so guesses here and at login add up.
-      await failures.run([accountKey(auth.user.username), accountKey(auth.user.email)], () => service.changePassword(auth, old_password, new_password));
+      await checkedPassword('password_change_failed', auth.user.id, client, () =>
+        failures.run([accountKey(auth.user.username), accountKey(auth.user.email)], () => service.changePassword(auth, old_password, new_password)),
+      );
       notices?.notify({ kind: 'password_changed', account: String(auth.user.id), to: auth.user.email, at: now() });
       await afterwards('password change audit', async () => {
         const ended = await devices.gone(others);
@@ -232,7 +251,9 @@ export function createAuthApp(deps: AppDeps) {
     .delete('/account', apiLimit, requireSession, validate('json', deleteAccountBody), async (c) => {
       const { user } = c.var.auth;
       // A password check like PUT /password: it spends the same per-account budget.
-      await failures.run([accountKey(user.username), accountKey(user.email)], () => deletion.delete(user.id, c.req.valid('json').password));
+      await checkedPassword('account_deletion_failed', user.id, sessionClient(c), () =>
+        failures.run([accountKey(user.username), accountKey(user.email)], () => deletion.delete(user.id, c.req.valid('json').password)),
+      );
       return ok(c, null);
     })
     .post('/password/forgot', authLimit, resetEnabled, validate('json', forgotPasswordBody), async (c) => {

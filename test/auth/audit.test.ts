@@ -4,6 +4,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { eq, lt } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { authEvents } from '../../src/db/schema.js';
 import { codeOf } from '../support/smtp.js';
 import { call, expectError, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
@@ -87,6 +88,57 @@ describe('auth_events', () => {
     const deleted = await events(`?userId=${fresh.id}&type=account_deleted`);
     expect(deleted.body.events).toHaveLength(1);
     expect(deleted.body.events[0]).toMatchObject({ account: null, ip: null, user_agent: null });
+  });
+
+  it('records failed reset codes, failed password changes and failed account deletions (issue 32 #12)', async () => {
+    const user = await register(t.app);
+    const api = (method: string, path: string, body: unknown, token?: string) => call(t.app, method, path, { headers, body, ...(token ? { token } : {}) });
+    expectOk(await api('POST', '/password/forgot', { email: user.email }));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('code')));
+    const wrong = code === '000000' ? '000001' : '000000';
+    expect((await api('POST', '/password/reset', { email: user.email, code: wrong, new_password: 'Audit-secret-6' })).body.code).toBe(2005);
+    const unknownEmail = `Nobody_${Date.now()}@Example.com`;
+    expect((await api('POST', '/password/reset', { email: unknownEmail, code: wrong, new_password: 'Audit-secret-6' })).body.code).toBe(2005);
+    expect((await api('PUT', '/password', { old_password: 'Not-my-password-1', new_password: 'Audit-secret-7' }, user.tokens.token)).body.code).toBe(2003);
+    expect((await api('DELETE', '/account', { password: 'Not-my-password-2' }, user.tokens.token)).body.code).toBe(2003);
+
+    const mine = (await events(`?userId=${user.id}&limit=200`)).body.events;
+    expect(mine.find((e) => e.type === 'password_reset_failed')).toMatchObject({ detail: 'wrong_code', ip: '192.0.2.44', user_agent: 'AuditAgent/1.0' });
+    expect(mine.find((e) => e.type === 'password_change_failed')).toMatchObject({ detail: 'wrong_old_password', ip: '192.0.2.44', user_agent: 'AuditAgent/1.0' });
+    expect(mine.find((e) => e.type === 'account_deletion_failed')).toMatchObject({ detail: 'wrong_password', ip: '192.0.2.44', user_agent: 'AuditAgent/1.0' });
+    const byType = await events('?type=password_reset_failed&limit=200');
+    expect(byType.status).toBe(200);
+    expect(byType.body.events.find((e) => e.account === unknownEmail.toLowerCase())).toMatchObject({ user_id: null, detail: 'unknown_email' });
+    // No secret in them: not the code tried, not the passwords.
+    const text = JSON.stringify(await t.database.db.select().from(authEvents));
+    for (const secret of ['Not-my-password-1', 'Not-my-password-2', 'Audit-secret-6', 'Audit-secret-7']) expect(text).not.toContain(secret);
+    for (const row of await t.database.db.select().from(authEvents)) expect(row.detail).not.toBe(wrong);
+    // The reset and the account still work.
+    expectOk(await api('POST', '/password/reset', { email: user.email, code, new_password: 'Audit-secret-8' }));
+  });
+
+  it('writes no row for attempts refused before any check, so a flood of failures stays bounded (issue 32 #12)', async () => {
+    // This app's budgets: 2 failed password checks per account, 3 wrong codes per client address.
+    const bounded = createApp({
+      config: { ...t.config, auth: { ...t.config.auth, failuresPerAccount: 2 }, passwordReset: { requestsPerSource: 10, guessesPerSource: 3 } },
+      database: t.database,
+      media: t.media,
+      events: t.events,
+      logger: t.logger,
+      internalToken: t.internalToken,
+    });
+    const user = await register(bounded);
+    const from = { 'x-forwarded-for': '192.0.2.91' };
+    const attempts = async (method: string, path: string, body: unknown, token?: string) => {
+      const codes: number[] = [];
+      for (let i = 0; i < 8; i++) codes.push((await call(bounded, method, path, { headers: from, body, ...(token ? { token } : {}) })).body.code);
+      return codes;
+    };
+    expect(await attempts('PUT', '/password', { old_password: 'Not-my-password-1', new_password: 'Audit-secret-9' }, user.tokens.token)).toEqual([2003, 2003, ...Array<number>(6).fill(1003)]);
+    expect(await attempts('POST', '/password/reset', { email: user.email, code: '123456', new_password: 'Audit-secret-9' })).toEqual([2005, 2005, 2005, ...Array<number>(5).fill(1003)]);
+    const rows = await t.database.db.select().from(authEvents).where(eq(authEvents.userId, user.id));
+    expect(rows.filter((r) => r.type === 'password_change_failed')).toHaveLength(2);
+    expect(rows.filter((r) => r.type === 'password_reset_failed')).toHaveLength(3);
   });
 
   it('pages newest first with an opaque cursor and filters by type and since', async () => {

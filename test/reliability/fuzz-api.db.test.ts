@@ -305,7 +305,7 @@ describe('fuzz /api/v1/auth', () => {
     const names = fc.constantFrom('userId', 'type', 'since', 'limit', 'cursor', 'other', '__proto__', '');
     const value = fc.oneof(
       anyString,
-      fc.constantFrom('1', '0', '-1', '200', '201', '1e3', 'login_failed', 'registered', '2025-01-01 08:00:00', '2025-01-01T00:00:00Z', 'ZTE', 'ZTA', 'x'.repeat(3000)),
+      fc.constantFrom('1', '0', '-1', '200', '201', '1e3', 'login_failed', 'registered', 'password_reset_failed', 'password_change_failed', 'account_deletion_failed', 'password_reset_failedx', '2025-01-01 08:00:00', '2025-01-01T00:00:00Z', 'ZTE', 'ZTA', 'x'.repeat(3000)),
       fc.integer().map(String),
     );
     const encoded = fc.array(fc.tuple(names, value), { maxLength: 6 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(wellFormed(v))}`).join('&')}`));
