@@ -4,7 +4,7 @@
 // password reset"). Knows nothing of HTTP.
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, ne, type SQL, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { Store } from 'hono-rate-limiter';
 import type { Db } from '../db/client.js';
 import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
@@ -62,6 +62,18 @@ function codeMatches(keys: AuthKeys, userId: number, code: string, stored: strin
   return keys.matches('reset-code-digest', `${userId}:${code}`, stored);
 }
 
+/**
+ * SHA-256 (hex) of a password hash, in SQL. A code stores that of its user's hash when issued
+ * (password_tag) and lives only while it still equals that of the current hash, so a password change
+ * or a completed reset ends every outstanding code without touching their rows.
+ */
+function passwordTagOf(passwordHash: SQL | typeof users.passwordHash): SQL<string> {
+  return sql<string>`encode(sha256(convert_to(${passwordHash}, 'UTF8')), 'hex')`;
+}
+
+/** The tag of the current password of a code's user, inside a statement on password_reset_codes. */
+const CURRENT_PASSWORD_TAG = sql`(select ${passwordTagOf(users.passwordHash)} from ${users} where ${users.id} = ${passwordResetCodes.userId})`;
+
 /** The client's budget key: its address as the rate limits key it (IPv6 by /64). */
 function sourceOf(client: RequestClient): string {
   return client.ip === undefined ? UNKNOWN_CLIENT : addressKey(client.ip);
@@ -106,15 +118,15 @@ export class PasswordReset {
     const started = performance.now();
     try {
       const source = sourceOf(client);
-      const addressKey = `${source} ${accountKey(email)}`;
-      const [overAll, overAddress] = await Promise.all([this.requests.spend([source]), this.requestsPerAddress.spend([addressKey])]);
+      const sourceAndEmail = `${source} ${accountKey(email)}`;
+      const [overAll, overAddress] = await Promise.all([this.requests.spend([source]), this.requestsPerAddress.spend([sourceAndEmail])]);
       const retryAfterS = Math.max(overAll ?? 0, overAddress ?? 0);
       if (retryAfterS > 0) throw new AuthError('source_throttled', 'too many password reset requests from this address, retry later', retryAfterS);
       // A place in the code queue before the address is looked up: when there is none, every address
       // is told so alike, and a code is never issued only to be dropped.
       const slot = this.deps.mailer.reserve('code');
       if (!slot) {
-        await Promise.all([this.requests.giveBack([source]), this.requestsPerAddress.giveBack([addressKey])]);
+        await Promise.all([this.requests.giveBack([source]), this.requestsPerAddress.giveBack([sourceAndEmail])]);
         this.deps.logger.warn({ pending: this.deps.mailer.pending() }, 'mail code queue full: password reset request refused (503)');
         throw new AuthError('mail_busy', undefined, this.deps.mailer.retryAfterS());
       }
@@ -151,6 +163,8 @@ export class PasswordReset {
       userId: user.id,
       codeHash: digestCode(keys, user.id, code),
       requestedBy: keys.digest('client-address-digest', source),
+      // The password this code can replace: when it changes, by any path, the code is dead.
+      passwordTag: sql`(select ${passwordTagOf(users.passwordHash)} from ${users} where ${users.id} = ${user.id})`,
       createdAt: now,
       expiresAt: new Date(now.getTime() + RESET_CODE_TTL_MS),
     });
@@ -226,28 +240,32 @@ export class PasswordReset {
     };
     const [user] = await db.select({ id: users.id, username: users.username, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
     if (!user) throw await failed('unknown_email');
-    // The try is counted before anything is compared, in one conditional statement: of any number of
-    // concurrent guesses at most RESET_CODE_MAX_FAILURES get a row back, so at most that many are
-    // ever compared with a code (a select, a compare and an increment let 41 racing guesses through).
-    // It counts on every live code of the user: on the requester's tries of a code asked for from
-    // this address, on the others' tries of the rest, so guesses from elsewhere never spend the tries
-    // of the address that asked.
+    // The try is counted before anything is compared, by one conditional statement per code: of any
+    // number of concurrent guesses at most RESET_CODE_MAX_FAILURES get a code's row back, so at most
+    // that many are ever compared with it (a select, a compare and an increment let 41 racing guesses
+    // through). It counts on every live code of the user: on the requester's tries of a code asked
+    // for from this address, on the others' tries of the rest, so guesses from elsewhere never spend
+    // the tries of the address that asked. One row per statement: a statement never holds one code's
+    // lock while it waits for another's, so concurrent guesses cannot deadlock.
     const tries = this.triesOf(source);
-    const tried = await db
-      .update(passwordResetCodes)
-      .set({
-        failedAttempts: sql`${passwordResetCodes.failedAttempts} + case when ${tries.mine} then 0 else 1 end`,
-        requesterFailedAttempts: sql`${passwordResetCodes.requesterFailedAttempts} + case when ${tries.mine} then 1 else 0 end`,
-      })
-      .where(
-        and(
-          eq(passwordResetCodes.userId, user.id),
-          isNull(passwordResetCodes.usedAt),
-          gt(passwordResetCodes.expiresAt, now),
-          sql`${tries.count} < ${RESET_CODE_MAX_FAILURES}`,
-        ),
-      )
-      .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
+    const live = and(isNull(passwordResetCodes.usedAt), gt(passwordResetCodes.expiresAt, now), sql`${passwordResetCodes.passwordTag} = ${CURRENT_PASSWORD_TAG}`);
+    const candidates = await db
+      .select({ id: passwordResetCodes.id })
+      .from(passwordResetCodes)
+      .where(and(eq(passwordResetCodes.userId, user.id), live))
+      .orderBy(passwordResetCodes.id);
+    const tried: Array<{ id: number; codeHash: string }> = [];
+    for (const candidate of candidates) {
+      const [row] = await db
+        .update(passwordResetCodes)
+        .set({
+          failedAttempts: sql`${passwordResetCodes.failedAttempts} + case when ${tries.mine} then 0 else 1 end`,
+          requesterFailedAttempts: sql`${passwordResetCodes.requesterFailedAttempts} + case when ${tries.mine} then 1 else 0 end`,
+        })
+        .where(and(eq(passwordResetCodes.id, candidate.id), live, sql`${tries.count} < ${RESET_CODE_MAX_FAILURES}`))
+        .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
+      if (row) tried.push(row);
+    }
     const current = tried.find((row) => codeMatches(this.deps.keys, user.id, code, row.codeHash));
     if (!current) throw await failed(tried.length === 0 ? 'no_live_code' : 'wrong_code', user.id);
     // A refused new password (or a failed hash) uses up neither the code nor the try: the user may
@@ -261,23 +279,32 @@ export class PasswordReset {
       throw error;
     }
     const at = this.deps.now();
-    // One statement: the code is used (only if still usable: of two concurrent resets one wins), the
-    // password set, every session ended and every other code revoked.
+    // One statement: the code is used (only if still usable: of two concurrent resets one wins) and
+    // the password set (only if it is still the one the code was issued for), and every session
+    // ended. The new password hash kills every other outstanding code (their password_tag no longer
+    // matches): nothing to revoke row by row.
     const used = db.$with('used').as(
       db
         .update(passwordResetCodes)
         .set({ usedAt: at })
         .where(
           // No try limit here: this guess was counted within it before it was compared.
-          and(eq(passwordResetCodes.id, current.id), isNull(passwordResetCodes.usedAt), gt(passwordResetCodes.expiresAt, at)),
+          and(
+            eq(passwordResetCodes.id, current.id),
+            isNull(passwordResetCodes.usedAt),
+            gt(passwordResetCodes.expiresAt, at),
+            sql`${passwordResetCodes.passwordTag} = ${CURRENT_PASSWORD_TAG}`,
+          ),
         )
-        .returning({ userId: passwordResetCodes.userId }),
+        .returning({ userId: passwordResetCodes.userId, passwordTag: passwordResetCodes.passwordTag }),
     );
+    // A password change committed meanwhile: the user's row is read again once its lock is free, the
+    // tag no longer matches, and nothing is changed (the code is dead anyway).
     const changed = db.$with('changed').as(
       db
         .update(users)
         .set({ passwordHash, updatedAt: at })
-        .where(sql`${users.id} in (select user_id from used)`)
+        .where(sql`(${users.id}, ${passwordTagOf(users.passwordHash)}) in (select user_id, password_tag from used)`)
         .returning({ id: users.id }),
     );
     const ended = db.$with('ended').as(
@@ -286,16 +313,8 @@ export class PasswordReset {
         .where(sql`${sessions.userId} in (select id from changed)`)
         .returning({ publicId: sessions.publicId }),
     );
-    // Every other outstanding code of the user dies with the old password (issue 32 #11).
-    const revoked = db.$with('revoked').as(
-      db
-        .update(passwordResetCodes)
-        .set({ usedAt: at })
-        .where(and(sql`${passwordResetCodes.userId} in (select id from changed)`, isNull(passwordResetCodes.usedAt), ne(passwordResetCodes.id, current.id)))
-        .returning({ id: passwordResetCodes.id }),
-    );
     const rows = await db
-      .with(used, changed, ended, revoked)
+      .with(used, changed, ended)
       .select({
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
@@ -326,17 +345,18 @@ export class PasswordReset {
     return { mine, count: sql`case when ${mine} then ${passwordResetCodes.requesterFailedAttempts} else ${passwordResetCodes.failedAttempts} end` };
   }
 
-  /** Tries that turned out not to be wrong guesses. */
+  /** Tries that turned out not to be wrong guesses; one row per statement, as they were counted. */
   private async giveBack(ids: number[], source: string): Promise<void> {
-    if (ids.length === 0) return;
     const { mine } = this.triesOf(source);
-    await this.deps.db
-      .update(passwordResetCodes)
-      .set({
-        failedAttempts: sql`greatest(${passwordResetCodes.failedAttempts} - case when ${mine} then 0 else 1 end, 0)`,
-        requesterFailedAttempts: sql`greatest(${passwordResetCodes.requesterFailedAttempts} - case when ${mine} then 1 else 0 end, 0)`,
-      })
-      .where(inArray(passwordResetCodes.id, ids));
+    for (const id of ids) {
+      await this.deps.db
+        .update(passwordResetCodes)
+        .set({
+          failedAttempts: sql`greatest(${passwordResetCodes.failedAttempts} - case when ${mine} then 0 else 1 end, 0)`,
+          requesterFailedAttempts: sql`greatest(${passwordResetCodes.requesterFailedAttempts} - case when ${mine} then 1 else 0 end, 0)`,
+        })
+        .where(eq(passwordResetCodes.id, id));
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
-import { and, eq, getTableColumns, gt, inArray, is, isNull, lt, lte, ne, or, SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, gt, inArray, is, lt, lte, ne, or, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
-import { passwordResetCodes, rotatedRefreshTokens, sessions, users } from '../db/schema.js';
+import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { AuthError } from './errors.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
@@ -305,8 +305,8 @@ export class AuthService {
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
     const passwordHash = await hashPassword(newPassword, hashing);
     const now = this.deps.now();
-    // One statement: the new hash (only if the verified one is still current), the end of every
-    // other session and of every outstanding reset code. The number of the last session opened when the change took the user's row
+    // One statement: the new hash (only if the verified one is still current) and the end of every
+    // other session. The number of the last session opened when the change took the user's row
     // bounds the clean-up below.
     const changed = db.$with('changed').as(
       db
@@ -321,16 +321,8 @@ export class AuthService {
         .where(and(inArray(sessions.userId, db.select({ id: changed.id }).from(changed)), ne(sessions.id, auth.sessionId)))
         .returning({ id: sessions.id }),
     );
-    // The reset codes outstanding die with the old password (issue 32 #11).
-    const revoked = db.$with('revoked').as(
-      db
-        .update(passwordResetCodes)
-        .set({ usedAt: now })
-        .where(and(inArray(passwordResetCodes.userId, db.select({ id: changed.id }).from(changed)), isNull(passwordResetCodes.usedAt)))
-        .returning({ id: passwordResetCodes.id }),
-    );
     const [row] = await db
-      .with(changed, ended, revoked)
+      .with(changed, ended)
       .select({
         // Evaluated per row of `changed`, so after the update holds the row lock (not at statement start).
         lastSessionId: sql<string | number | null>`case when ${changed.id} is not null then pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass) end`,
