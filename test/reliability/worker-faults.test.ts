@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createRelayEvents } from '../../src/media/events/index.js';
 import { MediaService } from '../../src/media/index.js';
-import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
+import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_AUTH_KEY_SECRET, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { EngineWatch } from './support/engine.js';
 import { dtls, eventually, loops, opus, sleep } from './support/traffic.js';
 
@@ -167,6 +167,7 @@ describe('worker that stops answering (SIGSTOP)', () => {
       RTC_MAX_PORT: String(ports.max),
       MEDIASOUP_LISTEN_IP: '127.0.0.1',
       INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+      AUTH_KEY_SECRET: TEST_AUTH_KEY_SECRET,
     });
     const logger = createLogger({ level: 'silent' });
     const { database, drop } = await openTestDatabase();
