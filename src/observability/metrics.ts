@@ -1,14 +1,13 @@
 // Prometheus metrics (prom-client), one registry per service: HTTP, auth outcomes, media, process.
 import type { Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MediaService } from '../media/index.js';
 import { KIND_PLURALS } from '../media/registry/kinds.js';
 import type { EventBus } from '../media/events/bus.js';
 import type { EventStreams } from '../media/events/sse.js';
 import type { WebhookSink } from '../media/events/webhook.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
-import { RequestHistogram } from './request-histogram.js';
 
 export type AuthAction = 'login' | 'refresh';
 export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
@@ -23,7 +22,7 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly httpDuration: RequestHistogram;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly authOutcomes: Counter<'action' | 'outcome'>;
   private readonly rateLimitFallbacks: Counter;
   private rateLimitMode: () => RateLimitMode = () => 'memory';
@@ -32,27 +31,13 @@ export class Metrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
-    const httpDuration = new RequestHistogram({
+    // Its `_count` series counts the requests by the same labels: no separate request counter.
+    this.httpDuration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request latency by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
-    });
-    this.httpDuration = httpDuration;
-    // The histogram counts every request already (its _count series): the counter is read from it at
-    // scrape time instead of being incremented on every request, which would validate and hash the
-    // same labels a second time (about a microsecond per request).
-    new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests by method, route pattern and status',
-      labelNames: ['method', 'route', 'status'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const { metricName, labels, value } of (await httpDuration.get()).values) {
-          if (metricName === 'http_request_duration_seconds_count') this.inc(labels as Partial<Record<'method' | 'route' | 'status', string>>, value);
-        }
-      },
     });
     this.authOutcomes = new Counter({
       name: 'auth_outcomes_total',
@@ -176,7 +161,7 @@ export class Metrics {
     const { method } = c.req;
     const route = routePattern(c);
     const { status } = c.res;
-    this.httpDuration.record(method, route, status, (performance.now() - started) / 1000);
+    this.httpDuration.observe({ method, route, status }, (performance.now() - started) / 1000);
     if (method === 'POST' && route === '/api/v1/auth/login') this.recordAuth('login', outcomeOf(status));
     if (method === 'POST' && route === '/api/v1/auth/refresh-token') this.recordAuth('refresh', outcomeOf(status));
   }

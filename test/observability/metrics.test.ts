@@ -33,8 +33,8 @@ describe('GET /internal/metrics', () => {
     const { id } = (await created.json()) as { id: string };
     expect((await t.app.request(`/internal/v1/routers/${id}`, { method: 'DELETE', headers: token() })).status).toBe(204);
     const text = await scrape();
-    expect(value(text, 'http_requests_total{method="POST",route="/internal/v1/routers",status="201"}')).toBe(1);
-    expect(value(text, 'http_requests_total{method="DELETE",route="/internal/v1/routers/:id",status="204"}')).toBe(1);
+    expect(value(text, 'http_request_duration_seconds_count{method="POST",route="/internal/v1/routers",status="201"}')).toBe(1);
+    expect(value(text, 'http_request_duration_seconds_count{method="DELETE",route="/internal/v1/routers/:id",status="204"}')).toBe(1);
     expect(text).not.toContain(id);
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",method="POST",route="\/internal\/v1\/routers",status="201"\}/);
   });
