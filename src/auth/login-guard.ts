@@ -34,6 +34,37 @@ function snapshot(result: ClientRateLimitInfo | Promise<ClientRateLimitInfo>): C
 }
 
 /**
+ * What the guard's store is initialised with. hono-rate-limiter's stores take their window from
+ * `Store.init(config)`, which the library's middleware calls with its whole configuration (neither
+ * MemoryStore nor RedisStore takes a window in its constructor). The guard counts without that
+ * middleware, so it states its own limit in the same type, nothing cast: its window, limit and store,
+ * no headers; the members only the HTTP middleware reads have the library's defaults, and the two it
+ * has none for refuse to run, since the guard's keys come from run() and its refusal is an AuthError.
+ */
+function storeConfig({ windowMs, limit, store }: LoginGuardOptions): HonoConfigType {
+  return {
+    windowMs,
+    limit,
+    store,
+    standardHeaders: false,
+    message: 'Too many requests, please try again later.',
+    statusCode: 429,
+    requestPropertyName: 'rateLimit',
+    requestStorePropertyName: 'rateLimitStore',
+    skipFailedRequests: false,
+    skipSuccessfulRequests: false,
+    requestWasSuccessful: (c) => c.res.status < 400,
+    skip: () => false,
+    keyGenerator: () => {
+      throw new Error('LoginGuard: keys are given to run(), not read from a request');
+    },
+    handler: () => {
+      throw new AuthError('too_many_failures');
+    },
+  };
+}
+
+/**
  * Counts each attempt before it runs (so concurrent guesses cannot all pass a check made before any
  * failed) and gives it back unless it failed as a guess. Windows are fixed, counted from an account's
  * first failure: however many attempts follow, the owner can log in again when the window ends.
@@ -42,7 +73,7 @@ function snapshot(result: ClientRateLimitInfo | Promise<ClientRateLimitInfo>): C
 export class LoginGuard {
   constructor(private readonly options: LoginGuardOptions) {
     if (!Number.isInteger(options.limit) || options.limit < 0) throw new RangeError(`failure limit must be a non-negative integer, got ${options.limit}`);
-    options.store.init?.({ windowMs: options.windowMs } as HonoConfigType);
+    options.store.init?.(storeConfig(options));
   }
 
   async run<T>(keys: string[], attempt: () => Promise<T>): Promise<T> {

@@ -1,11 +1,10 @@
-// Per-client rate limits for /api, counted by hono-rate-limiter's stores; over the limit: 429 with code 1003.
+// Per-client rate limits for /api: hono-rate-limiter's middleware keyed by the client's address; over the limit: 429 with code 1003.
 import { isIPv4, isIPv6 } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
-import { MemoryStore, type Store } from 'hono-rate-limiter';
+import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
-import { setResponseHeader } from './node-response.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 
@@ -75,16 +74,11 @@ function socketAddress(c: Context): string | undefined {
 }
 
 /**
- * A limiter keyed by the client's address (IPv6 by its /64), counting in `store` (hono-rate-limiter's
- * MemoryStore or RedisStore: one atomic increment per request), or in an in-memory store of its own
- * (so every app and test has its own counters). A limit of 0 disables it. Answers as
- * hono-rate-limiter's middleware does with `standardHeaders: 'draft-7'` (`RateLimit-Policy`,
- * `RateLimit`, and `Retry-After` on the 429), the 429 in the API's envelope with code 1003.
- *
- * The middleware is this one rather than the library's: per request the library's binds two
- * closures, sets two context variables and awaits five times around the store's increment, which
- * with the header plumbing cost about 30 µs of CPU per request, a fifth of an authenticated GET
- * (bench/profile-auth.ts, BENCH_LIMITS_IN_MEMORY=1); the counting itself stays the library's stores'.
+ * hono-rate-limiter's `rateLimiter`, keyed by the client's address (IPv6 by its /64), counting in
+ * `store` (from RateLimitStores: memory, or Redis with the memory fallback), or in a MemoryStore of its
+ * own (so every app and test has its own counters). A limit of 0 disables it. Headers as the library's
+ * `standardHeaders: 'draft-7'` sets them (`RateLimit-Policy`, `RateLimit`, and `Retry-After` on the
+ * 429); the 429 itself in the API's envelope with code 1003.
  * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none' }), handler)
  */
 export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store }): MiddlewareHandler {
@@ -95,39 +89,15 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
       await next();
     };
   }
-  const keyOf = (c: Context) => {
-    const address = clientAddress(c, trustProxy);
-    return address === undefined ? UNKNOWN_CLIENT : addressKey(address);
-  };
-  const refuse = (c: Context) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429));
-  // The stores read the window (and nothing else) from the configuration the library would give them.
-  store.init?.({
+  return rateLimiter({
     windowMs,
     limit: perMinute,
     standardHeaders: 'draft-7',
-    requestPropertyName: 'rateLimit',
-    requestStorePropertyName: 'rateLimitStore',
-    skipFailedRequests: false,
-    skipSuccessfulRequests: false,
-    requestWasSuccessful: (c) => c.res.status < 400,
+    keyGenerator: (c) => {
+      const address = clientAddress(c, trustProxy);
+      return address === undefined ? UNKNOWN_CLIENT : addressKey(address);
+    },
     store,
-    keyGenerator: keyOf,
-    message: 'too many requests, retry later',
-    statusCode: 429,
-    handler: refuse,
-    skip: () => false,
+    handler: (c) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429)),
   });
-  const windowS = Math.ceil(windowMs / 1000);
-  const policy = `${perMinute};w=${windowS}`;
-  return async function rateLimit(c, next) {
-    const { totalHits, resetTime } = await store.increment(keyOf(c));
-    const resetS = resetTime ? Math.max(0, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : windowS;
-    setResponseHeader(c, 'RateLimit-Policy', policy);
-    setResponseHeader(c, 'RateLimit', `limit=${perMinute}, remaining=${Math.max(perMinute - totalHits, 0)}, reset=${resetS}`);
-    if (totalHits > perMinute) {
-      setResponseHeader(c, 'Retry-After', String(resetS));
-      return refuse(c);
-    }
-    await next();
-  };
 }
