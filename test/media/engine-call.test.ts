@@ -1,4 +1,4 @@
-// The engine call's deadline (src/media/engine/call.ts): one sweep timer for all calls under way.
+// The engine call's deadline (src/media/engine/call.ts): one timer per call, cleared when it settles.
 // The calls here are plain promises standing for engine answers; test/reliability/worker-faults.test.ts
 // holds a real worker with SIGSTOP for the same deadline end to end.
 import { describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ describe('engine call deadline', () => {
     expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i));
     const refused = await engine('op', () => Promise.reject(new Error('boom'))).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RelayError);
-    // The sweep stops at its next tick after the last call settled.
+    // Every call's own timer was cleared when it settled: none is left running.
     await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS / 10 + 50));
     expect(timers()).toBe(before);
   });

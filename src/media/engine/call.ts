@@ -48,52 +48,11 @@ export interface EngineCaller {
 
 class EngineTimeout extends Error {}
 
-/** A call's deadline, as the sweep sees it. */
-interface Deadline {
-  at: number;
-  expire: () => void;
-}
-
-/**
- * The deadlines of the calls under way, checked by one interval timer that runs while any call is
- * pending, instead of a timer armed and cleared per call (11-14 per resource cycle). A deadline fires
- * within `tickMs` after it is due: a tenth of the timeout, between 10 ms and 1 s.
- */
-function createDeadlines(timeoutMs: number) {
-  const tickMs = Math.min(1000, Math.max(10, Math.round(timeoutMs / 10)));
-  const pending = new Set<Deadline>();
-  let timer: NodeJS.Timeout | undefined;
-  const sweep = () => {
-    const now = performance.now();
-    for (const deadline of pending) {
-      if (deadline.at > now) continue;
-      pending.delete(deadline);
-      deadline.expire();
-    }
-    if (pending.size === 0) {
-      clearInterval(timer);
-      timer = undefined;
-    }
-  };
-  return {
-    add(expire: () => void): Deadline {
-      const deadline = { at: performance.now() + timeoutMs, expire };
-      pending.add(deadline);
-      timer ??= setInterval(sweep, tickMs);
-      return deadline;
-    },
-    remove(deadline: Deadline | undefined): void {
-      if (deadline) pending.delete(deadline);
-    },
-  };
-}
-
 export function createEngineCall(options: EngineCallOptions): EngineCaller {
   const { timeoutMs, logger, isOpen, workerOf } = options;
   // Weak: a worker's set lives as long as the worker object, without a delete when it empties (and a
   // new Set on the next call, as often as every call).
   const inFlight = new WeakMap<ms.Worker, Set<InFlightCall>>();
-  const deadlines = createDeadlines(timeoutMs);
 
   async function run<T>(requestId: string | undefined, operation: string, call: () => Promise<T>, needs: Needs = [], on?: ms.Worker): Promise<T> {
     const worker = on ?? (needs[0] ? workerOf(...needs[0]) : undefined);
@@ -110,12 +69,11 @@ export function createEngineCall(options: EngineCallOptions): EngineCaller {
     } catch (error) {
       pending = Promise.reject(error);
     }
-    let deadline: Deadline | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      // One promise settled by whichever comes first, the answer or the deadline (cheaper than racing
-      // a second promise: there are 11-14 engine calls per resource cycle).
+      // One promise settled by whichever comes first, the answer or the call's own deadline timer.
       return await new Promise<T>((resolve, reject) => {
-        deadline = deadlines.add(() => reject(new EngineTimeout()));
+        timer = setTimeout(() => reject(new EngineTimeout()), timeoutMs);
         pending.then(resolve, reject);
       });
     } catch (error) {
@@ -138,7 +96,7 @@ export function createEngineCall(options: EngineCallOptions): EngineCaller {
       if (mapped.code === 'MEDIASOUP_ERROR') logger.error({ err: error, operation, requestId }, 'media engine call failed');
       throw mapped;
     } finally {
-      deadlines.remove(deadline);
+      clearTimeout(timer);
       if (worker) {
         inFlight.get(worker)?.delete(tracked);
       }
