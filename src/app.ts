@@ -1,7 +1,8 @@
 // createApp(deps): the whole HTTP surface, without listening and without module-level state.
 import { Hono } from 'hono';
-import { bodyLimit } from './http/body-limit.js';
-import type { RequestIdVariables } from 'hono/request-id';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId, type RequestIdVariables } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
 import { AuditLog } from './auth/audit.js';
 import { createAuthEventsApp } from './auth/audit-routes.js';
 import { createAuthApp } from './auth/routes.js';
@@ -11,8 +12,7 @@ import { createDocsApp, createInternalDocsApp } from './docs/routes.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { internalToken } from './http/internal-token.js';
-import { assignRequestId } from './http/request-id.js';
-import { secureHeaders } from './http/secure-headers.js';
+import { requestLog } from './http/request-log.js';
 import type { RateLimitStores } from './http/rate-limit-store.js';
 import { AuthKeys } from './secrets/auth-key.js';
 import type { Logger } from './logger.js';
@@ -21,7 +21,7 @@ import { createInternalApp } from './media/http/app.js';
 import { handleRelayError } from './media/http/errors.js';
 import type { RelayEvents } from './media/events/index.js';
 import type { MediaService } from './media/index.js';
-import { Metrics } from './observability/metrics.js';
+import { httpMetrics, Metrics } from './observability/metrics.js';
 
 export interface AppDeps {
   config: Config;
@@ -81,28 +81,9 @@ export function createApp(appDeps: AppDeps, options: { surface?: Surface } = {})
   const { logger } = deps;
   const app = new Hono<AppEnv>();
 
-  // The request id, the metrics and the request log in one middleware: each layer of Hono's chain
-  // is an async call and a promise more on every request.
-  const { metrics } = deps;
-  app.use(async function observeRequest(c, next) {
-    assignRequestId(c);
-    const started = performance.now();
-    await next();
-    // At LOG_LEVEL=warn and above the line would be dropped anyway: skip building it.
-    if (logger.isLevelEnabled('info')) {
-      logger.info(
-        {
-          requestId: c.get('requestId'),
-          method: c.req.method,
-          path: c.req.path,
-          status: c.res.status,
-          durationMs: Math.round((performance.now() - started) * 100) / 100,
-        },
-        'request',
-      );
-    }
-    metrics.recordHttp(c, started);
-  });
+  // The client's X-Request-Id when it is a sane token (at most 255 of [A-Za-z0-9_=-]), else a UUID;
+  // echoed in the answer's X-Request-Id. Then the log line and the metrics of every request.
+  app.use(requestId({ headerName: 'X-Request-Id', limitLength: 255 }), requestLog(logger), httpMetrics(deps.metrics));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

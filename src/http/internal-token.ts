@@ -1,8 +1,7 @@
 // Guard for the internal relay API: every request carries the shared secret in X-Internal-Token.
 import crypto, { createHash, timingSafeEqual } from 'node:crypto';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { requestHeader } from './node-request.js';
 
 export const INTERNAL_TOKEN_HEADER = 'X-Internal-Token';
 
@@ -31,27 +30,13 @@ function digest(value: string): Buffer {
  * @example internalApp.use(internalToken({ token: deps.internalToken }))
  */
 export function internalToken(options: InternalTokenOptions): MiddlewareHandler {
-  const check = internalTokenCheck(options);
-  return async function internalTokenGuard(c, next) {
-    check(c);
-    await next();
-  };
-}
-
-const HEADER_NAME = INTERNAL_TOKEN_HEADER.toLowerCase();
-
-/**
- * The guard's check alone, synchronous, for a middleware that does more than guard (the relay's gate):
- * throws the 401 HTTPException unless the request carries the secret.
- * @example const check = internalTokenCheck({ token }); app.use(async (c, next) => { check(c); … })
- */
-export function internalTokenCheck(options: InternalTokenOptions): (c: Context) => void {
   if (!options.token) throw new Error('internalToken: a non-empty token is required');
   const expected = digest(options.token);
-  return (c) => {
-    const given = requestHeader(c, HEADER_NAME);
+  return async function internalTokenGuard(c, next) {
+    const given = c.req.header(INTERNAL_TOKEN_HEADER);
     if (given === undefined || !timingSafeEqual(digest(given), expected)) {
       throw new HTTPException(401, { message: 'missing or invalid internal token' });
     }
+    await next();
   };
 }

@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client), one registry per service: HTTP, auth outcomes, media, process.
 import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { MediaService } from '../media/index.js';
@@ -17,7 +18,7 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
 /**
  * @example
  * const metrics = new Metrics(media)
- * app.use(async (c, next) => { const started = performance.now(); await next(); metrics.recordHttp(c, started) })
+ * app.use(httpMetrics(metrics))
  * const text = await metrics.registry.metrics()
  */
 export class Metrics {
@@ -165,6 +166,19 @@ export class Metrics {
     if (method === 'POST' && route === '/api/v1/auth/login') this.recordAuth('login', outcomeOf(status));
     if (method === 'POST' && route === '/api/v1/auth/refresh-token') this.recordAuth('refresh', outcomeOf(status));
   }
+}
+
+/**
+ * Times each request and records it in `metrics` once it is answered (`recordHttp`: the latency
+ * histogram by route pattern, and the login and refresh outcomes).
+ * @example app.use(httpMetrics(metrics))
+ */
+export function httpMetrics(metrics: Metrics) {
+  return createMiddleware(async function httpMetrics(c, next) {
+    const started = performance.now();
+    await next();
+    metrics.recordHttp(c, started);
+  });
 }
 
 function outcomeOf(status: number): AuthOutcome {

@@ -1,9 +1,9 @@
 // The internal media relay API (Area B): the guard, the body limit, and one Hono per
 // resource family, chained so `hc<InternalApp>` gets the types.
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { AppDeps, AppEnv } from '../../app.js';
-import { bodyLimitCheck } from '../../http/body-limit.js';
-import { internalTokenCheck } from '../../http/internal-token.js';
+import { internalToken } from '../../http/internal-token.js';
 import { validationError } from '../errors.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
@@ -24,19 +24,10 @@ export const INTERNAL_BODY_LIMIT = 256 * 1024;
  */
 export function createInternalApp(deps: AppDeps) {
   const { media } = deps;
-  const checkToken = internalTokenCheck({ token: deps.internalToken });
   const tooLarge = (c: Context) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413);
-  const limit = bodyLimitCheck({ maxSize: INTERNAL_BODY_LIMIT, onError: tooLarge });
   return new Hono<AppEnv>()
-    // The token check, then the body limit, in one layer of Hono's chain and one async function: each
-    // layer is a dispatch and a promise more on every relay call. The limit's 413 is the answer.
-    .use(async function internalGate(c, next) {
-      checkToken(c);
-      const verdict = limit.decide(c);
-      if (verdict === 'over') return tooLarge(c);
-      if (verdict === 'stream') return (await limit.streaming(c, next)) ?? undefined;
-      await next();
-    })
+    .use(internalToken({ token: deps.internalToken }))
+    .use(bodyLimit({ maxSize: INTERNAL_BODY_LIMIT, onError: tooLarge }))
     .get('/info', async (c) => {
       const workerCpuMs = new Map((await media.workerStats()).map((stats) => [stats.slot, stats.cpuUserMs + stats.cpuSystemMs]));
       return c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info(), workerCpuMs }), 200);
