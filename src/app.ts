@@ -1,6 +1,6 @@
 // createApp(deps): the whole HTTP surface, without listening and without module-level state.
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { bodyLimit } from './http/body-limit.js';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { AuditLog } from './auth/audit.js';

@@ -1,7 +1,7 @@
 // The internal media relay API (Area B): the guard, the body limit, and one Hono per
 // resource family, chained so `hc<InternalApp>` gets the types.
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { bodyLimit } from '../../http/body-limit.js';
 import type { AppDeps, AppEnv } from '../../app.js';
 import { internalToken } from '../../http/internal-token.js';
 import { validationError } from '../errors.js';
