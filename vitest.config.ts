@@ -10,7 +10,7 @@ const projects: TestProjectInlineConfiguration[] = [
 if (process.env.TEST_DATABASE_URL) {
   projects.push({
     extends: true,
-    test: { name: 'postgres', include: ['test/auth/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts', 'test/reliability/**/*.db.test.ts', 'test/media/events/bridge.test.ts'], env: { TEST_DB: 'postgres' } },
+    test: { name: 'postgres', include: ['test/accounts/**/*.test.ts', 'test/db/**/*.test.ts', 'test/app/**/*.test.ts', 'test/reliability/**/*.db.test.ts', 'test/relay/events/bridge.test.ts'], env: { TEST_DB: 'postgres' } },
   });
 }
 

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
 import { BASELINE_RTC_PORTS } from '../test/support/ports.js';
-import type { RouterMediaCodec } from '../src/media/engine/codecs.js';
+import type { RouterMediaCodec } from '../src/relay/engine/codecs.js';
 
 const port = Number(process.env.PORT ?? 3999);
 const rtcPort = Number(process.env.RTC_MIN_PORT ?? BASELINE_RTC_PORTS.bare);
@@ -19,7 +19,7 @@ const webRtcServer = await worker.createWebRtcServer({
     { protocol: 'tcp', ip, port: rtcPort },
   ],
 });
-// The relay's default codecs (src/media/engine/codecs.ts), so both sides hand out the same capabilities.
+// The relay's default codecs (src/relay/engine/codecs.ts), so both sides hand out the same capabilities.
 const mediaCodecs: RouterMediaCodec[] = [
   { kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 },
   { kind: 'video', mimeType: 'video/VP8', clockRate: 90000 },

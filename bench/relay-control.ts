@@ -3,7 +3,7 @@
 import http from 'node:http';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
-import type { RouterMediaCodec } from '../src/media/engine/codecs.js';
+import type { RouterMediaCodec } from '../src/relay/engine/codecs.js';
 import {
   BASELINE_RTC_PORTS,
   bench,

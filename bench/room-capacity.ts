@@ -2,7 +2,7 @@
 // packet loss over a 10 s window, on one worker and spread over two (the producer piped from worker 1
 // to worker 2 with `router.pipeToRouter`); and what the pipe adds per packet (latency, worker CPU).
 //
-// Built at the mediasoup level with the relay's own worker pool (src/media/engine/pool.ts, relay
+// Built at the mediasoup level with the relay's own worker pool (src/relay/engine/pool.ts, relay
 // settings from src/config.ts): media enters through a PlainTransport fed by a UDP sender and leaves
 // through one PlainTransport per consumer towards UDP sink sockets. The sender and the sinks are the
 // load generator, a child process of its own (bench/room-capacity-generator.ts) whose CPU is printed
@@ -16,8 +16,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { types as ms } from 'mediasoup';
 import { loadConfig } from '../src/config.js';
-import { DEFAULT_MEDIA_CODECS } from '../src/media/engine/codecs.js';
-import { WorkerPool } from '../src/media/engine/pool.js';
+import { DEFAULT_MEDIA_CODECS } from '../src/relay/engine/codecs.js';
+import { WorkerPool } from '../src/relay/engine/pool.js';
 import { bench, info, ROOT } from './lib.js';
 import type { GeneratorCommand, GeneratorReply, SsrcCount } from './room-capacity-generator.js';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Node 22 binary for the tests that run a child process on Node 22 as well as on the running Node
-# (test/media/events/webhook-deadline.test.ts). Taken from the npm registry's node-linux-<arch> package
+# (test/events/webhook-deadline.test.ts). Taken from the npm registry's node-linux-<arch> package
 # with `npm pack` (no install script runs), extracted once into the cache folder, reused afterwards.
 # Prints the binary's path on stdout.
 set -euo pipefail

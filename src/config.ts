@@ -307,7 +307,7 @@ export interface Config {
     /** Data producers and data consumers one transport may hold together. */
     maxDataChannelsPerTransport: number;
   };
-  /** The relay's event bus and its sinks (src/media/events/). */
+  /** The relay's event bus and its sinks (src/relay/events/). */
   events: {
     bufferSize: number;
     subscriberMaxQueued: number;

@@ -8,8 +8,8 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { memoryStores, redisStores } from './http/rate-limit-store.js';
 import { createLogger, createLogOutput } from './logger.js';
-import { createRelayEvents } from './media/events/index.js';
-import { createMedia, type MediaService } from './media/index.js';
+import { createRelayEvents } from './relay/events/index.js';
+import { createMedia, type MediaService } from './relay/index.js';
 import { Metrics } from './observability/metrics.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
 

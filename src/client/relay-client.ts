@@ -1,8 +1,8 @@
 // Typed client of the internal media relay API for a signaling server written in TypeScript
 // (package subpath `chat-backend/relay-client`), built on Hono's RPC client.
 import { hc, type ClientResponse } from 'hono/client';
-import { RELAY_ERROR_CODES, type RelayErrorCode } from '../media/errors.js';
-import type { InternalApp } from '../media/http/app.js';
+import { RELAY_ERROR_CODES, type RelayErrorCode } from '../relay/errors.js';
+import type { InternalApp } from '../relay/http/app.js';
 import { eventsClient } from './events.js';
 
 export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';

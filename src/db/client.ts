@@ -13,7 +13,7 @@ import * as schema from './schema.js';
  * The drizzle database. Do not use `db.transaction()` here: with postgres.js 3.4.9 a transaction
  * whose connection the server ends (a restart, an outage) makes the driver write its own ROLLBACK to
  * a closed socket from a timer, an uncaught TypeError that kills the process (porsager/postgres#1208).
- * Writes that must be atomic are single statements (data-modifying CTEs); see src/auth/service.ts.
+ * Writes that must be atomic are single statements (data-modifying CTEs); see src/accounts/service.ts.
  */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 

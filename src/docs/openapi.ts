@@ -2,8 +2,8 @@
 // the requests (z.toJSONSchema); response shapes are described here with zod as well.
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { AUTH_EVENT_TYPES } from '../auth/audit.js';
-import { AUTH_EVENTS_MAX_LIMIT, authEventsQuery } from '../auth/audit-routes.js';
+import { AUTH_EVENT_TYPES } from '../accounts/audit.js';
+import { AUTH_EVENTS_MAX_LIMIT, authEventsQuery } from '../accounts/audit-routes.js';
 import {
   changePasswordBody,
   deleteAccountBody,
@@ -14,10 +14,10 @@ import {
   registerBody,
   resetPasswordBody,
   updateProfileBody,
-} from '../auth/schemas.js';
+} from '../accounts/schemas.js';
 import { ApiCode } from '../http/envelope.js';
-import { eventStreamPath, eventWebhooks } from '../media/events/openapi.js';
-import { RELAY_COMMON, relayError, relayOperations } from '../media/http/openapi.js';
+import { eventStreamPath, eventWebhooks } from '../relay/events/openapi.js';
+import { RELAY_COMMON, relayError, relayOperations } from '../relay/http/openapi.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -213,7 +213,7 @@ const healthOperations: Operation[] = [
 
 const anyObject = z.record(z.string(), z.unknown());
 
-// The audit trail's read endpoint (src/auth/audit-routes.ts), served beside the relay.
+// The audit trail's read endpoint (src/accounts/audit-routes.ts), served beside the relay.
 const authEventsOperations: Operation[] = [
   {
     method: 'get',

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { HTTPException } from 'hono/http-exception';
-import { AuthError, authErrorToApiError } from '../auth/errors.js';
+import { AuthError, authErrorToApiError } from '../accounts/errors.js';
 import type { Logger } from '../logger.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
 

@@ -3,11 +3,11 @@ import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { MediaService } from '../media/index.js';
-import { KIND_PLURALS } from '../media/registry/kinds.js';
-import type { EventBus } from '../media/events/bus.js';
-import type { EventStreams } from '../media/events/sse.js';
-import type { WebhookSink } from '../media/events/webhook.js';
+import type { MediaService } from '../relay/index.js';
+import { KIND_PLURALS } from '../relay/registry/kinds.js';
+import type { EventBus } from '../events/bus.js';
+import type { EventStreams } from '../events/sse.js';
+import type { WebhookSink } from '../events/webhook.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 
 export type AuthAction = 'login' | 'refresh';

@@ -1,8 +1,8 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createEventBus } from '../../src/media/events/bus.js';
-import { createEventStreams } from '../../src/media/events/sse.js';
-import { createWebhookSink } from '../../src/media/events/webhook.js';
+import { createEventBus } from '../../src/events/bus.js';
+import { createEventStreams } from '../../src/events/sse.js';
+import { createWebhookSink } from '../../src/events/webhook.js';
 import { registerEventMetrics } from '../../src/observability/metrics.js';
 
 describe('relay event metrics', () => {

@@ -4,7 +4,7 @@
 // The rate limiter runs on every request (TRUST_PROXY=xff, huge limits) with fuzzed X-Forwarded-For.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_TIMEOUT, register, uniqueName, type Registered } from '../auth/helpers.js';
+import { APP_TIMEOUT, register, uniqueName, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,

@@ -7,8 +7,8 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { afterAll, describe, expect, it } from 'vitest';
 import { internalToken } from '../../src/http/internal-token.js';
-import { createEventBus } from '../../src/media/events/bus.js';
-import { createEventStreams } from '../../src/media/events/sse.js';
+import { createEventBus } from '../../src/events/bus.js';
+import { createEventStreams } from '../../src/events/sse.js';
 import { answerOf, expectRelayAnswer, FuzzStats, fuzzParameters, headerValueOf } from './support/fuzz.js';
 
 const TOKEN = 'fuzz-events-token-0123456789abcdef0123';

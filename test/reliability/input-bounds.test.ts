@@ -6,7 +6,7 @@
 // which passes a logged-in user's rtpParameters on unchanged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignalingApp } from '../../examples/browser-demo/server.js';
-import { chromeOpus, chromeSimulcastVp8 } from '../media/client-parameters.js';
+import { chromeOpus, chromeSimulcastVp8 } from '../relay/client-parameters.js';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
 /** /healthz may be this much slower during an attack than its slowest answer just before it. */

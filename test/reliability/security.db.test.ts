@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_TIMEOUT, call, expectOk, uniqueName } from '../auth/helpers.js';
+import { APP_TIMEOUT, call, expectOk, uniqueName } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { codeOf, startTestSmtp, type TestSmtp } from '../support/smtp.js';
 

@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { APP_TIMEOUT, call, expectError } from '../auth/helpers.js';
+import { APP_TIMEOUT, call, expectError } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 
 // A pass-through spy: the guard's comparison is observed, not changed.

@@ -7,8 +7,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { createRelayEvents, type RelayEvents } from '../../src/media/events/index.js';
-import { MediaService } from '../../src/media/index.js';
+import { createRelayEvents, type RelayEvents } from '../../src/relay/events/index.js';
+import { MediaService } from '../../src/relay/index.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';

@@ -1,0 +1,290 @@
+// Webhook sink of the bus: signed JSON batches POSTed in order, retried with backoff, from a bounded queue.
+import { createHmac } from 'node:crypto';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { Logger } from '../logger.js';
+import type { RelayEvent, WebhookBatch } from '../relay/events/types.js';
+
+export const SIGNATURE_HEADER = 'X-Relay-Signature';
+export const TIMESTAMP_HEADER = 'X-Relay-Timestamp';
+export const DEFAULT_BATCH_MAX = 100;
+export const DEFAULT_QUEUE_MAX = 10_000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_WATCHDOG_MARGIN_MS = 5_000;
+
+/** `sha256=<hex>`: HMAC-SHA256 of the raw body (which holds the timestamp) under the secret. */
+export function signWebhookBody(body: string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+export interface WebhookSinkOptions {
+  /** EVENTS_WEBHOOK_URL */
+  url: string;
+  /** EVENTS_WEBHOOK_SECRET */
+  secret: string;
+  /** Events per POST at most (EVENTS_WEBHOOK_BATCH_MAX). */
+  batchMax?: number;
+  /** Events waiting at most (EVENTS_WEBHOOK_QUEUE_MAX); beyond, new events are dropped and counted. */
+  queueMax?: number;
+  /** One attempt's deadline; a slower receiver counts as a failure. */
+  timeoutMs?: number;
+  /**
+   * How long after its deadline an attempt that still has not settled is given up and counted as
+   * failed (a watchdog, for an HTTP client that lost its abort; the attempt is left to settle unread).
+   */
+  watchdogMarginMs?: number;
+  /** Backoff after the n-th failure in a row: min(max, base * 2^(n-1)), between half and all of it. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  logger?: Logger;
+  fetch?: typeof fetch;
+  /** Clock for the signed timestamp (ms since the epoch). */
+  now?: () => number;
+}
+
+export interface WebhookStats {
+  /** Events waiting, the batch in flight included. */
+  queued: number;
+  delivered: number;
+  batches: number;
+  /** Failed attempts (non-2xx, network error, timeout). */
+  failures: number;
+  /** Events dropped: queue overflow, or left undelivered at stop(). */
+  dropped: number;
+}
+
+export interface WebhookSink {
+  /** Synchronous and cheap: for `bus.listen(sink.enqueue)`. */
+  enqueue(event: RelayEvent): void;
+  /**
+   * Stops taking events and delivers what is queued until `deadlineMs` has passed (then aborts the
+   * attempt in flight). Resolves with what was left undelivered (also counted as dropped and logged).
+   */
+  stop(options?: { deadlineMs?: number }): Promise<{ undelivered: number }>;
+  stats(): WebhookStats;
+}
+
+/** How an attempt ended: accepted, refused or failed (why), or given up by the watchdog or by stop(). */
+type Outcome = 'ok' | 'stuck' | 'stopped' | { status?: number; error?: string };
+
+interface Entry {
+  event: RelayEvent | undefined; // undefined: a marker carrying only a gap, for when nothing follows it
+  droppedBefore: number;
+}
+
+/**
+ * @example
+ * const webhook = createWebhookSink({ url: config.events.webhook.url, secret: config.events.webhook.secret, logger })
+ * bus.listen(webhook.enqueue)
+ * // shutdown, after the media closed: await webhook.stop({ deadlineMs: 2000 })
+ */
+export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
+  const batchMax = options.batchMax ?? DEFAULT_BATCH_MAX;
+  const queueMax = options.queueMax ?? DEFAULT_QUEUE_MAX;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const watchdogMarginMs = options.watchdogMarginMs ?? DEFAULT_WATCHDOG_MARGIN_MS;
+  const retryBaseMs = options.retryBaseMs ?? 500;
+  const retryMaxMs = options.retryMaxMs ?? 30_000;
+  const doFetch = options.fetch ?? fetch;
+  const now = options.now ?? Date.now;
+  const logger = options.logger;
+  if (!options.secret) throw new Error('createWebhookSink: a secret is required');
+  if (!Number.isInteger(batchMax) || batchMax < 1) throw new Error('createWebhookSink: batchMax must be a positive integer');
+  if (!Number.isInteger(queueMax) || queueMax < 1) throw new Error('createWebhookSink: queueMax must be a positive integer');
+  if (!(timeoutMs > 0)) throw new Error('createWebhookSink: timeoutMs must be positive');
+  if (!(watchdogMarginMs >= 0)) throw new Error('createWebhookSink: watchdogMarginMs must not be negative');
+  const target = new URL(options.url); // throws on a malformed URL
+  const origin = target.origin; // logged instead of the URL, which may carry a token
+
+  const queue: Entry[] = [];
+  const stats: WebhookStats = { queued: 0, delivered: 0, batches: 0, failures: 0, dropped: 0 };
+  let gap = 0; // events dropped since the last accepted one
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  let deadline = Infinity;
+  let stopped = false; // stop()'s deadline passed: no further attempt
+  let wake: (() => void) | undefined; // cuts a backoff wait short (stop() retries at once)
+  let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
+
+  function enqueue(event: RelayEvent): void {
+    if (stopping) {
+      stats.dropped++;
+      return;
+    }
+    if (queue.length >= queueMax) {
+      if (gap === 0) logger?.warn({ webhook: origin, queueMax }, 'event webhook queue full: new events are dropped until the receiver catches up');
+      gap++;
+      stats.dropped++;
+      return;
+    }
+    queue.push({ event, droppedBefore: endEpisode() });
+    kick();
+  }
+
+  /** The overflow episode's count, logged once, for the entry that follows the gap. */
+  function endEpisode(): number {
+    const dropped = gap;
+    if (dropped > 0) logger?.warn({ webhook: origin, dropped }, 'event webhook queue takes events again; the next batch tells the receiver how many were dropped');
+    gap = 0;
+    return dropped;
+  }
+
+  function kick(): void {
+    running ??= run().finally(() => {
+      running = undefined;
+      if (!stopping && queue.length > 0) kick();
+    });
+  }
+
+  /** The next batch: from the front, never across a gap after its first entry. */
+  function nextBatch(): Entry[] {
+    const batch = [queue[0]!];
+    for (let i = 1; i < queue.length && batch.length < batchMax; i++) {
+      if (queue[i]!.droppedBefore > 0) break;
+      batch.push(queue[i]!);
+    }
+    return batch;
+  }
+
+  /**
+   * One POST of the batch. Its deadline is a plain timer that aborts a controller held here (an
+   * AbortSignal.timeout() inside AbortSignal.any() can be collected by a major GC and never fire:
+   * nodejs/node#57736). A watchdog gives up on an attempt that has not settled `watchdogMarginMs` after
+   * its deadline all the same: it counts as failed and the loop goes on; what the abandoned request
+   * does later (a late answer, an error) is logged and changes nothing (the queue is only touched by
+   * run(), after this returns).
+   */
+  async function attempt(batch: Entry[]): Promise<boolean> {
+    const body: WebhookBatch = {
+      timestamp: Math.floor(now() / 1000),
+      dropped: batch[0]!.droppedBefore,
+      events: batch.flatMap((entry) => (entry.event ? [entry.event] : [])),
+    };
+    const raw = JSON.stringify(body);
+    const controller = new AbortController();
+    const deadlineTimer = setTimeout(() => controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    let watchdog: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<Outcome>((resolve) => {
+      watchdog = setTimeout(resolve, timeoutMs + watchdogMarginMs, 'stuck');
+      giveUp = resolve;
+    });
+    const sent = post(raw, body.timestamp, controller.signal);
+    let outcome: Outcome;
+    try {
+      outcome = await Promise.race([sent, abandoned]);
+    } finally {
+      clearTimeout(deadlineTimer);
+      clearTimeout(watchdog);
+      giveUp = undefined;
+    }
+    const events = body.events.length;
+    switch (outcome) {
+      case 'ok':
+        return true;
+      case 'stuck':
+        controller.abort(); // in case the client still listens
+        logger?.error({ webhook: origin, events, timeoutMs, watchdogMarginMs }, 'event webhook attempt did not settle after its deadline; counted as failed and retried (the HTTP client lost its abort)');
+        break;
+      case 'stopped':
+        controller.abort();
+        break;
+      default:
+        logger?.warn({ webhook: origin, ...outcome, events }, outcome.status !== undefined ? 'event webhook answered with a non-2xx status; retrying' : 'event webhook unreachable; retrying');
+        return false;
+    }
+    // Abandoned: the request may still settle; say so, and make sure it never throws unhandled.
+    void sent.then((late) => {
+      if (late === 'ok') logger?.warn({ webhook: origin, events }, 'an abandoned event webhook attempt was accepted late; the batch is sent again (receivers skip ids they processed)');
+    });
+    return false;
+  }
+
+  /** The POST itself: 'ok' on a 2xx, else why not. Never rejects. */
+  async function post(raw: string, timestamp: number, signal: AbortSignal): Promise<Exclude<Outcome, 'stuck' | 'stopped'>> {
+    try {
+      const response = await doFetch(target, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': `chat-backend-relay/${packageJson.version}`,
+          [SIGNATURE_HEADER]: signWebhookBody(raw, options.secret),
+          [TIMESTAMP_HEADER]: String(timestamp),
+        },
+        body: raw,
+        redirect: 'manual',
+        signal,
+      });
+      await response.body?.cancel().catch(() => {});
+      if (response.status >= 200 && response.status < 300) return 'ok';
+      return { status: response.status };
+    } catch (error) {
+      return { error: error instanceof Error ? error.name + ': ' + error.message : String(error) };
+    }
+  }
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(0, Math.min(ms, deadline - Date.now())));
+      wake = done;
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+    });
+  }
+
+  async function run(): Promise<void> {
+    // Let the publisher's synchronous burst (a cascade of closes) gather into one batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    let failuresInARow = 0;
+    for (;;) {
+      if (queue.length === 0 && gap > 0 && !stopping) {
+        // Events were dropped and nothing followed: tell the receiver anyway.
+        queue.push({ event: undefined, droppedBefore: endEpisode() });
+      }
+      if (queue.length === 0 || stopped) return;
+      const batch = nextBatch();
+      if (await attempt(batch)) {
+        failuresInARow = 0;
+        queue.splice(0, batch.length);
+        stats.batches++;
+        stats.delivered += batch.filter((entry) => entry.event).length;
+        continue;
+      }
+      stats.failures++;
+      failuresInARow++;
+      if (Date.now() >= deadline) return;
+      const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failuresInARow - 1, 30));
+      const wait = backoff / 2 + Math.random() * (backoff / 2);
+      // While stopping, the deadline bounds the tries: no long waits.
+      await sleep(stopping ? Math.min(wait, retryBaseMs, 100) : wait);
+    }
+  }
+
+  return {
+    enqueue,
+    async stop({ deadlineMs = 2_000 } = {}) {
+      stopping = true;
+      deadline = Date.now() + deadlineMs;
+      const timer = setTimeout(() => {
+        stopped = true;
+        giveUp?.('stopped'); // the attempt in flight ends now, whatever its request does
+        wake?.();
+      }, deadlineMs);
+      wake?.();
+      if (queue.length > 0) kick();
+      await running;
+      clearTimeout(timer);
+      stopped = true;
+      const undelivered = queue.filter((entry) => entry.event).length + gap;
+      if (undelivered > 0) {
+        stats.dropped += queue.filter((entry) => entry.event).length;
+        logger?.warn({ webhook: origin, undelivered }, 'event webhook stopped with events undelivered');
+      }
+      queue.length = 0;
+      gap = 0;
+      return { undelivered };
+    },
+    stats: () => ({ ...stats, queued: queue.filter((entry) => entry.event).length }),
+  };
+}

@@ -1,0 +1,272 @@
+// The only subscriber to mediasoup's observers and to the worker pool's events. Each handler first
+// brings the registry up to date (synchronously), then publishes the event on the bus, so a close
+// caused by the API, a cascade, a worker death or the shutdown all come out the same way.
+//
+// A new kind is one row in CLOSED (its close event) and, when it has more to tell than its close,
+// one row in WATCH (its other observer events); a new parent is named in the kinds table's `parents`,
+// from which the `<parent>_closed` reasons follow.
+import type { types as ms } from 'mediasoup';
+import type { Logger } from '../../logger.js';
+import type { WorkerPool } from '../engine/pool.js';
+import { KINDS, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
+import { resourceOf, type MediaRegistry } from '../registry/registry.js';
+import type { RoomBook } from '../rooms/rooms.js';
+import type { EventBus } from '../../events/bus.js';
+import type { RelayEventInput } from './types.js';
+
+type AppData = Record<string, unknown>;
+
+/**
+ * Why a resource closed, nearest cause first: `api`/`shutdown` as recorded by the op that closed it,
+ * `<parent>_closed` when a parent (in the kinds table's order) was closing, else what its worker did.
+ */
+export type CloseReason = 'api' | 'shutdown' | 'worker_died' | `${string}_closed`;
+
+/** Each kind's close event; the reason is one of the kind's own (the schema in types.ts lists them). */
+const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) => RelayEventInput } = {
+  router: ({ router }, reason) => ({ type: 'router.closed', routerId: router.id, appData: router.appData as AppData, reason: reason as never }),
+  transport: ({ transport, routerId }, reason) => ({
+    type: 'transport.closed',
+    transportId: transport.id,
+    routerId,
+    appData: transport.appData as AppData,
+    reason: reason as never,
+  }),
+  producer: ({ producer, routerId, transportId }, reason) => ({
+    type: 'producer.closed',
+    producerId: producer.id,
+    transportId,
+    routerId,
+    appData: producer.appData as AppData,
+    reason: reason as never,
+  }),
+  consumer: (entry, reason) => ({ type: 'consumer.closed', ...onConsumer(entry), reason: reason as never }),
+  dataProducer: ({ dataProducer, routerId, transportId }, reason) => ({
+    type: 'dataProducer.closed',
+    dataProducerId: dataProducer.id,
+    transportId,
+    routerId,
+    appData: dataProducer.appData as AppData,
+    reason: reason as never,
+  }),
+  dataConsumer: ({ dataConsumer, routerId, transportId, dataProducerId }, reason) => ({
+    type: 'dataConsumer.closed',
+    dataConsumerId: dataConsumer.id,
+    dataProducerId,
+    transportId,
+    routerId,
+    appData: dataConsumer.appData as AppData,
+    reason: reason as never,
+  }),
+  pipeTransport: ({ pipeTransport, routerId }, reason) => ({
+    type: 'pipeTransport.closed',
+    pipeTransportId: pipeTransport.id,
+    routerId,
+    appData: pipeTransport.appData as AppData,
+    reason: reason as never,
+  }),
+};
+
+type Publish = (input: RelayEventInput) => void;
+
+/** What each kind tells besides its close. Handlers only publish: none of these changes the registry. */
+const WATCH: { [K in ResourceKind]?: (entry: EntryOf[K], publish: Publish) => void } = {
+  router(entry, publish) {
+    const { router } = entry;
+    // The only RTP observers the relay makes are a room's speaker observers (ops/speakers.ts, kept
+    // on the entry as `speakers`); each emits only its own kind's events, so both are listened to.
+    router.observer.on('newrtpobserver', (rtpObserver) => {
+      (rtpObserver as ms.ActiveSpeakerObserver).observer.on('dominantspeaker', ({ producer }) =>
+        publish({ type: 'router.activeSpeaker', routerId: router.id, producerId: producer.id, appData: producer.appData as AppData }),
+      );
+      const levels = (rtpObserver as ms.AudioLevelObserver).observer;
+      levels.on('volumes', (volumes) =>
+        publish({
+          type: 'router.audioLevels',
+          routerId: router.id,
+          volumes: volumes.map(({ producer, volume }) => ({ producerId: producer.id, volume, appData: producer.appData as AppData })),
+        }),
+      );
+      levels.on('silence', () => publish({ type: 'router.silence', routerId: router.id }));
+    });
+  },
+  transport(entry, publish) {
+    const { transport, routerId } = entry;
+    const base = { transportId: transport.id, routerId, appData: transport.appData as AppData };
+    transport.observer.on('icestatechange', (state) => publish({ type: 'transport.ice', ...base, state }));
+    transport.observer.on('dtlsstatechange', (state) => publish({ type: 'transport.dtls', ...base, state }));
+  },
+  producer(entry, publish) {
+    const { producer, routerId, transportId } = entry;
+    const base = { producerId: producer.id, transportId, routerId, appData: producer.appData as AppData };
+    producer.observer.on('pause', () => publish({ type: 'producer.paused', ...base }));
+    producer.observer.on('resume', () => publish({ type: 'producer.resumed', ...base }));
+    producer.observer.on('score', (score) => publish({ type: 'producer.score', ...base, score: score.map(scoreOfStream) }));
+  },
+  consumer(entry, publish) {
+    const { consumer } = entry;
+    const base = onConsumer(entry);
+    // The observer's pause fires only when a consumer goes from playing to paused: its own flag says
+    // whether the API did it. Its resume fires when the last of the two causes goes: mediasoup emits
+    // the consumer's own producerresume just before, in the same synchronous run, when it was the
+    // producer's (the mark is dropped after that run, so it never outlives the resume it explains).
+    let producerResuming = false;
+    consumer.on('producerresume', () => {
+      producerResuming = true;
+      queueMicrotask(() => (producerResuming = false));
+    });
+    consumer.observer.on('pause', () => publish({ type: 'consumer.paused', ...base, by: consumer.paused ? 'api' : 'producer' }));
+    consumer.observer.on('resume', () => publish({ type: 'consumer.resumed', ...base, by: producerResuming ? 'producer' : 'api' }));
+    consumer.observer.on('score', (score) =>
+      publish({ type: 'consumer.score', ...base, score: { score: score.score, producerScore: score.producerScore, producerScores: [...score.producerScores] } }),
+    );
+    consumer.observer.on('layerschange', (layers) =>
+      publish({ type: 'consumer.layers', ...base, spatialLayer: layers?.spatialLayer ?? null, temporalLayer: layers?.temporalLayer ?? null }),
+    );
+  },
+};
+
+function onConsumer({ consumer, routerId, transportId, producerId }: EntryOf['consumer']) {
+  return { consumerId: consumer.id, producerId, transportId, routerId, appData: consumer.appData as AppData };
+}
+
+function scoreOfStream(s: ms.ProducerScore) {
+  return { ssrc: s.ssrc, score: s.score, ...(s.rid === undefined ? {} : { rid: s.rid }) };
+}
+
+export interface EventBridgeDeps {
+  registry: MediaRegistry;
+  /** Told of every close after the registry forgot it, and of each room part's close. */
+  rooms: RoomBook;
+  pool: WorkerPool;
+  bus: EventBus;
+  logger: Logger;
+}
+
+export interface EventBridge {
+  /** Subscribes to one new entry's observers (the registry's onAdd). A room's close is watched through its parts. */
+  watch<K extends ResourceKind>(kind: K, entry: EntryOf[K]): void;
+  /**
+   * Watches one router of a room (RoomBook's onPart): a part's close is internal, unless it was the
+   * room's last part, which is the room's close.
+   */
+  watchPart(room: RouterEntry, part: RoomPart): void;
+}
+
+/**
+ * @example
+ * const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge.watch(kind, entry) })
+ * const rooms = new RoomBook({ registry, onPart: (room, part) => bridge.watchPart(room, part) })
+ * const bridge = createEventBridge({ registry, rooms, pool, bus, logger })
+ */
+export function createEventBridge({ registry, rooms, pool, bus, logger }: EventBridgeDeps): EventBridge {
+  /**
+   * Events of resources on a worker that just died. mediasoup closes a dead worker's routers (and
+   * their children) before it emits `died`: their events wait until `worker.died` has gone out, in
+   * the order they happened, within the same synchronous run.
+   */
+  const afterDeath = new Map<ms.Worker, { routerIds: string[]; events: RelayEventInput[] }>();
+
+  const publish: Publish = (input) => {
+    bus.publish(input);
+  };
+
+  function isClosing(parentKind: ResourceKind, id: string): boolean {
+    // A pipe transport stands for a transport (kinds table): its producers name it as transportId.
+    const found = registry.parentOf(parentKind, id);
+    if (!found) return true;
+    const { kind, entry } = found;
+    const resource = resourceOf(kind, entry);
+    if (registry.closeCauseOf(resource) !== undefined) return true;
+    // A room is closing when the relay closes it or when its last part has closed, not when one of its
+    // parts does (a worker holding some of it died): the rest of it goes on.
+    if (kind === 'router' ? [...(entry as RouterEntry).parts.values()].every((part) => part.router.closed) : resource.closed) return true;
+    return KINDS[kind].parents.some((parent) => isClosing(parent, parentIdOf(entry, parent)));
+  }
+
+  function reasonOf(kind: ResourceKind, entry: EntryOf[ResourceKind]): CloseReason {
+    const own = registry.closeCauseOf(resourceOf(kind, entry));
+    if (own) return own;
+    const parent = KINDS[kind].parents.find((p) => isClosing(p, parentIdOf(entry, p)));
+    if (parent) return `${snake(KINDS[parent].name)}_closed`;
+    if (entry.worker.died) return 'worker_died';
+    if (entry.worker.closed) return 'shutdown';
+    // Nothing the relay did explains it: mediasoup closed it on its own account.
+    logger.warn({ kind, id: resourceOf(kind, entry).id }, 'media resource closed without a known cause');
+    return 'api';
+  }
+
+  function onClose<K extends ResourceKind>(kind: K, entry: EntryOf[K]): void {
+    // Read the cause while the parents are still in the registry, then forget the entry.
+    const reason = reasonOf(kind, entry);
+    const id = resourceOf(kind, entry).id;
+    registry.remove(kind, id);
+    rooms.afterClose(kind, entry);
+    const event = CLOSED[kind](entry, reason);
+    if (entry.worker.died) {
+      let pending = afterDeath.get(entry.worker);
+      if (!pending) {
+        afterDeath.set(entry.worker, (pending = { routerIds: [], events: [] }));
+        // Normally flushed by the pool's workerDied in this same run; this covers a worker the pool
+        // no longer counted as its own (no workerDied then), so nothing is held back for ever.
+        queueMicrotask(() => flushDeath(entry.worker, undefined));
+      }
+      if (kind === 'router') pending.routerIds.push(id);
+      pending.events.push(event);
+      return;
+    }
+    publish(event);
+  }
+
+  function flushDeath(worker: ms.Worker, restartInMs: number | undefined): void {
+    const pending = afterDeath.get(worker) ?? { routerIds: [], events: [] };
+    afterDeath.delete(worker);
+    if (restartInMs !== undefined) publish({ type: 'worker.died', workerPid: worker.pid, routerIds: pending.routerIds, restartInMs });
+    for (const event of pending.events) publish(event);
+  }
+
+  pool.events.on('workerDied', (worker, slot) => {
+    registry.dropWorker(worker);
+    flushDeath(worker, slot.lastRestartDelayMs ?? 0);
+  });
+  pool.events.on('workerRestarted', (worker) => publish({ type: 'worker.restarted', workerPid: worker.pid }));
+
+  return {
+    watchPart(room, part) {
+      part.router.observer.once('close', () => {
+        try {
+          if (!rooms.dropPart(room, part)) onClose('router', room);
+        } catch (error) {
+          logger.error({ err: error, kind: 'router', id: room.router.id }, 'media close handler failed');
+        }
+      });
+    },
+
+    watch(kind, entry) {
+      const resource = resourceOf(kind, entry);
+      if (kind !== 'router') resource.observer.once('close', () => {
+        try {
+          onClose(kind, entry);
+        } catch (error) {
+          logger.error({ err: error, kind, id: resource.id }, 'media close handler failed');
+        }
+      });
+      (WATCH[kind] as ((entry: EntryOf[typeof kind], publish: Publish) => void) | undefined)?.(entry, (input) => {
+        try {
+          publish(input);
+        } catch (error) {
+          logger.error({ err: error, kind, id: resource.id, eventType: input.type }, 'media event handler failed');
+        }
+      });
+    },
+  };
+}
+
+function parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
+  return (entry as unknown as Record<string, string>)[`${KINDS[parent].name}Id`]!;
+}
+
+/** `dataProducer` → `data_producer`, as the close reasons spell kinds. */
+function snake(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

@@ -1,0 +1,77 @@
+// The relay's events in one piece: the bus, the stream sub-app and (when configured) the webhook,
+// built from config.events, with the two halves of their shutdown.
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { createEventBus, type EventBus } from '../../events/bus.js';
+import { createEventStreams, type EventStreams } from '../../events/sse.js';
+import { createWebhookSink, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
+
+export { createEventBus, type EventBus, type Subscription } from '../../events/bus.js';
+export { createEventStreams, type EventStreams } from '../../events/sse.js';
+export { createWebhookSink, signWebhookBody, type WebhookSink } from '../../events/webhook.js';
+export type { RelayEvent, RelayEventInput, RelayEventType, RelayStreamEvent } from './types.js';
+
+export interface RelayEventsInfo {
+  lastId: string;
+  buffered: number;
+  streams: number;
+  webhook: (WebhookStats & { enabled: true }) | { enabled: false };
+}
+
+export interface RelayEvents {
+  bus: EventBus;
+  streams: EventStreams;
+  webhook: WebhookSink | undefined;
+  /** For /internal/info. */
+  info(): RelayEventsInfo;
+  /** Shutdown, first step (before server.close()): ends the open streams, which would hold the server open. */
+  endStreams(): void;
+  /** Shutdown, last step (after the media closed, so its `shutdown` events are sent): flushes the webhook. */
+  flush(options?: { deadlineMs?: number }): Promise<void>;
+}
+
+/**
+ * @example
+ * const events = createRelayEvents(config.events, logger)
+ * internal.route('/v1', events.streams.routes)   // GET /internal/v1/events, behind the token guard
+ * metrics.trackEvents(events)                     // { bus, streams, webhook }
+ * // bridge.ts: events.bus.publish({ type: 'router.closed', routerId, appData, reason })
+ */
+export function createRelayEvents(config: Config['events'], logger: Logger): RelayEvents {
+  const bus = createEventBus({
+    bufferSize: config.bufferSize,
+    maxQueued: config.subscriberMaxQueued,
+    onListenerError: (err, event) => logger.error({ err, eventType: event.type }, 'an event listener threw; the other sinks got the event'),
+  });
+  const streams = createEventStreams(bus, {
+    heartbeatMs: config.heartbeatS * 1000,
+    maxStreams: config.maxStreams,
+    maxQueued: config.subscriberMaxQueued,
+    logger,
+  });
+  const webhook = config.webhook
+    ? createWebhookSink({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
+    : undefined;
+  if (webhook) bus.listen(webhook.enqueue);
+  return {
+    bus,
+    streams,
+    webhook,
+    info() {
+      const stats = bus.stats();
+      return {
+        lastId: stats.lastId,
+        buffered: stats.buffered,
+        streams: streams.open(),
+        webhook: webhook ? { enabled: true, ...webhook.stats() } : { enabled: false },
+      };
+    },
+    endStreams() {
+      streams.close();
+      bus.close();
+    },
+    async flush({ deadlineMs = 1_000 } = {}) {
+      await webhook?.stop({ deadlineMs });
+    },
+  };
+}

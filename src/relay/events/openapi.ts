@@ -1,0 +1,80 @@
+// OpenAPI 3.1 fragments for the event stream (a path) and the webhook (a top-level `webhooks` entry),
+// generated from the same zod schemas that type the events; src/docs/openapi.ts merges them in.
+import { z } from 'zod';
+import { MAX_FILTER_ROUTER_IDS } from '../../events/bus.js';
+import { EVENT_STREAM_ERRORS, MAX_LAST_EVENT_ID_LENGTH, MAX_ROUTER_ID_LENGTH } from '../../events/sse.js';
+import { EVENT_TYPES, relayStreamEventSchema, webhookBatchSchema } from './types.js';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../events/webhook.js';
+
+function jsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+const STREAM_DESCRIPTION = [
+  'Server-Sent Events: each message has `id:` (resume point), `event:` (the type) and `data:` (the event as JSON, shape below).',
+  `Types: ${EVENT_TYPES.join(', ')}, and \`resync\` (stream only, always first).`,
+  'A comment line `: heartbeat` comes every EVENTS_HEARTBEAT_S seconds; a stream opened without Last-Event-ID starts with `: cursor <id>` and `id: <id>`, and a filtered stream\'s heartbeat repeats them with its position once events of other routers went by.',
+  'Reconnect with `Last-Event-ID` to receive every event after it once, in order; when that is impossible the first event is `resync`: reload GET /internal/v1/routers, then go on reading.',
+  'A client that stays more than EVENTS_SUBSCRIBER_MAX_QUEUED events behind for 2 s is disconnected; it resumes with Last-Event-ID. HEAD answers the same status and headers without a body and opens no stream. See docs/events.md.',
+].join(' ');
+
+/** The stream's operation: the `paths` entry, and the error codes it adds to the relay's table. */
+export function eventStreamPath(errorSchema: Record<string, unknown> = {}) {
+  const errorResponse = (code: keyof typeof EVENT_STREAM_ERRORS) => ({
+    description: `${code}: ${EVENT_STREAM_ERRORS[code].meaning}`,
+    content: { 'application/json': { schema: errorSchema, examples: { [code]: { value: { code, message: EVENT_STREAM_ERRORS[code].meaning } } } } },
+  });
+  return {
+    '/internal/v1/events': {
+      get: {
+        summary: 'Follow the relay events (Server-Sent Events)',
+        description: STREAM_DESCRIPTION,
+        operationId: 'getInternalV1Events',
+        parameters: [
+          {
+            name: 'routerId',
+            in: 'query',
+            required: false,
+            description: `Only events of these routers (repeatable, at most ${MAX_FILTER_ROUTER_IDS}); relay-wide events always come`,
+            schema: { type: 'array', maxItems: MAX_FILTER_ROUTER_IDS, items: { type: 'string', minLength: 1, maxLength: MAX_ROUTER_ID_LENGTH, pattern: '^[A-Za-z0-9_.:-]+$' } },
+            style: 'form',
+            explode: true,
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: `Resume after this event id (longer than ${MAX_LAST_EVENT_ID_LENGTH} characters: never one of ours, so resync)`,
+            schema: { type: 'string' },
+          },
+        ],
+        responses: {
+          200: { description: 'the event stream', content: { 'text/event-stream': { schema: jsonSchema(relayStreamEventSchema) } } },
+          400: errorResponse('VALIDATION_ERROR'),
+          503: errorResponse('STREAM_LIMIT_EXCEEDED'),
+        },
+      },
+    },
+  };
+}
+
+/** OpenAPI 3.1 `webhooks`: what the relay POSTs to EVENTS_WEBHOOK_URL. */
+export function eventWebhooks() {
+  return {
+    relayEvents: {
+      post: {
+        summary: 'A batch of relay events, POSTed to EVENTS_WEBHOOK_URL',
+        description:
+          `In order, one batch at a time, retried with backoff until a 2xx answer (so a batch may arrive twice: events are unique by id). ${SIGNATURE_HEADER} is sha256=<hex> of HMAC-SHA256(EVENTS_WEBHOOK_SECRET, raw body); the signed body holds the timestamp (refuse it when far from now). dropped > 0: events were lost to queue overflow just before this batch, reload state.`,
+        operationId: 'relayEventsWebhook',
+        parameters: [
+          { name: SIGNATURE_HEADER, in: 'header', required: true, schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
+          { name: TIMESTAMP_HEADER, in: 'header', required: true, description: 'the body timestamp, unsigned copy', schema: { type: 'string' } },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBatchSchema) } } },
+        responses: { 200: { description: 'any 2xx acknowledges the batch; anything else (or no answer in 10 s) is retried' } },
+      },
+    },
+  };
+}

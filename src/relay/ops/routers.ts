@@ -1,0 +1,121 @@
+// Routers: one per room, placed on the least-loaded live worker; the room may spread to other workers
+// later (src/relay/rooms/), its id staying the one of its first router.
+import type { types as ms } from 'mediasoup';
+import { adopt } from '../engine/call.js';
+import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
+import { RelayError } from '../errors.js';
+import type { CreateRouterBody } from '../http/schemas.js';
+import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
+import type { OpsDeps } from './deps.js';
+import { closeRoom } from '../rooms/rooms.js';
+import { startSpeakerDetection } from './speakers.js';
+
+export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
+  const { config, logger, registry, placement, engine } = deps;
+  if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
+  const pending = placement.pending();
+  const open = registry.count('router');
+  if (open + pending >= config.maxRouters) {
+    logger.warn({ maxRouters: config.maxRouters, open, pending }, 'router limit reached; router refused');
+    throw new RelayError('ROUTER_LIMIT_EXCEEDED', `router limit reached: ${config.maxRouters}`, { maxRouters: config.maxRouters });
+  }
+  const slot = placement.place();
+  const worker = slot.worker!;
+  // Kept as given: every later part of the room is created with the same codecs (the engine
+  // normalises them in place, so each router gets its own copy).
+  const mediaCodecs = copyCodecs((input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as readonly RouterMediaCodec[]);
+  const router = await placement.reserve(slot, () =>
+    engine(
+      'create router',
+      () =>
+        worker.createRouter({
+          mediaCodecs: copyCodecs(mediaCodecs),
+          ...(input.appData ? { appData: input.appData } : {}),
+        }),
+      [],
+      worker,
+    ),
+  );
+  const entry = adopt(router, () => {
+    if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
+    const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs, parts: new Map(), pipes: new Map() });
+    deps.rooms.addPart(room, { router, worker, slot: slot.index });
+    return room;
+  });
+  // A room whose speaker detection could not start is closed, never left half-made.
+  if (input.speakerDetection) {
+    await startSpeakerDetection(deps, entry, input.speakerDetection).catch((error: unknown) => {
+      closeRoom(registry, entry, 'api');
+      throw error;
+    });
+  }
+  return router;
+}
+
+/** Closes the room on every worker it spread to, and every pipe between its parts. */
+export function closeRouter(deps: OpsDeps, id: string): void {
+  closeRoom(deps.registry, deps.registry.require('router', id), 'api');
+}
+
+/**
+ * Every open router, oldest first: what a signaling server rebuilds its map from after a restart.
+ * Bounded by MEDIASOUP_MAX_ROUTERS.
+ */
+export function listRouters(deps: OpsDeps): RouterSummary[] {
+  return [...deps.registry.all('router')].map((entry) => summaryOf(deps, entry));
+}
+
+/** A router and how much its room holds. */
+export interface RouterSummary {
+  entry: RouterEntry;
+  counts: { transports: number; producers: number; consumers: number; dataProducers: number; dataConsumers: number };
+}
+
+/** A router and everything in it: its transports, each with its producers and its consumers. */
+export interface RouterState extends RouterSummary {
+  transports: {
+    entry: TransportEntry;
+    producers: ProducerEntry[];
+    consumers: ConsumerEntry[];
+    dataProducers: DataProducerEntry[];
+    dataConsumers: DataConsumerEntry[];
+  }[];
+  /** Pipe transports to other relays, with their pipe producers and pipe consumers. */
+  pipeTransports: { entry: PipeTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+}
+
+/** Bounded by the per-router caps (MEDIASOUP_MAX_*_PER_ROUTER). */
+export function getRouter(deps: OpsDeps, id: string): RouterState {
+  const { registry } = deps;
+  const entry = registry.require('router', id);
+  return {
+    ...summaryOf(deps, entry),
+    transports: registry.children('router', id, 'transport').map((transport) => ({
+      entry: transport,
+      producers: registry.children('transport', transport.transport.id, 'producer'),
+      consumers: registry.children('transport', transport.transport.id, 'consumer'),
+      dataProducers: registry.children('transport', transport.transport.id, 'dataProducer'),
+      dataConsumers: registry.children('transport', transport.transport.id, 'dataConsumer'),
+    })),
+    // Their producers and consumers name the pipe transport as `transportId` (kinds table: standsFor).
+    pipeTransports: registry.children('router', id, 'pipeTransport').map((pipe) => ({
+      entry: pipe,
+      producers: registry.children('transport', pipe.pipeTransport.id, 'producer'),
+      consumers: registry.children('transport', pipe.pipeTransport.id, 'consumer'),
+    })),
+  };
+}
+
+function summaryOf({ registry }: OpsDeps, entry: RouterEntry): RouterSummary {
+  const id = entry.router.id;
+  return {
+    entry,
+    counts: {
+      transports: registry.countInRoom(id, 'transport'),
+      producers: registry.countInRoom(id, 'producer'),
+      consumers: registry.countInRoom(id, 'consumer'),
+      dataProducers: registry.countInRoom(id, 'dataProducer'),
+      dataConsumers: registry.countInRoom(id, 'dataConsumer'),
+    },
+  };
+}
