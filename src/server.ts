@@ -1,16 +1,13 @@
-// Process wiring: config -> database -> media -> app(s) -> listen; graceful shutdown on SIGTERM/SIGINT.
+// The process: config -> database -> compose() -> listen; graceful shutdown on SIGTERM/SIGINT.
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createApp } from './app.js';
+import type { App } from './app.js';
+import { compose, type Composition } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
-import { memoryStores, redisStores } from './http/rate-limit-store.js';
 import { createLogger, createLogOutput } from './logger.js';
-import { createRelayEvents } from './relay/events/index.js';
-import { createMedia, type MediaService } from './relay/index.js';
-import { Metrics } from './observability/metrics.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
@@ -54,10 +51,9 @@ const database = await openDatabase(config.database);
 await migrateDatabase(database);
 logger.info({ database: database.kind }, 'database ready');
 
-const events = createRelayEvents(config.events, logger);
-let media: MediaService;
+let composition: Composition;
 try {
-  media = await createMedia(config.media, logger, { bus: events.bus });
+  composition = await compose(config, { logger, database, internalToken, authKeys });
 } catch (error) {
   logger.fatal({ err: error }, 'media service failed to start');
   await database.close();
@@ -65,18 +61,9 @@ try {
   await logOutput?.close(1000);
   process.exit(1);
 }
+logger.info({ rateLimits: composition.rateLimitStores.mode() }, 'rate limits ready');
+const media = composition.relay!.media;
 
-const metrics = new Metrics(media);
-const rateLimitStores = config.rateLimit.redisUrl
-  ? redisStores({ url: config.rateLimit.redisUrl, logger, onFallback: () => metrics.recordRateLimitFallback() })
-  : memoryStores();
-metrics.watchRateLimitMode(() => rateLimitStores.mode());
-// A Redis that is not there yet is not waited for: limits start in the per-instance fallback.
-await rateLimitStores.ready(1000);
-logger.info({ rateLimits: rateLimitStores.mode() }, 'rate limits ready');
-
-metrics.trackEvents(events);
-const deps = { config, database, media, events, logger, internalToken, authKeys, metrics, rateLimitStores };
 const servers: Server[] = [];
 let shuttingDown = false;
 
@@ -85,7 +72,7 @@ let shuttingDown = false;
  * client that keeps sending then leaves after its current request instead of holding the server
  * open until the forced close.
  */
-function closingWhenShuttingDown(app: ReturnType<typeof createApp>) {
+function closingWhenShuttingDown(app: App) {
   return async function fetch(request: Request, env: unknown): Promise<Response> {
     const response = await app.fetch(request, env);
     if (!shuttingDown) return response;
@@ -101,7 +88,7 @@ function closingWhenShuttingDown(app: ReturnType<typeof createApp>) {
   };
 }
 
-function listen(name: string, app: ReturnType<typeof createApp>, host: string, port: number): Promise<void> {
+function listen(name: string, app: App, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const { http } = config;
     const serverOptions = {
@@ -124,16 +111,15 @@ function listen(name: string, app: ReturnType<typeof createApp>, host: string, p
 try {
   if (config.internalListener) {
     // The relay API only on the private listener; the public one answers 404 for /internal/*.
-    await listen('public', createApp(deps, { surface: 'public' }), config.host, config.port);
-    await listen('internal', createApp(deps, { surface: 'internal' }), config.internalListener.host, config.internalListener.port);
+    await listen('public', composition.app('public'), config.host, config.port);
+    await listen('internal', composition.app('internal'), config.internalListener.host, config.internalListener.port);
   } else {
-    await listen('main', createApp(deps), config.host, config.port);
+    await listen('main', composition.app(), config.host, config.port);
   }
 } catch (error) {
   logger.fatal({ err: error }, 'could not listen');
-  events.endStreams();
-  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
-  await events.flush();
+  composition.release();
+  await composition.stop();
   await logOutput?.close(1000);
   process.exit(1);
 }
@@ -176,7 +162,7 @@ async function shutdown(signal: NodeJS.Signals) {
 
   // Open event streams would hold server.close() until the forced close: they end first (clients
   // reconnect with Last-Event-ID to wherever the relay comes back).
-  events.endStreams();
+  composition.release();
   // Stop accepting; in-flight requests finish (answered with Connection: close); idle keep-alive
   // sockets go now, and any still busy after 3 s are cut.
   const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -189,10 +175,9 @@ async function shutdown(signal: NodeJS.Signals) {
   await Promise.all(closed);
   clearTimeout(force);
 
-  // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
-  // then gets what time is left to deliver them.
-  await Promise.allSettled([media.close(), database.close(), rateLimitStores.close()]);
-  await events.flush({ deadlineMs: Math.max(0, SHUTDOWN_DEADLINE_MS - 500 - (Date.now() - startedShutdown)) });
+  // The relay's stop closes the media, which publishes the shutdown events (router.closed `shutdown`,
+  // ...); the webhook then gets what time is left to deliver them.
+  await composition.stop({ deadlineMs: Math.max(0, SHUTDOWN_DEADLINE_MS - 500 - (Date.now() - startedShutdown)) });
   logger.info('shutdown complete');
   // The last lines get what is left of the deadline to reach stdout; a reader that is gone or does
   // not read costs them, not the exit.

@@ -1,9 +1,9 @@
 // GET /internal/v1/auth-events: the audit trail for operators, behind the internal token, in the
 // relay area's error shape ({code, message, details}). Newest first, paginated by an opaque cursor.
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AppEnv } from '../app.js';
-import { validationError } from '../relay/errors.js';
+import type { AppEnv } from '../http/env.js';
+import { internalValidationError as validationError } from '../http/internal-errors.js';
 import { formatTime } from '../time.js';
 import { AUTH_EVENT_TYPES, decodeCursor, encodeCursor, type AuditLog, type AuthEvent } from './audit.js';
 
@@ -77,10 +77,11 @@ export function authEventView(e: AuthEvent) {
 }
 
 /**
- * @example app.route('/internal', createAuthEventsApp(audit, internalToken({ token })))
+ * Mounted under /internal, behind the app's internal token guard.
+ * @example app.route('/internal', createAuthEventsApp(audit))
  */
-export function createAuthEventsApp(audit: AuditLog, guard: MiddlewareHandler) {
-  return new Hono<AppEnv>().get('/v1/auth-events', guard, async (c) => {
+export function createAuthEventsApp(audit: AuditLog) {
+  return new Hono<AppEnv>().get('/v1/auth-events', async (c) => {
     // Each parameter once: a repeated one is refused rather than silently picking one.
     const raw: Record<string, string> = {};
     for (const [name, values] of Object.entries(c.req.queries())) {

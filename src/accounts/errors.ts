@@ -1,5 +1,5 @@
 // The account service's failures, and the one table that gives each its envelope code and HTTP status.
-import { ApiCode, ApiError } from '../http/envelope.js';
+import { ApiCode, ApiError } from './http/envelope.js';
 
 export type AuthFailure =
   | 'username_taken'

@@ -1,11 +1,12 @@
 // The account API under /api/v1/auth: parse, call the service, shape the answer.
 import { Hono, type Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { AppDeps, AppEnv } from '../app.js';
-import { ApiCode, ApiError, ok } from '../http/envelope.js';
+import type { AppEnv } from '../http/env.js';
+import type { AccountsDeps } from './deps.js';
+import { ApiCode, ApiError, envelopeError, ok } from './http/envelope.js';
 import { clientAddress, rateLimit } from '../http/rate-limit.js';
 import { memoryStores } from '../http/rate-limit-store.js';
-import { validate } from '../http/validator.js';
+import { validate } from './http/validator.js';
 import { createMailer } from '../mail/mailer.js';
 import { NoticeThrottle } from '../mail/notice-throttle.js';
 import { AccountDeletion, userIdOfAccount } from './account.js';
@@ -37,11 +38,11 @@ const BEARER = /^Bearer +(\S+) *$/i;
 /**
  * @example app.route('/api/v1/auth', createAuthApp(deps))
  */
-export function createAuthApp(deps: AppDeps) {
+export function createAuthApp(deps: AccountsDeps & { audit: AuditLog }) {
   const { config } = deps;
   const now = deps.now ?? (() => new Date());
   const db = deps.database.db;
-  const audit = deps.audit ?? new AuditLog({ db, now, logger: deps.logger, retentionDays: config.auth.eventsRetentionDays });
+  const { audit } = deps;
   const service = new AuthService({
     db,
     accessTokenTtl: config.auth.accessTokenTtl,
@@ -86,9 +87,10 @@ export function createAuthApp(deps: AppDeps) {
         })
       : undefined;
   // One limiter (one counter per client) per budget: login and register share theirs.
-  const authLimit = rateLimit({ perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
-  const refreshLimit = rateLimit({ perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });
-  const apiLimit = rateLimit({ perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') });
+  const tooMany = (c: Context) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429));
+  const authLimit = rateLimit({ tooMany, perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') });
+  const refreshLimit = rateLimit({ tooMany, perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') });
+  const apiLimit = rateLimit({ tooMany, perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') });
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({
     limit: config.auth.failuresPerAccount,

@@ -4,9 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { swaggerUI } from '@hono/swagger-ui';
-import { Hono, type MiddlewareHandler } from 'hono';
-import type { AppEnv } from '../app.js';
-import { accountApiDocument, relayApiDocument } from './openapi.js';
+import { Hono } from 'hono';
+import type { AppEnv } from '../http/env.js';
+import type { Module } from '../http/module.js';
+import { buildDocument } from './document.js';
 
 const ASSET_BASE = '/docs/assets';
 const assetTypes: Record<string, string> = {
@@ -16,11 +17,11 @@ const assetTypes: Record<string, string> = {
 const swaggerDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 /** GET /api/v1/openapi.json, GET /docs and the two assets the page loads. */
-export function createDocsApp() {
-  const document = accountApiDocument();
+function createDocsApp(documented: () => readonly Module[]) {
+  let document: ReturnType<typeof buildDocument> | undefined;
   const assets = new Map<string, Promise<Buffer>>();
   return new Hono<AppEnv>()
-    .get('/api/v1/openapi.json', (c) => c.json(document))
+    .get('/api/v1/openapi.json', (c) => c.json((document ??= buildDocument('public', documented()))))
     .get('/docs', swaggerUI({ url: '/api/v1/openapi.json', baseUrl: ASSET_BASE, title: 'Chat backend: account API' }))
     .get(`${ASSET_BASE}/swagger-ui-dist/:file`, async (c) => {
       const file = c.req.param('file');
@@ -35,8 +36,23 @@ export function createDocsApp() {
     });
 }
 
-/** GET /internal/v1/openapi.json behind the internal token guard. */
-export function createInternalDocsApp(guard: MiddlewareHandler) {
-  const document = relayApiDocument();
-  return new Hono<AppEnv>().get('/v1/openapi.json', guard, (c) => c.json(document));
+/** GET /internal/v1/openapi.json (mounted under /internal, behind the app's token guard). */
+function createInternalDocsApp(documented: () => readonly Module[]) {
+  let document: ReturnType<typeof buildDocument> | undefined;
+  return new Hono<AppEnv>().get('/v1/openapi.json', (c) => c.json((document ??= buildDocument('internal', documented()))));
+}
+
+/**
+ * The docs of the composed modules: each surface's document built once, on first request, from the
+ * modules `documented` returns then (the composition's whole list, this module included).
+ * @example const docs = createDocs(() => modules)
+ */
+export function createDocs(documented: () => readonly Module[]): Module {
+  return {
+    name: 'docs',
+    mounts: [
+      { prefix: '/', surface: 'public', routes: createDocsApp(documented) },
+      { prefix: '/internal', surface: 'internal', routes: createInternalDocsApp(documented) },
+    ],
+  };
 }

@@ -4,7 +4,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config.js';
-import { ApiCode, ApiError, envelopeError } from './envelope.js';
+import { ApiCode, ApiError, envelopeError } from '../accounts/http/envelope.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 
@@ -78,11 +78,11 @@ function socketAddress(c: Context): string | undefined {
  * `store` (from RateLimitStores: memory, or Redis with the memory fallback), or in a MemoryStore of its
  * own (so every app and test has its own counters). A limit of 0 disables it. Headers as the library's
  * `standardHeaders: 'draft-7'` sets them (`RateLimit-Policy`, `RateLimit`, and `Retry-After` on the
- * 429); the 429 itself in the API's envelope with code 1003.
- * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none' }), handler)
+ * 429); the 429 itself answered by `tooMany` (the area's own shape), or a plain 429 JSON body.
+ * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none', tooMany: (c) => c.json({…}, 429) }), handler)
  */
-export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store }): MiddlewareHandler {
-  const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore() } = options;
+export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store; tooMany?: (c: Context) => Response | Promise<Response> }): MiddlewareHandler {
+  const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore(), tooMany = (c: Context) => c.json({ error: 'too many requests' }, 429) } = options;
   if (!Number.isInteger(perMinute) || perMinute < 0) throw new RangeError(`rate limit must be a non-negative integer, got ${perMinute}`);
   if (perMinute === 0) {
     return async function rateLimitDisabled(_c, next) {
@@ -98,6 +98,6 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
       return address === undefined ? UNKNOWN_CLIENT : addressKey(address);
     },
     store,
-    handler: (c) => envelopeError(c, new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429)),
+    handler: (c) => tooMany(c),
   });
 }

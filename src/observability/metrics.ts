@@ -1,13 +1,9 @@
-// Prometheus metrics (prom-client), one registry per service: HTTP, auth outcomes, media, process.
+// Prometheus metrics (prom-client), one registry per process: HTTP, auth outcomes, rate limits, process;
+// each module registers its own collectors on `registry` (Module.collect).
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { MediaService } from '../relay/index.js';
-import { KIND_PLURALS } from '../relay/registry/kinds.js';
-import type { EventBus } from '../events/bus.js';
-import type { EventStreams } from '../events/sse.js';
-import type { WebhookSink } from '../events/webhook.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 
 export type AuthAction = 'login' | 'refresh';
@@ -17,7 +13,8 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
 
 /**
  * @example
- * const metrics = new Metrics(media)
+ * const metrics = new Metrics()
+ * relay.collect?.(metrics.registry)
  * app.use(httpMetrics(metrics))
  * const text = await metrics.registry.metrics()
  */
@@ -28,7 +25,7 @@ export class Metrics {
   private readonly rateLimitFallbacks: Counter;
   private rateLimitMode: () => RateLimitMode = () => 'memory';
 
-  constructor(media: MediaService) {
+  constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
 
@@ -64,81 +61,6 @@ export class Metrics {
       },
     });
 
-    new Gauge({
-      name: 'media_resources',
-      help: 'Open mediasoup resources per worker slot and kind',
-      labelNames: ['worker', 'kind'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const stats of await media.workerStats()) {
-          for (const kind of KIND_PLURALS) this.set({ worker: String(stats.slot), kind }, stats.counts[kind]);
-        }
-      },
-    });
-    new Gauge({
-      name: 'media_worker_cpu_seconds',
-      help: 'CPU time (user + system) used by the current mediasoup worker of each slot, from getResourceUsage()',
-      labelNames: ['worker'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const stats of await media.workerStats()) {
-          this.set({ worker: String(stats.slot) }, (stats.cpuUserMs + stats.cpuSystemMs) / 1000);
-        }
-      },
-    });
-    new Gauge({
-      name: 'media_worker_max_rss_bytes',
-      help: 'Peak resident memory of the current mediasoup worker of each slot, from getResourceUsage()',
-      labelNames: ['worker'],
-      registers,
-      async collect() {
-        this.reset();
-        for (const stats of await media.workerStats()) this.set({ worker: String(stats.slot) }, stats.maxRssKiB * 1024);
-      },
-    });
-    new Gauge({
-      name: 'media_relay_draining',
-      help: '1 once a drain has begun (SIGTERM or POST /internal/v1/drain): new routers are refused',
-      registers,
-      collect() {
-        this.set(media.draining ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: 'media_workers_alive',
-      help: 'Live mediasoup workers',
-      registers,
-      collect() {
-        this.set(media.aliveWorkerCount());
-      },
-    });
-    new Counter({
-      name: 'media_worker_restarts_total',
-      help: 'Worker restarts per slot since the service started',
-      labelNames: ['worker'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [slot, worker] of media.info().workers.entries()) this.inc({ worker: String(slot) }, worker.restarts);
-      },
-    });
-    new Counter({
-      name: 'media_worker_deaths_total',
-      help: 'Worker deaths per slot since the service started',
-      labelNames: ['worker'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [slot, worker] of media.info().workers.entries()) this.inc({ worker: String(slot) }, worker.deaths);
-      },
-    });
-  }
-
-  /** Adds the relay event metrics (bus, streams, webhook) to this registry. */
-  trackEvents(sources: EventMetricSources): void {
-    registerEventMetrics(this.registry, sources);
   }
 
   /** The gauge of the rate-limit mode reads `mode` from now on. */
@@ -190,89 +112,4 @@ function outcomeOf(status: number): AuthOutcome {
 function routePattern(c: Context): string {
   const handler = matchedRoutes(c).findLast((route) => route.method !== 'ALL');
   return handler?.path ?? 'unmatched';
-}
-
-export interface EventMetricSources {
-  bus: Pick<EventBus, 'stats'>;
-  streams?: Pick<EventStreams, 'stats'> | undefined;
-  webhook?: Pick<WebhookSink, 'stats'> | undefined;
-}
-
-/**
- * The relay event metrics, read from the sources' own counters when scraped (nothing on the publish path).
- * @example registerEventMetrics(metrics.registry, { bus, streams, webhook })
- */
-export function registerEventMetrics(registry: Registry, { bus, streams, webhook }: EventMetricSources): void {
-  const registers = [registry];
-  new Counter({
-    name: 'media_events_published_total',
-    help: 'Relay events published on the bus, by type',
-    labelNames: ['type'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [type, count] of Object.entries(bus.stats().published)) this.inc({ type }, count ?? 0);
-    },
-  });
-  new Counter({
-    name: 'media_events_resyncs_total',
-    help: 'Subscriptions that started with resync, by reason (unknown_id, too_old, other_process)',
-    labelNames: ['reason'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [reason, count] of Object.entries(bus.stats().resyncs)) this.inc({ reason }, count);
-    },
-  });
-  new Counter({
-    name: 'media_events_subscriber_overflows_total',
-    help: 'Subscribers cut off for leaving more than EVENTS_SUBSCRIBER_MAX_QUEUED events unread',
-    registers,
-    collect() {
-      this.reset();
-      this.inc(bus.stats().overflows);
-    },
-  });
-  if (streams) {
-    new Gauge({
-      name: 'media_event_streams_open',
-      help: 'GET /internal/v1/events streams open now',
-      registers,
-      collect() {
-        this.set(streams.stats().open);
-      },
-    });
-    new Counter({
-      name: 'media_event_streams_refused_total',
-      help: 'Event streams refused with STREAM_LIMIT_EXCEEDED (EVENTS_MAX_STREAMS reached)',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(streams.stats().refused);
-      },
-    });
-  }
-  if (webhook) {
-    const counter = (name: string, help: string, read: (s: ReturnType<WebhookSink['stats']>) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          this.reset();
-          this.inc(read(webhook.stats()));
-        },
-      });
-    counter('media_events_webhook_delivered_total', 'Events the webhook receiver accepted (2xx)', (s) => s.delivered);
-    counter('media_events_webhook_failures_total', 'Failed webhook attempts (non-2xx, network error, timeout), each retried', (s) => s.failures);
-    counter('media_events_webhook_dropped_total', 'Events never delivered: webhook queue overflow (EVENTS_WEBHOOK_QUEUE_MAX) or left at shutdown', (s) => s.dropped);
-    new Gauge({
-      name: 'media_events_webhook_queued',
-      help: 'Events waiting for the webhook receiver',
-      registers,
-      collect() {
-        this.set(webhook.stats().queued);
-      },
-    });
-  }
 }

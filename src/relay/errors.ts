@@ -1,5 +1,6 @@
 // The relay's error object `{code, message, details?}`: codes, their statuses and the common
 // constructors. Shared by ops, registry and HTTP; knows nothing of Hono or of the engine.
+import { InternalError } from '../http/internal-errors.js';
 import type { ResourceKind } from './registry/kinds.js';
 
 /** Every code the relay answers with: the type, the OpenAPI enum and the typed client's check read this. */
@@ -44,20 +45,17 @@ export interface RelayErrorBody {
   details?: Record<string, unknown>;
 }
 
-export class RelayError extends Error {
-  readonly status: RelayErrorStatus;
-  constructor(
-    readonly code: RelayErrorCode,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
+/** An error of the relay: an InternalError whose code is one of the relay's, its status from the table. */
+export class RelayError extends InternalError {
+  declare readonly code: RelayErrorCode;
+  declare readonly status: RelayErrorStatus;
+  constructor(code: RelayErrorCode, message: string, details?: Record<string, unknown>) {
+    super(code, statusOf[code], message, details);
     this.name = 'RelayError';
-    this.status = statusOf[code];
   }
 
-  toBody(): RelayErrorBody {
-    return this.details ? { code: this.code, message: this.message, details: this.details } : { code: this.code, message: this.message };
+  override toBody(): RelayErrorBody {
+    return super.toBody() as RelayErrorBody;
   }
 }
 
@@ -66,10 +64,8 @@ export function notFound(resource: ResourceKind | 'route', id: string): RelayErr
   return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
 }
 
-export interface ValidationIssue {
-  path: string;
-  message: string;
-}
+export type { ValidationIssue } from '../http/internal-errors.js';
+import type { ValidationIssue } from '../http/internal-errors.js';
 
 export function validationError(issues: ValidationIssue[], message = 'invalid request body'): RelayError {
   return new RelayError('VALIDATION_ERROR', message, { issues });

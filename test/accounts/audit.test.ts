@@ -4,10 +4,10 @@ import { connect, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { eq, lt } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
 import { authEvents } from '../../src/db/schema.js';
 import { codeOf } from '../support/smtp.js';
 import { call, expectError, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
+import { appWith } from '../support/app.js';
 
 // No refresh grace period: the second presentation of a rotated token below must count as reuse.
 const { t, smtp, clock } = useMailingApp({ TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' });
@@ -119,14 +119,7 @@ describe('auth_events', () => {
 
   it('writes no row for attempts refused before any check, so a flood of failures stays bounded (issue 32 #12)', async () => {
     // This app's budgets: 2 failed password checks per account, 3 wrong codes per client address.
-    const bounded = createApp({
-      config: { ...t.config, auth: { ...t.config.auth, failuresPerAccount: 2 }, passwordReset: { requestsPerSource: 10, guessesPerSource: 3 } },
-      database: t.database,
-      media: t.media,
-      events: t.events,
-      logger: t.logger,
-      internalToken: t.internalToken,
-    });
+    const bounded = appWith(t, { config: { ...t.config, auth: { ...t.config.auth, failuresPerAccount: 2 }, passwordReset: { requestsPerSource: 10, guessesPerSource: 3 } } });
     const user = await register(bounded);
     const from = { 'x-forwarded-for': '192.0.2.91' };
     const attempts = async (method: string, path: string, body: unknown, token?: string) => {

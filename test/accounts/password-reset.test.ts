@@ -4,12 +4,12 @@ import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
 import { FORGOT_ANSWER_MS } from '../../src/accounts/password-reset.js';
 import { authEvents, passwordResetCodes } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { codeOf, type ReceivedMail } from '../support/smtp.js';
 import { call, expectError, expectOk, register, useMailingApp, type Registered } from './helpers.js';
+import { appWith } from '../support/app.js';
 
 const { t, smtp, clock } = useMailingApp({ MAIL_FROM: 'Chat <no-reply@chat.test>' });
 
@@ -269,7 +269,7 @@ describe('reset codes at rest (issue 32 #5)', () => {
     const subkey = Buffer.from(hkdfSync('sha256', t.config.authKeySecret!, Buffer.alloc(0), 'reset-code-digest', 32));
     expect(createHmac('sha256', subkey).update(`${user.id}:${code}`).digest('hex')).toBe(stored);
     // Another secret on the same database does not accept the code; the app's own does.
-    const otherSecret = createApp({ config: { ...t.config, authKeySecret: 'another-secret-of-at-least-32-characters!' }, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken });
+    const otherSecret = appWith(t, { config: { ...t.config, authKeySecret: 'another-secret-of-at-least-32-characters!' } });
     expectError(await reset({ email: user.email, code, new_password: 'a brand new pass' }, otherSecret), 400, 2005);
     expectOk(await reset({ email: user.email, code, new_password: 'a brand new pass' }));
     expectOk(await login(user.username, 'a brand new pass'));
@@ -278,14 +278,7 @@ describe('reset codes at rest (issue 32 #5)', () => {
 
 describe('without SMTP_URL', () => {
   it('in production the reset endpoints answer 1004 (404)', async () => {
-    const app = createApp({
-      config: { ...t.config, nodeEnv: 'production', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } },
-      database: t.database,
-      media: t.media,
-      events: t.events,
-      logger: t.logger,
-      internalToken: t.internalToken,
-    });
+    const app = appWith(t, { config: { ...t.config, nodeEnv: 'production', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } } });
     const user = await register(t.app);
     expectError(await forgot(user.email, app), 404, 1004);
     expectError(await reset({ email: user.email, code: '123456', new_password: 'a brand new pass' }, app), 404, 1004);
@@ -300,14 +293,7 @@ describe('without SMTP_URL', () => {
       },
     });
     const logger = createLogger({ level: 'warn', destination });
-    const app = createApp({
-      config: { ...t.config, nodeEnv: 'development', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } },
-      database: t.database,
-      media: t.media,
-      events: t.events,
-      logger,
-      internalToken: t.internalToken,
-    });
+    const app = appWith(t, { config: { ...t.config, nodeEnv: 'development', mail: { smtpUrl: undefined, from: 'x <x@example.com>' } }, logger: logger });
     const user = await register(t.app);
     expectOk(await forgot(user.email, app));
     const deadline = Date.now() + 5000;

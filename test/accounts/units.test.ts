@@ -5,7 +5,7 @@ import { characterCount, registerBody } from '../../src/accounts/schemas.js';
 import { uniqueViolation } from '../../src/accounts/service.js';
 import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/accounts/tokens.js';
 import { users } from '../../src/db/schema.js';
-import { describeIssue } from '../../src/http/validator.js';
+import { describeIssue } from '../../src/accounts/http/validator.js';
 import { openTestDatabase } from '../support/app.js';
 import { APP_TIMEOUT, uniqueName } from './helpers.js';
 

@@ -21,7 +21,7 @@ describe('docs/events.md', () => {
   });
 
   it('names every event metric the relay registers', () => {
-    const source = readFileSync(new URL('../../src/observability/metrics.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../src/events/metrics.ts', import.meta.url), 'utf8');
     const names = [...source.matchAll(/'(media_events?_[a-z_]+)'/g)].map((m) => m[1]!);
     expect(names.length).toBeGreaterThanOrEqual(9);
     for (const name of names) expect(doc).toContain(name);

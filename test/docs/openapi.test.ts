@@ -1,7 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { appWith, buildTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -91,7 +90,7 @@ describe('OpenAPI documents', () => {
 
 describe('surfaces (separate internal listener)', () => {
   it('public: the account API and docs; /internal/* is 404 even with the token', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'public' });
+    const app = appWith(t, { surface: 'public' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/api/v1/openapi.json')).status).toBe(200);
@@ -105,7 +104,7 @@ describe('surfaces (separate internal listener)', () => {
   });
 
   it('internal: the relay with its token; no account API', async () => {
-    const app = createApp({ config: t.config, database: t.database, media: t.media, events: t.events, logger: t.logger, internalToken: t.internalToken }, { surface: 'internal' });
+    const app = appWith(t, { surface: 'internal' });
     expect((await app.request('/healthz')).status).toBe(200);
     expect((await app.request('/readyz')).status).toBe(200);
     expect((await app.request('/internal/info')).status).toBe(401);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createEventBus } from '../../src/events/bus.js';
 import { createEventStreams } from '../../src/events/sse.js';
 import { createWebhookSink } from '../../src/events/webhook.js';
-import { registerEventMetrics } from '../../src/observability/metrics.js';
+import { registerEventMetrics } from '../../src/events/metrics.js';
 
 describe('relay event metrics', () => {
   it('reports what the bus, the streams and the webhook counted', async () => {

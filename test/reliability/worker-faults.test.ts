@@ -2,11 +2,9 @@
 // worker that stops answering (SIGSTOP). Every request answers, with a documented code; the restart
 // follows the backoff; traffic resumes; the registry ends consistent with the engine and empty.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
+import { compose } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
-import { createRelayEvents } from '../../src/relay/events/index.js';
-import { MediaService } from '../../src/relay/index.js';
 import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_AUTH_KEY_SECRET, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { EngineWatch } from './support/engine.js';
 import { dtls, eventually, loops, opus, sleep } from './support/traffic.js';
@@ -171,14 +169,14 @@ describe('worker that stops answering (SIGSTOP)', () => {
     });
     const logger = createLogger({ level: 'silent' });
     const { database, drop } = await openTestDatabase();
-    const events = createRelayEvents(config.events, logger);
-    const media = await MediaService.create(config.media, logger, { engineTimeoutMs: 1500, bus: events.bus });
-    const app = createApp({ config, database, media, events, logger, internalToken: TEST_INTERNAL_TOKEN });
+    const composition = await compose(config, { logger, database, internalToken: TEST_INTERNAL_TOKEN, areas: { accounts: false }, media: { engineTimeoutMs: 1500 } });
+    const media = composition.relay!.media;
+    const app = composition.app();
     let pid = 0;
     cleanups.push(async () => {
       if (pid) process.kill(pid, 'SIGCONT');
-      await media.close();
-      await database.close();
+      composition.release();
+      await composition.stop();
       await drop();
     });
     const rec = recorder(app, TEST_INTERNAL_TOKEN);

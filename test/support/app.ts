@@ -1,14 +1,18 @@
-// Builds a real app for a test: its own database (in-memory PGlite, or a fresh database on the
-// PostgreSQL server named by TEST_DATABASE_URL when the `postgres` project runs) and real mediasoup workers.
+// Builds a real app for a test through the service's own composition (src/compose.ts): its own
+// database (in-memory PGlite, or a fresh database on the PostgreSQL server named by TEST_DATABASE_URL
+// when the `postgres` project runs) and, where the test uses the relay, real mediasoup workers.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { createApp } from '../../src/app.js';
+import { createAccounts } from '../../src/accounts/module.js';
+import { createApp, type App, type AppSurface } from '../../src/app.js';
+import { compose, type Composition } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
-import { createRelayEvents, type RelayEvents } from '../../src/relay/events/index.js';
-import { MediaService } from '../../src/relay/index.js';
+import type { RelayEvents } from '../../src/relay/events/index.js';
+import type { MediaService } from '../../src/relay/index.js';
+import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -54,24 +58,31 @@ export async function openTestDatabase(options: { migrate?: boolean } = {}): Pro
 }
 
 export interface TestApp {
-  app: ReturnType<typeof createApp>;
+  app: App;
   config: Config;
   database: Database;
+  /** The relay's media service and events (only when the relay is composed). */
   media: MediaService;
   /** The bus the media publishes on, with its stream and webhook sinks: the app's. */
   events: RelayEvents;
   logger: Logger;
   internalToken: string;
+  composition: Composition;
   close(): Promise<void>;
 }
 
-/**
- * @example const t = await buildTestApp({ MEDIASOUP_WORKERS: '2' }); afterAll(() => t.close())
- */
-export async function buildTestApp(env: Record<string, string> = {}, options: { logger?: Logger; now?: () => Date } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  logger?: Logger;
+  now?: () => Date;
+  /** The areas to compose (both by default); an account test leaves the relay out: no workers start. */
+  areas?: { accounts?: boolean; relay?: boolean };
+}
+
+/** The configuration of a test app: the environment given over the test defaults. */
+export function testConfig(env: Record<string, string> = {}): Config {
   const workers = Number(env.MEDIASOUP_WORKERS ?? 1);
   const ports = inProcessRtcPorts(workers);
-  const config = loadConfig({
+  return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     MEDIASOUP_WORKERS: String(workers),
@@ -91,26 +102,60 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
     PASSWORD_HASH_MAX_WAIT_MS: '60000',
     ...env,
   });
+}
+
+/**
+ * @example const t = await buildTestApp({ MEDIASOUP_WORKERS: '2' }); afterAll(() => t.close())
+ * @example const t = await buildTestApp({}, { areas: { relay: false } }) // accounts only, no workers
+ */
+export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const config = testConfig(env);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const { database, drop } = await openTestDatabase();
-  const events = createRelayEvents(config.events, logger);
-  const media = await MediaService.create(config.media, logger, { bus: events.bus });
   const internalToken = config.internalToken ?? TEST_INTERNAL_TOKEN;
-  const app = createApp({ config, database, media, events, logger, internalToken, ...(options.now ? { now: options.now } : {}) });
+  let composition: Composition;
+  try {
+    composition = await compose(config, { logger, database, internalToken, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}) });
+  } catch (error) {
+    await database.close();
+    await drop();
+    throw error;
+  }
+  const { relay } = composition;
   return {
-    app,
+    app: composition.app(),
     config,
     database,
-    media,
-    events,
+    // Tests that leave the relay out never touch these; a mistaken use fails loudly.
+    media: relay?.media ?? (missing('media') as MediaService),
+    events: relay?.events ?? (missing('events') as RelayEvents),
     logger,
     internalToken,
+    composition,
     async close() {
-      events.endStreams();
-      await media.close();
-      await events.flush();
-      await database.close();
+      composition.release();
+      await composition.stop({ deadlineMs: 10_000 });
       await drop();
     },
   };
+}
+
+/**
+ * Another app over the same database and relay as `t`, with the account API built from `config`
+ * (its own budgets and memory counters) and logging to `logger`: what a second instance would be.
+ * @example const strict = appWith(t, { config: { ...t.config, auth: { ...t.config.auth, failuresPerAccount: 2 } } })
+ */
+export function appWith(t: TestApp, overrides: { config?: Config; logger?: Logger; surface?: AppSurface; now?: () => Date }): App {
+  const config = overrides.config ?? t.config;
+  const logger = overrides.logger ?? t.logger;
+  const modules = t.composition.modules.map((module) =>
+    module.name === 'accounts'
+      ? createAccounts({ config, database: t.database, logger, authKeys: new AuthKeys(config.authKeySecret!), ...(overrides.now ? { now: overrides.now } : {}) })
+      : module,
+  );
+  return createApp(modules, { logger, internalToken: t.internalToken, ...(overrides.surface ? { surface: overrides.surface } : {}) });
+}
+
+function missing(what: string): unknown {
+  return new Proxy({}, { get: (_target, key) => { throw new Error(`this test app composes no relay: ${what}.${String(key)}`); } });
 }

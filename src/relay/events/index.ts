@@ -34,7 +34,7 @@ export interface RelayEvents {
  * @example
  * const events = createRelayEvents(config.events, logger)
  * internal.route('/v1', events.streams.routes)   // GET /internal/v1/events, behind the token guard
- * metrics.trackEvents(events)                     // { bus, streams, webhook }
+ * registerEventMetrics(registry, events)         // { bus, streams, webhook }
  * // bridge.ts: events.bus.publish({ type: 'router.closed', routerId, appData, reason })
  */
 export function createRelayEvents(config: Config['events'], logger: Logger): RelayEvents {

@@ -1,10 +1,10 @@
 // The internal media relay API (Area B): the guard, the body limit, and one Hono per
 // resource family, chained so `hc<InternalApp>` gets the types.
-import { Hono, type Context } from 'hono';
-import { bodyLimit } from '../../http/body-limit.js';
-import type { AppDeps, AppEnv } from '../../app.js';
-import { internalToken } from '../../http/internal-token.js';
-import { validationError } from '../errors.js';
+import { Hono } from 'hono';
+import type { AppEnv } from '../../http/env.js';
+import type { RelayEvents } from '../events/index.js';
+import type { MediaService } from '../index.js';
+import type { RateLimitMode } from '../../http/rate-limit-store.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { consumerControlsRoutes, producerControlsRoutes, transportControlsRoutes } from './controls.routes.js';
 import { dataConsumersRoutes, dataProducersRoutes } from './data.routes.js';
@@ -14,23 +14,25 @@ import { routersRoutes } from './routers.routes.js';
 import { transportsRoutes } from './transports.routes.js';
 import { infoView } from './views.js';
 
-export const INTERNAL_BODY_LIMIT = 256 * 1024;
+export interface InternalAppDeps {
+  media: MediaService;
+  events: RelayEvents;
+  /** Where the rate limits count now, for /internal/info. */
+  rateLimitMode: () => RateLimitMode;
+}
 
 /**
- * Everything under `/internal`: the token guard first (so an unknown path answers 401 before 404),
- * then the body limit, then the resources. Errors thrown anywhere in it are answered in the relay's
- * shape by the app's onError (`handleRelayError` for every path under /internal).
- * @example app.route('/internal', createInternalApp(deps))
+ * The relay's routes under `/internal`. The app puts the internal token guard (an unknown path
+ * answers 401 before 404) and the 256 KiB body limit before them; errors thrown anywhere in them
+ * are answered in the internal shape by the app's onError.
+ * @example app.route('/internal', createInternalApp({ media, events, rateLimitMode }))
  */
-export function createInternalApp(deps: AppDeps) {
+export function createInternalApp(deps: InternalAppDeps) {
   const { media } = deps;
-  const tooLarge = (c: Context) => c.json(validationError([{ path: '', message: 'body too large' }], 'request body exceeds 256 KiB').toBody(), 413);
   return new Hono<AppEnv>()
-    .use(internalToken({ token: deps.internalToken }))
-    .use(bodyLimit({ maxSize: INTERNAL_BODY_LIMIT, onError: tooLarge }))
     .get('/info', async (c) => {
       const workerCpuMs = new Map((await media.workerStats()).map((stats) => [stats.slot, stats.cpuUserMs + stats.cpuSystemMs]));
-      return c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitStores?.mode() ?? 'memory', events: deps.events.info(), workerCpuMs }), 200);
+      return c.json(infoView(media.info(), { rateLimitStore: deps.rateLimitMode(), events: deps.events.info(), workerCpuMs }), 200);
     })
     // Stops new rooms only; the process exits on SIGTERM (docs/media-relay.md "Drain").
     .post('/v1/drain', (c) => {

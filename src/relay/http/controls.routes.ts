@@ -2,7 +2,7 @@
 // routes in app.ts. Every state change goes through mediasoup's API, so its observers fire.
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AppEnv } from '../../app.js';
+import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { maxIncomingBitrateBody, preferredLayersBody, priorityBody } from './controls.schemas.js';

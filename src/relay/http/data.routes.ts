@@ -1,6 +1,6 @@
 // Data producers and data consumers (SCTP data channels relayed through a router).
 import { Hono } from 'hono';
-import type { AppEnv } from '../../app.js';
+import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { createDataConsumerBody, createDataProducerBody } from './data.schemas.js';

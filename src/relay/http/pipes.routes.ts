@@ -1,7 +1,7 @@
 // Pipe transports between relays (cascading): thin chains, validate -> ops -> view.
 import { Hono } from 'hono';
 import type { types as ms } from 'mediasoup';
-import type { AppEnv } from '../../app.js';
+import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import type { ConsumerEntry, PipeTransportEntry } from '../registry/kinds.js';
 import { capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AppEnv } from '../../app.js';
+import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { createProducerBody } from './schemas.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AppEnv } from '../../app.js';
+import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
 import { connectTransportBody, createTransportBody } from './schemas.js';

@@ -69,7 +69,7 @@ describe('createRelayEvents', () => {
 describe('createRelayEvents with metrics', () => {
   it('plugs into registerEventMetrics as it is', async () => {
     const { Registry } = await import('prom-client');
-    const { registerEventMetrics } = await import('../../../src/observability/metrics.js');
+    const { registerEventMetrics } = await import('../../../src/events/metrics.js');
     const events = createRelayEvents(loadConfig({}).events, createLogger({ level: 'silent' }));
     const registry = new Registry();
     registerEventMetrics(registry, events);

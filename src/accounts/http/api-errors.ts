@@ -2,8 +2,8 @@
 import type { Context } from 'hono';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { HTTPException } from 'hono/http-exception';
-import { AuthError, authErrorToApiError } from '../accounts/errors.js';
-import type { Logger } from '../logger.js';
+import { AuthError, authErrorToApiError } from '../errors.js';
+import type { Logger } from '../../logger.js';
 import { ApiCode, ApiError, envelopeError } from './envelope.js';
 
 export function toApiError(error: unknown): ApiError | undefined {

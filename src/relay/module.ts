@@ -1,0 +1,63 @@
+// The relay area as one module: the media service (workers, registry, ops), its events (bus, stream,
+// webhook), the routes under /internal, its metrics, its readiness and its stop.
+import type { Config } from '../config.js';
+import { registerEventMetrics } from '../events/metrics.js';
+import type { RateLimitMode } from '../http/rate-limit-store.js';
+import type { Module } from '../http/module.js';
+import type { Logger } from '../logger.js';
+import { relayApiDocument, legacyDocumentPart } from '../docs/openapi.js';
+import { createRelayEvents, type RelayEvents } from './events/index.js';
+import { createInternalApp } from './http/app.js';
+import { MediaService, type MediaServiceOptions } from './index.js';
+import { registerRelayMetrics } from './metrics.js';
+
+export interface RelayDeps {
+  config: Pick<Config, 'media' | 'events'>;
+  logger: Logger;
+  /** Where the rate limits count now, for /internal/info. */
+  rateLimitMode?: () => RateLimitMode;
+  /** Engine options (tests shorten the worker backoff or the engine deadline). */
+  media?: Omit<MediaServiceOptions, 'bus'>;
+}
+
+export interface RelayModule extends Module {
+  media: MediaService;
+  events: RelayEvents;
+}
+
+/**
+ * Starts the media workers; fails (and leaves nothing running) when they cannot start.
+ * @example
+ * const relay = await createRelay({ config, logger })
+ * const app = createApp([relay], { logger, internalToken })
+ */
+export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
+  const events = createRelayEvents(deps.config.events, deps.logger);
+  const media = await MediaService.create(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
+  const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
+  return {
+    name: 'relay',
+    media,
+    events,
+    mounts: [{ prefix: '/internal', surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode }) }],
+    ready: () => ({
+      media: media.aliveWorkerCount() > 0 ? 'ok' : 'no live worker',
+      // A draining relay takes no new clients: the proxy routes them to another machine at once.
+      relay: media.draining ? 'draining' : 'ok',
+    }),
+    // Until the routes are declared with createRoute, the hand-kept document of the relay.
+    documents: { internal: legacyDocumentPart(relayApiDocument()) },
+    collect(registry) {
+      registerRelayMetrics(registry, media);
+      registerEventMetrics(registry, events);
+    },
+    release: () => events.endStreams(),
+    async stop({ deadlineMs }) {
+      const started = Date.now();
+      // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
+      // then gets what time is left to deliver them.
+      await media.close();
+      await events.flush({ deadlineMs: Math.max(0, deadlineMs - (Date.now() - started)) });
+    },
+  };
+}
