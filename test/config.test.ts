@@ -160,4 +160,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ INTERNAL_PORT: '3001', INTERNAL_HOST: 'fly-local-6pn' }).internalListener).toEqual({ host: 'fly-local-6pn', port: 3001 });
     expect(errorOf({ PORT: '3000', INTERNAL_PORT: '3000' }).message).toContain('INTERNAL_PORT');
   });
+
+  it('reports a variable several areas read once, and the problems of every area in one go', () => {
+    expect(errorOf({ NODE_ENV: 'prod' }).issues).toEqual([expect.stringMatching(/^NODE_ENV: /)]);
+    const error = errorOf({ PORT: 'abc', EVENTS_WEBHOOK_URL: 'https://hooks.example.com/x' });
+    expect(error.issues).toEqual([expect.stringMatching(/^PORT: /), expect.stringMatching(/^EVENTS_WEBHOOK_SECRET: must be set/)]);
+  });
 });

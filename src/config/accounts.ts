@@ -1,0 +1,73 @@
+// The account API: token lifetimes, login and reset budgets, rate limits and outgoing mail.
+import { z } from 'zod';
+import { int, optionalString } from './env.js';
+
+export const accountsVariables = {
+  ACCESS_TOKEN_TTL: int(7200, 1),
+  REFRESH_TOKEN_TTL: int(2592000, 1),
+  RATE_LIMIT_AUTH_PER_MIN: int(10),
+  RATE_LIMIT_REFRESH_PER_MIN: int(60),
+  RATE_LIMIT_API_PER_MIN: int(300),
+  TRUST_PROXY: z.enum(['none', 'fly', 'xff']).default('none'),
+  LOGIN_FAILURES_PER_ACCOUNT: int(10),
+  LOGIN_FAILURE_WINDOW_S: int(900, 1, 86_400),
+  REFRESH_REUSE_GRACE_S: int(10, 0, 3600),
+  PASSWORD_HASH_MAX_WAIT_MS: int(2000, 1, 60_000),
+  // Per client address and hour (docs/account-api.md, "Who can block a password reset"); 0 disables.
+  PASSWORD_RESET_REQUESTS_PER_SOURCE: int(10, 0, 10_000),
+  PASSWORD_RESET_GUESSES_PER_SOURCE: int(10, 0, 10_000),
+  REDIS_URL: optionalString,
+  AUTH_EVENTS_RETENTION_DAYS: int(90, 1, 36500),
+  // smtp:// or smtps://, credentials in the URL (never logged). Unset: no mail (see Config['mail']).
+  SMTP_URL: optionalString.pipe(
+    z
+      .string()
+      .refine((v) => URL.canParse(v) && ['smtp:', 'smtps:'].includes(new URL(v).protocol), 'must be an smtp:// or smtps:// URL')
+      .optional(),
+  ),
+  MAIL_FROM: z.string().trim().min(3).max(254).default('chat-backend <no-reply@localhost>'),
+};
+
+export const accountsConfig = z
+  .object(accountsVariables)
+  .superRefine((env, ctx) => {
+    if (env.REDIS_URL !== undefined && !/^rediss?:\/\//.test(env.REDIS_URL)) {
+      ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be a redis:// or rediss:// URL' });
+    }
+  })
+  .transform((env) => ({
+    auth: {
+      accessTokenTtl: env.ACCESS_TOKEN_TTL,
+      refreshTokenTtl: env.REFRESH_TOKEN_TTL,
+      /** auth_events rows older than this are pruned. */
+      eventsRetentionDays: env.AUTH_EVENTS_RETENTION_DAYS,
+      /** Seconds after its rotation during which a refresh token presented again is a lost race, not reuse. */
+      refreshReuseGraceS: env.REFRESH_REUSE_GRACE_S,
+      /** Failed logins and password changes allowed per account and window; 0 disables. */
+      failuresPerAccount: env.LOGIN_FAILURES_PER_ACCOUNT,
+      failureWindowS: env.LOGIN_FAILURE_WINDOW_S,
+      /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
+      hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
+    },
+    /** Per-client budgets of the password reset endpoints, per hour; 0 disables. */
+    passwordReset: {
+      /** POST /password/forgot requests per client address (at most 3 of them for one e-mail address). */
+      requestsPerSource: env.PASSWORD_RESET_REQUESTS_PER_SOURCE,
+      /** POST /password/reset failures (wrong codes) per client address. */
+      guessesPerSource: env.PASSWORD_RESET_GUESSES_PER_SOURCE,
+    },
+    rateLimit: {
+      authPerMin: env.RATE_LIMIT_AUTH_PER_MIN,
+      refreshPerMin: env.RATE_LIMIT_REFRESH_PER_MIN,
+      apiPerMin: env.RATE_LIMIT_API_PER_MIN,
+      /** Where the client address of a rate limit (and of a session) comes from. */
+      trustProxy: env.TRUST_PROXY,
+      /** Counters shared by every instance in this Redis; undefined: in this process's memory. */
+      redisUrl: env.REDIS_URL,
+    },
+    /**
+     * Outgoing mail (password reset codes, password-changed notices). Without an SMTP URL, messages
+     * go to the log at warn outside production; in production the password reset endpoints answer 1004.
+     */
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
+  }));

@@ -1,0 +1,49 @@
+// The only reader of process.env: parsed once with zod, failing fast with the variable's name.
+import type { z } from 'zod';
+import { accountsConfig } from './accounts.js';
+import { databaseConfig } from './database.js';
+import { configError } from './env.js';
+import { eventsConfig } from './events.js';
+import { relayConfig } from './relay.js';
+import { serverConfig } from './server.js';
+
+export { ConfigError } from './env.js';
+export { isUnspecifiedIp, type PipePeerCidr } from './relay.js';
+
+/** One slice per area, each a schema of its variables whose transform gives its part of Config. */
+const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig };
+
+/** Every slice reads the same environment; their outputs (disjoint keys) merge into one Config. */
+const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig);
+
+export type Config = z.output<typeof configSchema>;
+
+/**
+ * Parses the environment once. Throws ConfigError naming every bad variable.
+ * @example const config = loadConfig({ ...process.env, PORT: '0' })
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(source);
+  if (!parsed.success) throw configError(parsed.error);
+  return parsed.data;
+}
+
+export type ConfigArea = keyof typeof slices;
+
+/**
+ * Every environment variable the configuration reads, with its default (as the environment would
+ * spell it; undefined: unset means off or generated) and the area it belongs to. A variable that
+ * several slices read (NODE_ENV, DATA_DIR) belongs to the first, the server.
+ */
+export const CONFIG_VARIABLES: readonly { name: string; area: ConfigArea; default: string | undefined }[] = (() => {
+  const seen = new Map<string, { name: string; area: ConfigArea; default: string | undefined }>();
+  for (const [area, slice] of Object.entries(slices) as [ConfigArea, (typeof slices)[ConfigArea]][]) {
+    for (const [name, schema] of Object.entries(slice.in.shape)) {
+      if (seen.has(name)) continue;
+      const unset = schema.safeParse(undefined);
+      const value = unset.success ? unset.data : undefined;
+      seen.set(name, { name, area, default: value === undefined ? undefined : String(value) });
+    }
+  }
+  return [...seen.values()];
+})();
