@@ -6,12 +6,13 @@
 // flaky "address already in use" of the start-up and restart tests. Services of the machine itself
 // listen at 1883, 3306, 4222, 5432, 5672, 6379 and 25672, so the plan stays within 20000-22199.
 //
-// TEST_RTC_PORT_SHIFT moves the whole plan up (a multiple of 2200, at most 8800), so that several
-// checkouts can run their suites side by side on one machine without taking each other's ports.
+// TEST_RTC_PORT_SHIFT moves the whole plan (a multiple of 2200, from -8800 to 8800: 11200-30999 in
+// all, below the ephemeral range and above the machine's services), so that several checkouts can run
+// their suites side by side on one machine without taking each other's ports.
 
 const SHIFT = (() => {
   const shift = Number(process.env.TEST_RTC_PORT_SHIFT ?? 0);
-  if (!Number.isInteger(shift) || shift < 0 || shift > 8_800) throw new Error('TEST_RTC_PORT_SHIFT must be an integer from 0 to 8800');
+  if (!Number.isInteger(shift) || shift % 2_200 !== 0 || shift < -8_800 || shift > 8_800) throw new Error('TEST_RTC_PORT_SHIFT must be a multiple of 2200 from -8800 to 8800');
   return shift;
 })();
 
