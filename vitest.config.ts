@@ -21,5 +21,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Every JSON answer of a test app validates against its documented response schema.
+    setupFiles: ['test/support/setup-answers.ts'],
   },
 });

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import type { RelayEvents } from '../../src/relay/events/index.js';
 import type { MediaService } from '../../src/relay/index.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
+import { watchAnswers } from './answers.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -123,7 +124,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   }
   const { relay } = composition;
   return {
-    app: composition.app(),
+    app: watchAnswers(composition.app(), composition.modules),
     config,
     database,
     // Tests that leave the relay out never touch these; a mistaken use fails loudly.
