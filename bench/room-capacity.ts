@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import type { types as ms } from 'mediasoup';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { DEFAULT_MEDIA_CODECS } from '../src/relay/engine/codecs.js';
 import { WorkerPool } from '../src/relay/engine/pool.js';
 import { bench, info, ROOT } from './lib.js';

@@ -4,7 +4,7 @@
 import type { AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import type { Database } from './db/client.js';
 import { createDocs } from './docs/routes.js';
 import type { Module } from './http/module.js';

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
 import { compose, type Composition } from './compose.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createLogger, createLogOutput } from './logger.js';

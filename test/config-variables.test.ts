@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, loadConfig } from '../src/config.js';
+import { CONFIG_VARIABLES, loadConfig } from '../src/config/index.js';
 
 /** The rows of README.md's "Configuration" table(s): names and what the default column says of each. */
 function readmeVariables(): Map<string, string> {

@@ -1,5 +1,5 @@
 // What the accounts module is built from (src/compose.ts gives it): a leaf of the area.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
 import type { Logger } from '../logger.js';

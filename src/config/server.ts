@@ -1,7 +1,9 @@
 // The process: its listeners, HTTP timeouts, log level, secrets, data folder and shutdown.
 import { z } from 'zod';
-import { AUTH_KEY_SECRET_MIN_LENGTH } from '../secrets/auth-key.js';
 import { int, optionalString } from './env.js';
+
+/** The shortest AUTH_KEY_SECRET accepted (src/secrets/auth-key.ts derives its subkeys from it). */
+export const AUTH_KEY_SECRET_MIN_LENGTH = 32;
 
 export const serverVariables = {
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

@@ -1,5 +1,5 @@
 // `npm run db:migrate`: applies migrations to DATABASE_URL (or the embedded database) and exits.
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../config/index.js';
 import { openDatabase } from './client.js';
 import { migrateDatabase } from './migrate.js';
 

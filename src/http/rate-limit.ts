@@ -3,8 +3,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
-import type { Config } from '../config.js';
-import { ApiCode, ApiError, envelopeError } from '../accounts/http/envelope.js';
+import type { Config } from '../config/index.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 

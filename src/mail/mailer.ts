@@ -4,7 +4,7 @@
 // Two queues, each with its own sender: codes (a user is waiting for them) and notices, so no
 // number of notices can delay or crowd out a code.
 import { createTransport } from 'nodemailer';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 
 export interface MailMessage {

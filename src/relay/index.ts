@@ -1,6 +1,6 @@
 // The media relay's engine side, one per process: the worker pool, the registry and the ops bound to
 // them. HTTP (./http) calls these and never touches a worker.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';

@@ -1,6 +1,6 @@
 // The relay area as one module: the media service (workers, registry, ops), its events (bus, stream,
 // webhook), the routes under /internal, its metrics, its readiness and its stop.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { Module } from '../http/module.js';

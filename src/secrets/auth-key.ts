@@ -2,7 +2,8 @@
 // its own subkey (HKDF-SHA256 with the use as `info`), so one use can never be turned against another.
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
+import { AUTH_KEY_SECRET_MIN_LENGTH } from '../config/server.js';
 import type { Logger } from '../logger.js';
 import { persistedSecret } from './persisted-secret.js';
 
@@ -13,7 +14,7 @@ export type AuthKeyPurpose =
   /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
   | 'client-address-digest';
 
-export const AUTH_KEY_SECRET_MIN_LENGTH = 32;
+export { AUTH_KEY_SECRET_MIN_LENGTH };
 
 /** The file under DATA_DIR holding the secret generated for a development run without AUTH_KEY_SECRET. */
 export const GENERATED_AUTH_KEY_FILE = 'auth-key-secret';

@@ -1,6 +1,6 @@
 // The mailer's two queues (issue 32 #4): codes and notices each have their places and their sender.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/mailer.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';

@@ -1,7 +1,7 @@
 // The notice throttle (issue 32 #4): one notice per kind, account and recipient per window; what
 // comes later in the window is summed up in one message at its end. Through a real SMTP server.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { createMailer, type Mailer } from '../../src/mail/mailer.js';
 import { NoticeThrottle, type Folded, type NoticeInput } from '../../src/mail/notice-throttle.js';

@@ -1,7 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { MediaService } from '../../src/relay/index.js';
 import { allocateRtcPorts } from '../support/app.js';
 import { allowSlowTests, waitFor } from './support.js';

@@ -3,7 +3,7 @@
 // follows the backoff; traffic resumes; the registry ends consistent with the engine and empty.
 import { afterEach, describe, expect, it } from 'vitest';
 import { compose } from '../../src/compose.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { allocateRtcPorts, buildTestApp, openTestDatabase, TEST_AUTH_KEY_SECRET, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { EngineWatch } from './support/engine.js';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { AuthKeys, resolveAuthKeySecret } from '../../src/secrets/auth-key.js';
 import { persistedSecret } from '../../src/secrets/persisted-secret.js';

@@ -6,7 +6,7 @@ import postgres from 'postgres';
 import { createAccounts } from '../../src/accounts/module.js';
 import { createApp, type App, type AppSurface } from '../../src/app.js';
 import { compose, type Composition } from '../../src/compose.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';

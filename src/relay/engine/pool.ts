@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as mediasoup from 'mediasoup';
 import type { types as ms } from 'mediasoup';
-import { isUnspecifiedIp, type Config } from '../../config.js';
+import { isUnspecifiedIp, type Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import { TypedEmitter } from './emitter.js';
 

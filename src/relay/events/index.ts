@@ -1,6 +1,6 @@
 // The relay's events in one piece: the bus, the stream sub-app and (when configured) the webhook,
 // built from config.events, with the two halves of their shutdown.
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import { createEventBus, type EventBus } from '../../events/bus.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';

@@ -1,6 +1,6 @@
 // What every op is given, and the few helpers several ops share. Ops are plain functions
 // `(deps, ...input) -> result`: no Hono, no module state; index.ts binds them to one set of deps.
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import type { EngineCall } from '../engine/call.js';
 import type { WorkerPool } from '../engine/pool.js';

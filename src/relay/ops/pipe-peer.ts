@@ -3,7 +3,7 @@
 // link-local host or a cloud's metadata service; and, with MEDIASOUP_PIPE_PEER_CIDRS, inside the
 // operator's private network. Matching is node:net's BlockList (IPv4-mapped IPv6 included).
 import { BlockList, isIP } from 'node:net';
-import type { PipePeerCidr } from '../../config.js';
+import type { PipePeerCidr } from '../../config/index.js';
 
 type Family = 'ipv4' | 'ipv6';
 

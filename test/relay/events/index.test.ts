@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyWebhook, type WebhookBatch } from '../../../src/client/relay-client.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/index.js';
 import { createLogger } from '../../../src/logger.js';
 import { createRelayEvents } from '../../../src/relay/events/index.js';
 import { eventually, openStream, startStreamServer, type StreamServer } from '../../events/support.js';
