@@ -2,7 +2,7 @@
 // one call, one pipe transport pair per pair of rooms, and the events that keep both sides in step.
 import type { RelayClient } from './relay-client.js';
 import { RelayClientError } from './relay-client.js';
-import type { RelayStreamEvent } from '../relay/events/types.js';
+import type { RelayStreamEvent } from '../relay/contract/events.js';
 
 /** One side of a pipe: a relay (its typed client) and a room (router) on it. */
 export interface PipeEnd {

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { types as ms } from 'mediasoup';
 import { createPipes, createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import type { RelayEvent } from '../../src/relay/events/types.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { EngineWatch } from '../reliability/support/engine.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { MAX_FILTER_ROUTER_IDS } from '../../events/bus.js';
 import { EVENT_STREAM_ERRORS, MAX_LAST_EVENT_ID_LENGTH, MAX_ROUTER_ID_LENGTH } from '../../events/sse.js';
-import { EVENT_TYPES, relayStreamEventSchema, webhookBatchSchema } from './types.js';
+import { EVENT_TYPES, relayStreamEventSchema, webhookBatchSchema } from '../contract/events.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../events/webhook.js';
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {

@@ -1,8 +1,8 @@
 // The engine-fed events end to end: real workers, the app's own GET /internal/v1/events over real
 // HTTP, and each action that causes an event with the reason it must carry.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayEvent } from '../../../src/relay/events/types.js';
-import { relayStreamEventSchema } from '../../../src/relay/events/types.js';
+import type { RelayEvent } from '../../../src/relay/contract/events.js';
+import { relayStreamEventSchema } from '../../../src/relay/contract/events.js';
 import { buildTestApp, type TestApp } from '../../support/app.js';
 import { allowSlowTests, opusParameters, relay } from '../support.js';
 import { openStream, serveApp, type AppServer, type SseReader } from '../../events/support.js';
