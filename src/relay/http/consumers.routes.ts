@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createConsumerBody } from './schemas.js';
+import { createConsumerBody } from '../contract/rtp.js';
 import { jsonBody } from './validator.js';
 import { consumerStateView, consumerView } from './views.js';
 

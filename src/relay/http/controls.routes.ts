@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { maxIncomingBitrateBody, preferredLayersBody, priorityBody } from './controls.schemas.js';
+import { maxIncomingBitrateBody, preferredLayersBody, priorityBody } from '../contract/controls.js';
 import { jsonBody } from './validator.js';
 import { consumerStateView } from './views.js';
 

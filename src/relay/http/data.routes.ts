@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createDataConsumerBody, createDataProducerBody } from './data.schemas.js';
+import { createDataConsumerBody, createDataProducerBody } from '../contract/data.js';
 import { jsonBody } from './validator.js';
 import { dataConsumerView, dataConsumerViewSchema, dataProducerView, dataProducerViewSchema } from './views.js';
 

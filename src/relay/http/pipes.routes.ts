@@ -14,7 +14,7 @@ import {
   pipeConsumerSchema,
   pipeProducerSchema,
   pipeTransportSchema,
-} from './pipes.schemas.js';
+} from '../contract/pipes.js';
 import { jsonBody } from './validator.js';
 
 export function pipesRoutes(media: MediaService) {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createProducerBody } from './schemas.js';
+import { createProducerBody } from '../contract/rtp.js';
 import { jsonBody } from './validator.js';
 import { producerView } from './views.js';
 

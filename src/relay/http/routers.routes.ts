@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createRouterBody } from './schemas.js';
+import { createRouterBody } from '../contract/rtp.js';
 import { jsonBody } from './validator.js';
 import { routerListSchema, routerStateSchema, routerStateView, routerSummaryView, routerView } from './views.js';
 

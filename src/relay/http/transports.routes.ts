@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import type { MediaService } from '../index.js';
 import { anyObject, capacityDoc, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { connectTransportBody, createTransportBody } from './schemas.js';
+import { connectTransportBody, createTransportBody } from '../contract/rtp.js';
 import { jsonBody } from './validator.js';
 import { transportView } from './views.js';
 

@@ -3,7 +3,7 @@ import { zValidator } from '@hono/zod-validator';
 import type { Context } from 'hono';
 import type { ZodType } from 'zod';
 import { tooDeepAt } from '../../http/json-depth.js';
-import { BOUNDS } from './bounds.js';
+import { BOUNDS } from '../contract/bounds.js';
 import { validationError, type ValidationIssue } from './errors.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;

@@ -5,7 +5,7 @@
 // reaches the engine, and extra fields a signaling server sends stay harmless.
 import { z } from 'zod';
 import { appDataSchema, BOUNDS } from './bounds.js';
-import { speakerDetectionSchema } from './speakers.schemas.js';
+import { speakerDetectionSchema } from './speakers.js';
 
 const int = (range: { min: number; max: number }) => z.number().int().min(range.min).max(range.max);
 const payloadType = int({ min: 0, max: 127 });

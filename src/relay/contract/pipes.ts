@@ -2,7 +2,7 @@
 // other body: the ip is an IP literal, the SRTP key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
 import { appDataSchema, BOUNDS } from './bounds.js';
-import { rtpParametersSchema } from './schemas.js';
+import { rtpParametersSchema } from './rtp.js';
 
 const id = z.string().min(1).max(BOUNDS.id);
 
