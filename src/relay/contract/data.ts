@@ -1,6 +1,9 @@
-// Bodies of the data producer/consumer endpoints (src/relay/http/data.routes.ts), each member bounded.
+// Data producers and data consumers (SCTP data channels relayed through a router): create, close.
 import { z } from 'zod';
-import { appDataSchema, BOUNDS } from './bounds.js';
+import { appDataSchema } from './bounds.js';
+import { id, int } from './common.js';
+import { errorRow, notFoundRow, VALIDATION, type ErrorRow } from './errors.js';
+import { relayRoute } from './route.js';
 
 export const DATA_BOUNDS = {
   /**
@@ -23,8 +26,6 @@ export const DATA_BOUNDS = {
   protocol: 1024,
 } as const;
 
-const int = (range: { min: number; max: number }) => z.number().int().min(range.min).max(range.max);
-const id = z.string().min(1).max(BOUNDS.id);
 
 /**
  * SCTP stream of a data producer (what the client's RTCDataChannel uses). Reliable and ordered by
@@ -60,3 +61,63 @@ export const createDataConsumerBody = z.object({
 
 export type CreateDataProducerBody = z.infer<typeof createDataProducerBody>;
 export type CreateDataConsumerBody = z.infer<typeof createDataConsumerBody>;
+
+const sctpStreamParametersView = z
+  .object({ streamId: z.int(), ordered: z.boolean(), maxPacketLifeTime: z.int().optional(), maxRetransmits: z.int().optional() })
+  .nullable();
+
+export const dataProducerSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  sctpStreamParameters: sctpStreamParametersView,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+export const dataConsumerSchema = z.object({
+  id: z.string(),
+  transportId: z.string(),
+  dataProducerId: z.string(),
+  sctpStreamParameters: sctpStreamParametersView,
+  label: z.string(),
+  protocol: z.string(),
+});
+
+const transportConflict: ErrorRow = errorRow(
+  'CONFLICT',
+  'wrong transport direction, transport without enableSctp, the transport holds MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT data producers and consumers, or (data producers) the stream id is taken; details {transportId, …}',
+);
+
+export const createDataProducer = relayRoute({
+  method: 'post',
+  path: '/v1/data-producers',
+  summary: 'Create a data producer (an SCTP data channel the client sends on) on a send transport created with enableSctp',
+  body: createDataProducerBody,
+  success: { 201: { description: 'the data producer; without sctpStreamParameters it takes the lowest free stream id, reliable and ordered', schema: dataProducerSchema } },
+  errors: [VALIDATION, notFoundRow('transport'), transportConflict],
+});
+
+export const closeDataProducer = relayRoute({
+  method: 'delete',
+  path: '/v1/data-producers/{id}',
+  summary: 'Close a data producer (its data consumers close with it)',
+  success: { 204: { description: 'closed', schema: null } },
+  errors: [notFoundRow('dataProducer')],
+});
+
+export const createDataConsumer = relayRoute({
+  method: 'post',
+  path: '/v1/data-consumers',
+  summary: 'Create a data consumer of a data producer on a recv transport created with enableSctp',
+  body: createDataConsumerBody,
+  success: { 201: { description: 'the data consumer: the client opens a channel with this stream id, label and protocol', schema: dataConsumerSchema } },
+  errors: [VALIDATION, notFoundRow('transport or dataProducer'), transportConflict, errorRow('CAN_NOT_CONSUME', 'the data producer belongs to another router')],
+});
+
+export const closeDataConsumer = relayRoute({
+  method: 'delete',
+  path: '/v1/data-consumers/{id}',
+  summary: 'Close a data consumer',
+  success: { 204: { description: 'closed', schema: null } },
+  errors: [notFoundRow('dataConsumer')],
+});

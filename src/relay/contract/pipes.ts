@@ -1,10 +1,12 @@
-// Request and answer shapes of the pipe-transport endpoints (cascading relays). Bounded like every
-// other body: the ip is an IP literal, the SRTP key base64 of at most the longest suite's key and salt.
+// Pipe transports between relays (cascading): create, connect, send a producer through (a pipe
+// consumer), receive one (a pipe producer), close. Bounded like every other body: the ip is an IP
+// literal, the SRTP key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
 import { appDataSchema, BOUNDS } from './bounds.js';
-import { rtpParametersSchema } from './rtp.js';
-
-const id = z.string().min(1).max(BOUNDS.id);
+import { connectedSchema, id, mediaKind } from './common.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
+import { relayRoute } from './route.js';
+import { rtpParametersSchema, rtpParametersView } from './rtp.js';
 
 /** mediasoup's SrtpCryptoSuite values. */
 export const SRTP_CRYPTO_SUITES = ['AEAD_AES_256_GCM', 'AEAD_AES_128_GCM', 'AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32'] as const;
@@ -49,7 +51,7 @@ export const createPipeProducerBody = z.object({
     .describe(
       "the producer's id on the relay it comes from: kept, so that ids agree across relays. 1-64 characters of A-Z, a-z, 0-9, \"-\" and \"_\" (mediasoup's ids are UUIDs); CONFLICT when any resource of this relay already has this id",
     ),
-  kind: z.enum(['audio', 'video']),
+  kind: mediaKind,
   rtpParameters: rtpParametersSchema.describe('the rtpParameters of the pipe consumer on the other relay'),
   paused: z.boolean().optional(),
   appData: appDataSchema.optional(),
@@ -63,20 +65,88 @@ export const pipeTransportSchema = z.object({
   srtpParameters: srtpParametersSchema.optional().describe('present when SRTP is on: give it to the other side in its connect'),
 });
 
-export const pipeConnectedSchema = z.object({ id: z.string(), connected: z.literal(true) });
-
 export const pipeConsumerSchema = z.object({
   id: z.string(),
   producerId: z.string(),
-  kind: z.enum(['audio', 'video']),
-  rtpParameters: z.record(z.string(), z.unknown()).describe('give it, as it is, to POST /pipe-transports/{id}/producers on the other relay'),
+  kind: mediaKind,
+  rtpParameters: rtpParametersView.describe('give it, as it is, to POST /pipe-transports/{id}/producers on the other relay'),
   paused: z.boolean(),
   producerPaused: z.boolean(),
 });
 
-export const pipeProducerSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean() });
+export const pipeProducerSchema = z.object({ id: z.string(), kind: mediaKind, paused: z.boolean() });
 
 export type CreatePipeTransportBody = z.infer<typeof createPipeTransportBody>;
 export type ConnectPipeTransportBody = z.infer<typeof connectPipeTransportBody>;
 export type CreatePipeConsumerBody = z.infer<typeof createPipeConsumerBody>;
 export type CreatePipeProducerBody = z.infer<typeof createPipeProducerBody>;
+
+export const createPipeTransport = relayRoute({
+  method: 'post',
+  path: '/v1/pipe-transports',
+  summary: 'Create a pipe transport on a router, to carry media to or from the same room on another relay (SRTP by default; listens on MEDIASOUP_PIPE_LISTEN_IP)',
+  body: createPipeTransportBody,
+  success: { 201: { description: 'the pipe transport: give ip, port and srtpParameters to the other side', schema: pipeTransportSchema } },
+  errors: [
+    VALIDATION,
+    notFoundRow('router'),
+    errorRow('CONFLICT', 'pipe transports are not enabled on this relay (MEDIASOUP_PIPE_LISTEN_IP unset); details {setting}'),
+    capacityRow('pipe_transports'),
+    errorRow('MEDIASOUP_ERROR', 'no port left for pipe transports (RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers all in use); details {pipeTransports, ports}'),
+  ],
+});
+
+export const connectPipeTransport = relayRoute({
+  method: 'post',
+  path: '/v1/pipe-transports/{id}/connect',
+  summary: "Connect a pipe transport to the other relay's (once)",
+  body: connectPipeTransportBody,
+  success: { 200: { description: 'connected', schema: connectedSchema } },
+  errors: [
+    errorRow(
+      'VALIDATION_ERROR',
+      'body fails its schema, or ip is not a unicast address of the pipe\'s family (unspecified, multicast, broadcast/reserved, link-local, cloud metadata, IPv4-mapped) or outside MEDIASOUP_PIPE_PEER_CIDRS; details.issues [{path: "ip", message}]',
+    ),
+    notFoundRow('pipeTransport'),
+    errorRow('CONFLICT', 'already connected or being connected; details {pipeTransportId}'),
+  ],
+});
+
+export const createPipeConsumer = relayRoute({
+  method: 'post',
+  path: '/v1/pipe-transports/{id}/consumers',
+  summary: 'Send a producer of this relay through the pipe transport (a pipe consumer; closes with the producer)',
+  body: createPipeConsumerBody,
+  success: { 201: { description: 'the pipe consumer: give producerId, kind and rtpParameters to the other side', schema: pipeConsumerSchema } },
+  errors: [
+    VALIDATION,
+    notFoundRow('pipeTransport or producer'),
+    errorRow('CAN_NOT_CONSUME', 'the producer belongs to another router; details {producerId, routerId, reason}'),
+    capacityRow('consumers'),
+  ],
+});
+
+export const createPipeProducer = relayRoute({
+  method: 'post',
+  path: '/v1/pipe-transports/{id}/producers',
+  summary: "Receive another relay's producer through the pipe transport, under its own id: an ordinary producer of the room from then on",
+  body: createPipeProducerBody,
+  success: { 201: { description: 'the producer', schema: pipeProducerSchema } },
+  errors: [
+    VALIDATION,
+    notFoundRow('pipeTransport'),
+    errorRow(
+      'CONFLICT',
+      'a resource of any kind (router, transport, pipe transport, producer, consumer, data producer or consumer, or one the engine holds) already has this id on this relay, a producer with it is being created, or an ssrc clash; details {producerId, resource, routerId?, transportId?} or {reason}',
+    ),
+    capacityRow('producers'),
+  ],
+});
+
+export const closePipeTransport = relayRoute({
+  method: 'delete',
+  path: '/v1/pipe-transports/{id}',
+  summary: 'Close a pipe transport (its pipe consumers, its pipe producers and their consumers close with it)',
+  success: { 204: { description: 'closed', schema: null } },
+  errors: [notFoundRow('pipeTransport')],
+});
