@@ -25,7 +25,7 @@ let t: TestApp;
 let api: ReturnType<typeof relay>;
 let pidBefore: number | null;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { accounts: false } });
   api = relay(t);
   pidBefore = (await api.get('/internal/info')).body.workers[0].pid;
 });

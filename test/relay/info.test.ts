@@ -8,7 +8,7 @@ allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_MAX_ROUTERS: '50' });
+  t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_MAX_ROUTERS: '50' }, { areas: { accounts: false } });
 });
 afterAll(() => t.close());
 

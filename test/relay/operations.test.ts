@@ -62,7 +62,7 @@ type Doc = {
 let t: TestApp;
 let doc: Doc;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { accounts: false } });
   const res = await t.app.request('/internal/v1/openapi.json', { headers: { 'X-Internal-Token': t.internalToken } });
   expect(res.status).toBe(200);
   doc = (await res.json()) as Doc;

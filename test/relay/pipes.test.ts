@@ -34,7 +34,7 @@ async function side(env: Record<string, string> = {}): Promise<Side> {
     MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1',
     MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: String(MAX_PIPES),
     ...env,
-  });
+  }, { areas: { accounts: false } });
   const events: Ev[] = [];
   t.events.bus.listen((event) => void events.push(event as Ev));
   const client = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });

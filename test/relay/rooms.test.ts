@@ -22,7 +22,7 @@ beforeAll(async () => {
     MEDIASOUP_RESTART_BASE_MS: '200',
     RTC_MIN_PORT: String(ports.min),
     RTC_MAX_PORT: String(ports.max),
-  });
+  }, { areas: { accounts: false } });
   api = relay(t);
   t.events.bus.listen((event) => events.push(event));
 });

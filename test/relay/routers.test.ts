@@ -115,7 +115,7 @@ describe('DELETE /internal/v1/routers/:id', () => {
 
 describe('router limit', () => {
   it('answers ROUTER_LIMIT_EXCEEDED once MEDIASOUP_MAX_ROUTERS routers are open, and frees a place on close', async () => {
-    const small = await buildTestApp({ MEDIASOUP_MAX_ROUTERS: '2' });
+    const small = await buildTestApp({ MEDIASOUP_MAX_ROUTERS: '2' }, { areas: { accounts: false } });
     try {
       const s = relay(small);
       const first = await s.router();

@@ -36,7 +36,7 @@ describe('engine events on the stream', () => {
   const aborts: AbortController[] = [];
 
   beforeAll(async () => {
-    t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '200' });
+    t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '200' }, { areas: { accounts: false } });
     server = await serveApp(t);
     api = relay(t);
   });
@@ -288,7 +288,7 @@ describe('engine events on the stream', () => {
 
 describe('shutdown', () => {
   it('media.close() publishes router.closed shutdown, its transports router_closed', async () => {
-    const t = await buildTestApp();
+    const t = await buildTestApp({}, { areas: { accounts: false } });
     try {
       const api = relay(t);
       const router = await api.router({ appData: { room: 'bye' } });
