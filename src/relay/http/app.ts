@@ -33,5 +33,3 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', dataRoutes(media))
     .route('/', pipesRoutes(media));
 }
-
-export type InternalApp = ReturnType<typeof createInternalApp>;

@@ -2,8 +2,17 @@
 // are generated from the routes, contract/): delete this file with that one. What it still lists were
 // never the relay's operations: the metrics and the internal document (observability and docs).
 import { z } from 'zod';
-import type { Operation } from '../../docs/openapi.js';
 import { COMMON_ERRORS, RELAY_ERRORS, relayErrorSchema } from '../contract/errors.js';
+
+/** docs/openapi.ts's Operation, as far as these use it (not imported: that would be an import circle). */
+interface Operation {
+  method: 'get';
+  path: string;
+  summary: string;
+  contentType?: string;
+  success: { status: number; schema: z.ZodType; description: string };
+  errors: Array<[string, number, string]>;
+}
 
 export const relayError = relayErrorSchema;
 
