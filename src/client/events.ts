@@ -2,10 +2,10 @@
 // and the check of a webhook delivery's signature.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
-import type { RelayStreamEvent, WebhookBatch } from '../relay/events/types.js';
-import { RelayClientError, type RelayClientOptions } from './relay-client.js';
+import { RelayClientError } from './errors.js';
+import type { RelayClientOptions, RelayStreamEvent, WebhookBatch } from './types.js';
 
-export type { RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from '../relay/events/types.js';
+export type { RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from './types.js';
 
 export interface EventsOptions {
   /** Only events about these routers (relay-wide events such as relay.draining and resync always come). */

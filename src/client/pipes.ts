@@ -1,12 +1,11 @@
 // Cascading relays from a signaling server: a producer of relay A carried to a room on relay B in
 // one call, one pipe transport pair per pair of rooms, and the events that keep both sides in step.
-import type { RelayClient } from './relay-client.js';
-import { RelayClientError } from './relay-client.js';
-import type { RelayStreamEvent } from '../relay/events/types.js';
+import { RelayClientError } from './errors.js';
+import type { PipeRelay, RelayStreamEvent } from './types.js';
 
-/** One side of a pipe: a relay (its typed client) and a room (router) on it. */
+/** One side of a pipe: a relay (its typed client, createRelayClient's) and a room (router) on it. */
 export interface PipeEnd {
-  relay: RelayClient;
+  relay: PipeRelay;
   routerId: string;
 }
 
@@ -68,7 +67,7 @@ export function createPipes(): Pipes {
 
   async function makePair(a: PipeEnd, b: PipeEnd): Promise<Pair> {
     const sideA = await a.relay.createPipeTransport({ routerId: a.routerId });
-    let sideB: Awaited<ReturnType<RelayClient['createPipeTransport']>>;
+    let sideB: Awaited<ReturnType<PipeRelay['createPipeTransport']>>;
     try {
       sideB = await b.relay.createPipeTransport({ routerId: b.routerId });
     } catch (error) {
@@ -129,7 +128,7 @@ export function createPipes(): Pipes {
         await to.relay.createPipeProducer(b.pipeTransportId, {
           producerId,
           kind: consumer.kind,
-          rtpParameters: consumer.rtpParameters as Parameters<RelayClient['createPipeProducer']>[1]['rtpParameters'],
+          rtpParameters: consumer.rtpParameters as Parameters<PipeRelay['createPipeProducer']>[1]['rtpParameters'],
           paused: consumer.producerPaused,
           ...(appData ? { appData } : {}),
         });

@@ -1,59 +1,17 @@
 // Typed client of the internal media relay API for a signaling server written in TypeScript
-// (package subpath `chat-backend/relay-client`), built on Hono's RPC client.
+// (package subpath `chat-backend/relay-client`, src/client/index.ts), built on Hono's RPC client over
+// the API type of the relay's contract (src/relay/contract/api.ts): no server code in its types.
 import { hc, type ClientResponse } from 'hono/client';
-import { RELAY_ERROR_CODES, type RelayErrorCode } from '../relay/errors.js';
-import type { InternalApp } from '../relay/http/app.js';
+import { toError } from './errors.js';
 import { eventsClient } from './events.js';
+import type { PipeRelay, RelayApi, RelayClientOptions } from './types.js';
 
+// What this module always exported, for the repository's own tests and demo that import this path
+// (the package's entry is index.ts).
+export { RelayClientError } from './errors.js';
 export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';
-export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions, type RelayEvent, type RelayEventType, type RelayStreamEvent, type WebhookBatch } from './events.js';
-
-export interface RelayClientOptions {
-  /** Origin of the relay service, e.g. `http://relay.internal:3001` (the `/internal` prefix is added here). */
-  baseUrl: string;
-  /** The relay's INTERNAL_TOKEN, sent as X-Internal-Token on every request. */
-  token: string;
-  /** A fetch to use instead of the global one, e.g. `app.request` in tests. */
-  fetch?: typeof fetch | ((input: string | URL | Request, init?: RequestInit) => Response | Promise<Response>);
-}
-
-/**
- * An error body of the relay (`{code, message, details?}`) or, when the answer was not one, a
- * transport-level failure (`code` INTERNAL_ERROR, `details.body` holding what came back).
- */
-export class RelayClientError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: RelayErrorCode,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'RelayClientError';
-  }
-}
-
-const CODES: ReadonlySet<string> = new Set<RelayErrorCode>(RELAY_ERROR_CODES);
-
-async function toError(res: Response | ClientResponse<unknown>): Promise<RelayClientError> {
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  if (body && typeof body === 'object' && 'code' in body && typeof body.code === 'string' && CODES.has(body.code)) {
-    const { code, message, details } = body as { code: RelayErrorCode; message?: unknown; details?: unknown };
-    return new RelayClientError(
-      res.status,
-      code,
-      typeof message === 'string' ? message : code,
-      details && typeof details === 'object' ? (details as Record<string, unknown>) : undefined,
-    );
-  }
-  return new RelayClientError(res.status, 'INTERNAL_ERROR', `relay answered HTTP ${res.status} without an error object`, { body: text.slice(0, 500) });
-}
+export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions } from './events.js';
+export type { PipeRelay, RelayApi, RelayClientOptions, RelayErrorCode, RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from './types.js';
 
 /** The success body of a typed call, or a RelayClientError for anything else. */
 async function json<T>(call: Promise<ClientResponse<T, number, 'json'>>): Promise<T> {
@@ -76,7 +34,7 @@ async function empty(call: Promise<ClientResponse<unknown, number, string>>): Pr
  */
 export function createRelayClient(options: RelayClientOptions) {
   const base = `${options.baseUrl.replace(/\/+$/, '')}/internal`;
-  const rpc = hc<InternalApp>(base, {
+  const rpc = hc<RelayApi>(base, {
     headers: { 'X-Internal-Token': options.token },
     ...(options.fetch ? { fetch: options.fetch as typeof fetch } : {}),
   });
@@ -135,4 +93,6 @@ export function createRelayClient(options: RelayClientOptions) {
   };
 }
 
-export type RelayClient = ReturnType<typeof createRelayClient>;
+/** A relay client is also what piping needs of each relay (createPipes): checked here. */
+type PipeEnded<T extends PipeRelay> = T;
+export type RelayClient = PipeEnded<ReturnType<typeof createRelayClient>>;

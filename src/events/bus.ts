@@ -1,10 +1,13 @@
-// The relay's event bus: assigns ids and times, keeps the last events in a ring buffer for replay
-// (their JSON, outside the JS heap: ring.ts), and hands them to stream subscribers (cursors into that
-// buffer) and to plain listeners (sinks).
+// The event bus: assigns ids and times, keeps the last events in a ring buffer for replay (their JSON,
+// outside the JS heap: ring.ts), and hands them to stream subscribers (cursors into that buffer) and
+// to plain listeners (sinks). Generic over the catalog of events it carries (the relay's is
+// src/relay/contract/events.ts): it reads only their `type` and the routers they concern.
 import { randomBytes } from 'node:crypto';
 import { formatTime } from '../time.js';
 import { EventRing } from './ring.js';
-import { routersOf, type EventRouters, type RelayEvent, type RelayEventInput, type RelayStreamEvent, type RelayEventType, type ResyncEvent } from '../relay/events/types.js';
+import { routersOfMembers, type AnyEvent, type BusEvent, type EventInput, type EventRouters, type ResyncEvent, type ResyncReason, type StreamEventOf } from './types.js';
+
+export type { AnyEvent, BusEvent, EventInput, EventRouters, ResyncEvent, ResyncReason, StreamEventOf } from './types.js';
 
 export const DEFAULT_BUFFER_SIZE = 10_000;
 export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
@@ -33,16 +36,16 @@ export interface SubscribeOptions {
  * live events it has not read count against `maxQueued`; above it for longer than the bus's
  * overflowGraceMs, or when its place leaves the ring, it ends with `overflow`.
  */
-export interface Subscription extends AsyncIterable<RelayStreamEvent> {
+export interface Subscription<E extends BusEvent = AnyEvent> extends AsyncIterable<StreamEventOf<E>> {
   /** The next event, waiting for one; undefined once the subscription has ended. */
-  next(): Promise<RelayStreamEvent | undefined>;
+  next(): Promise<StreamEventOf<E> | undefined>;
   /** The next event if one is ready now, without waiting. */
-  poll(): RelayStreamEvent | undefined;
+  poll(): StreamEventOf<E> | undefined;
   /**
    * The next event as its id, type and JSON text, without parsing it (what a stream writes), if one
    * is ready now. Reads from the same place as poll().
    */
-  pollEncoded(): EncodedEvent | undefined;
+  pollEncoded(): EncodedEvent<E> | undefined;
   /**
    * Resolves true once an event for this subscription is ready (or its place left the buffer, which
    * the next pollEncoded() or poll() ends with `overflow`), false once the subscription has ended.
@@ -70,16 +73,16 @@ export interface Subscription extends AsyncIterable<RelayStreamEvent> {
   readonly position: string;
 }
 
-export type EventListener = (event: RelayEvent) => void;
+export type EventListener<E extends BusEvent = AnyEvent> = (event: E) => void;
 
 /** An event as the buffer holds it: `json` is JSON.stringify(event), taken when it was published. */
-export interface EncodedEvent {
+export interface EncodedEvent<E extends BusEvent = AnyEvent> {
   id: string;
-  type: RelayStreamEvent['type'];
+  type: E['type'] | 'resync';
   json: string;
 }
 
-export interface EventBusStats {
+export interface EventBusStats<Type extends string = string> {
   epoch: string;
   lastId: string;
   buffered: number;
@@ -88,31 +91,31 @@ export interface EventBusStats {
   bufferBytes: number;
   subscribers: number;
   listeners: number;
-  published: Partial<Record<RelayEventType, number>>;
+  published: Partial<Record<Type, number>>;
   overflows: number;
-  resyncs: Record<ResyncEvent['reason'], number>;
+  resyncs: Record<ResyncReason, number>;
 }
 
-export interface EventBus {
+export interface EventBus<E extends BusEvent = AnyEvent> {
   /**
    * Assigns id and time, buffers, and delivers synchronously to listeners and subscribers. The input
    * object becomes the event (stamped in place): hand over a fresh object and do not change it later.
    */
-  publish(input: RelayEventInput): RelayEvent;
-  subscribe(options?: SubscribeOptions): Subscription;
+  publish(input: EventInput<E>): E;
+  subscribe(options?: SubscribeOptions): Subscription<E>;
   /** A plain listener (metrics, webhook): called synchronously for every event; returns the unsubscribe. */
-  listen(listener: EventListener): () => void;
+  listen(listener: EventListener<E>): () => void;
   /**
    * Ends every subscription and refuses new ones (at shutdown, so open streams let the server close).
    * publish() and listeners keep working: the shutdown's own close events still reach the webhook.
    */
   close(): void;
-  stats(): EventBusStats;
+  stats(): EventBusStats<E['type']>;
   /** This process lifetime's id prefix. */
   readonly epoch: string;
 }
 
-export interface EventBusOptions {
+export interface EventBusOptions<E extends BusEvent = AnyEvent> {
   /** Events kept for replay (EVENTS_BUFFER_SIZE). */
   bufferSize?: number;
   /** Default per-subscriber limit (EVENTS_SUBSCRIBER_MAX_QUEUED). */
@@ -125,7 +128,12 @@ export interface EventBusOptions {
   overflowGraceMs?: number;
   clock?: () => Date;
   /** Where a throwing listener is reported (it never stops the others nor the publisher). */
-  onListenerError?: (error: unknown, event: RelayEvent) => void;
+  onListenerError?: (error: unknown, event: E) => void;
+  /**
+   * The routers an event concerns, which filtered subscriptions match against (asked once per
+   * publish). By default its `routerId`, else its `routerIds` member.
+   */
+  routersOf?: (event: E) => EventRouters;
   /** For tests: a fixed epoch (12 lowercase hex digits). */
   epoch?: string;
 }
@@ -136,13 +144,14 @@ export interface EventBusOptions {
  * bus.publish({ type: 'router.closed', routerId, appData, reason: 'api' })
  * for await (const event of bus.subscribe({ lastEventId })) …
  */
-export function createEventBus(options: EventBusOptions = {}): EventBus {
+export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusOptions<E> = {}): EventBus<E> {
   const bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
   const defaultMaxQueued = options.maxQueued ?? DEFAULT_SUBSCRIBER_MAX_QUEUED;
   if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new Error('createEventBus: bufferSize must be a positive integer');
   if (!Number.isInteger(defaultMaxQueued) || defaultMaxQueued < 1) throw new Error('createEventBus: maxQueued must be a positive integer');
   const overflowGraceMs = options.overflowGraceMs ?? DEFAULT_OVERFLOW_GRACE_MS;
   const clock = options.clock ?? (() => new Date());
+  const routersOf: (event: E) => EventRouters = options.routersOf ?? routersOfMembers;
   const epoch = options.epoch ?? randomBytes(6).toString('hex');
   if (!EPOCH_PATTERN.test(epoch)) throw new Error('createEventBus: epoch must be 12 lowercase hex digits');
 
@@ -150,9 +159,9 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   // ring.first: seq of the oldest buffered event (ring.last + 1 when the buffer is empty).
   const ring = new EventRing(bufferSize);
   const subscribers = new Set<Sub>();
-  const listeners = new Set<EventListener>();
-  const published: Partial<Record<RelayEventType, number>> = {};
-  const resyncs: Record<ResyncEvent['reason'], number> = { unknown_id: 0, too_old: 0, other_process: 0 };
+  const listeners = new Set<EventListener<E>>();
+  const published: Partial<Record<E['type'], number>> = {};
+  const resyncs: Record<ResyncReason, number> = { unknown_id: 0, too_old: 0, other_process: 0 };
   let overflows = 0;
   let closed = false;
 
@@ -170,13 +179,13 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   };
   const idOf = (seq: number) => `${epoch}-${String(seq).padStart(SEQ_DIGITS, '0')}`;
 
-  class Sub implements Subscription {
+  class Sub implements Subscription<E> {
     ended: SubscriptionEnd | undefined;
     pending = 0;
     readonly cursor: string;
     private nextSeq: number;
     private resync: ResyncEvent | undefined;
-    private waiter: ((event: RelayStreamEvent | undefined) => void) | undefined;
+    private waiter: ((event: StreamEventOf<E> | undefined) => void) | undefined;
     private waker: ((ready: boolean) => void) | undefined;
     private endListeners: Array<(reason: SubscriptionEnd) => void> = [];
     private readonly filter: ReadonlySet<string> | undefined;
@@ -206,7 +215,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     }
 
     /** Called by publish for a matching event (already in the ring at ring.last). */
-    offer(event: RelayEvent): void {
+    offer(event: E): void {
       if (this.waiter && this.resync === undefined && this.nextSeq === ring.last) {
         this.nextSeq++;
         const resolve = this.waiter;
@@ -259,21 +268,21 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       return this.resync ? this.cursor : idOf(this.nextSeq - 1);
     }
 
-    poll(): RelayStreamEvent | undefined {
+    poll(): StreamEventOf<E> | undefined {
       if (this.ended) return undefined;
       if (this.resync) return this.takeResync();
       const seq = this.nextMatching();
-      return seq === undefined ? undefined : (JSON.parse(ring.json(seq)) as RelayEvent);
+      return seq === undefined ? undefined : (JSON.parse(ring.json(seq)) as E);
     }
 
-    pollEncoded(): EncodedEvent | undefined {
+    pollEncoded(): EncodedEvent<E> | undefined {
       if (this.ended) return undefined;
       if (this.resync) {
         const resync = this.takeResync();
         return { id: resync.id, type: resync.type, json: JSON.stringify(resync) };
       }
       const seq = this.nextMatching();
-      return seq === undefined ? undefined : { id: idOf(seq), type: ring.typeOf(seq) as RelayEventType, json: ring.json(seq) };
+      return seq === undefined ? undefined : { id: idOf(seq), type: ring.typeOf(seq) as E['type'], json: ring.json(seq) };
     }
 
     private takeResync(): ResyncEvent {
@@ -304,7 +313,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     /** Events with a seq above this were published after subscribing (they count in `pending`). */
     readonly liveFrom = ring.last;
 
-    next(): Promise<RelayStreamEvent | undefined> {
+    next(): Promise<StreamEventOf<E> | undefined> {
       const ready = this.poll();
       if (ready || this.ended) return Promise.resolve(ready);
       if (this.waiter) return Promise.reject(new Error('Subscription.next: one call at a time'));
@@ -345,7 +354,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       for (const listener of this.endListeners.splice(0)) listener(reason);
     }
 
-    async *[Symbol.asyncIterator](): AsyncIterator<RelayStreamEvent> {
+    async *[Symbol.asyncIterator](): AsyncIterator<StreamEventOf<E>> {
       try {
         for (;;) {
           const event = await this.next();
@@ -359,7 +368,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   }
 
   /** Where a Last-Event-ID leads: the seq to continue after, or why the client must resync. */
-  function resume(lastEventId: string): { seq: number } | { reason: ResyncEvent['reason'] } {
+  function resume(lastEventId: string): { seq: number } | { reason: ResyncReason } {
     const match = ID_PATTERN.exec(lastEventId);
     if (!match) return { reason: 'unknown_id' };
     if (match[1] !== epoch) return { reason: 'other_process' };
@@ -377,13 +386,14 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       // order as a copy would have): a spread into a new object cost eight times as much, as the shape
       // differs per event type (1.9 µs against 0.23 µs a publish). An object that was published before
       // is copied, so an event a listener holds (the webhook's queue) is never stamped again.
-      const event = ('id' in input ? { ...input } : input) as { -readonly [K in keyof RelayEvent]: RelayEvent[K] } & RelayEvent;
+      const event = ('id' in input ? { ...input } : input) as E;
       event.id = idOf(seq);
       event.time = now();
       const routers = routersOf(event);
       // Taken now: what a stream or a replay sends is the event as it was published.
       ring.append(seq, event.type, routers, JSON.stringify(event));
-      published[event.type] = (published[event.type] ?? 0) + 1;
+      const type: E['type'] = event.type;
+      published[type] = (published[type] ?? 0) + 1;
       for (const listener of listeners) {
         try {
           listener(event);

@@ -5,7 +5,7 @@
 // and the old generation grows by the events' size. Here an event's JSON is written into segments of
 // bytes allocated outside the heap and reused in turn; per event the heap keeps only its type and
 // router ids (strings the relay holds anyway) and two numbers in typed arrays.
-import type { EventRouters } from '../relay/events/types.js';
+import type { EventRouters } from './types.js';
 
 /** Bytes of one segment; an event never spans two. */
 export const SEGMENT_BYTES = 256 * 1024;

@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Logger } from '../logger.js';
-import type { RelayEvent, WebhookBatch } from '../relay/events/types.js';
+import type { AnyEvent, BusEvent } from './types.js';
 
 export const SIGNATURE_HEADER = 'X-Relay-Signature';
 export const TIMESTAMP_HEADER = 'X-Relay-Timestamp';
@@ -52,9 +52,17 @@ export interface WebhookStats {
   dropped: number;
 }
 
-export interface WebhookSink {
+/** A POST body: `dropped` > 0 says that many events were lost (queue overflow) just before this batch. */
+export interface WebhookBatch<E extends BusEvent = AnyEvent> {
+  /** Unix seconds when this delivery attempt was signed. */
+  timestamp: number;
+  dropped: number;
+  events: E[];
+}
+
+export interface WebhookSink<E extends BusEvent = AnyEvent> {
   /** Synchronous and cheap: for `bus.listen(sink.enqueue)`. */
-  enqueue(event: RelayEvent): void;
+  enqueue(event: E): void;
   /**
    * Stops taking events and delivers what is queued until `deadlineMs` has passed (then aborts the
    * attempt in flight). Resolves with what was left undelivered (also counted as dropped and logged).
@@ -66,8 +74,8 @@ export interface WebhookSink {
 /** How an attempt ended: accepted, refused or failed (why), or given up by the watchdog or by stop(). */
 type Outcome = 'ok' | 'stuck' | 'stopped' | { status?: number; error?: string };
 
-interface Entry {
-  event: RelayEvent | undefined; // undefined: a marker carrying only a gap, for when nothing follows it
+interface Entry<E> {
+  event: E | undefined; // undefined: a marker carrying only a gap, for when nothing follows it
   droppedBefore: number;
 }
 
@@ -77,7 +85,7 @@ interface Entry {
  * bus.listen(webhook.enqueue)
  * // shutdown, after the media closed: await webhook.stop({ deadlineMs: 2000 })
  */
-export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
+export function createWebhookSink<E extends BusEvent = AnyEvent>(options: WebhookSinkOptions): WebhookSink<E> {
   const batchMax = options.batchMax ?? DEFAULT_BATCH_MAX;
   const queueMax = options.queueMax ?? DEFAULT_QUEUE_MAX;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -95,7 +103,7 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   const target = new URL(options.url); // throws on a malformed URL
   const origin = target.origin; // logged instead of the URL, which may carry a token
 
-  const queue: Entry[] = [];
+  const queue: Entry<E>[] = [];
   const stats: WebhookStats = { queued: 0, delivered: 0, batches: 0, failures: 0, dropped: 0 };
   let gap = 0; // events dropped since the last accepted one
   let running: Promise<void> | undefined;
@@ -105,7 +113,7 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   let wake: (() => void) | undefined; // cuts a backoff wait short (stop() retries at once)
   let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
 
-  function enqueue(event: RelayEvent): void {
+  function enqueue(event: E): void {
     if (stopping) {
       stats.dropped++;
       return;
@@ -136,7 +144,7 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
   }
 
   /** The next batch: from the front, never across a gap after its first entry. */
-  function nextBatch(): Entry[] {
+  function nextBatch(): Entry<E>[] {
     const batch = [queue[0]!];
     for (let i = 1; i < queue.length && batch.length < batchMax; i++) {
       if (queue[i]!.droppedBefore > 0) break;
@@ -153,8 +161,8 @@ export function createWebhookSink(options: WebhookSinkOptions): WebhookSink {
    * does later (a late answer, an error) is logged and changes nothing (the queue is only touched by
    * run(), after this returns).
    */
-  async function attempt(batch: Entry[]): Promise<boolean> {
-    const body: WebhookBatch = {
+  async function attempt(batch: Entry<E>[]): Promise<boolean> {
+    const body: WebhookBatch<E> = {
       timestamp: Math.floor(now() / 1000),
       dropped: batch[0]!.droppedBefore,
       events: batch.flatMap((entry) => (entry.event ? [entry.event] : [])),

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { createEventBridge, type EventBridge } from './events/bridge.js';
-import { createEventBus, type EventBus } from '../events/bus.js';
+import { createRelayBus, type RelayBus } from './events/index.js';
 import { bindOps, opsBinder, type MediaOps } from './ops/index.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
@@ -69,7 +69,7 @@ export interface MediaServiceOptions {
    * Where the engine's events go (createRelayEvents(...).bus); without one, a bus of the service's
    * own that nobody reads (the registry is kept exact through the event bridge either way).
    */
-  bus?: EventBus;
+  bus?: RelayBus;
 }
 
 /** The relay's operations (createRouter, createTransport, …) plus the service's own lifecycle and figures. */
@@ -118,7 +118,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
   const rooms = new RoomBook({ registry, onPart: (room, part) => bridge!.watchPart(room, part) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
-  const bus = options.bus ?? createEventBus({ bufferSize: 1 });
+  const bus = options.bus ?? createRelayBus({ bufferSize: 1 });
   bridge = createEventBridge({ registry, rooms, pool, bus, logger });
   const { engine, engineFor, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,

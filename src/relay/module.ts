@@ -3,10 +3,11 @@
 import type { Config } from '../config/index.js';
 import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
-import type { Module } from '../http/module.js';
+import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
-import { relayApiDocument, legacyDocumentPart } from '../docs/openapi.js';
+import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
+import { eventStreamPath, eventWebhooks } from './events/openapi.js';
 import { createInternalApp } from './http/app.js';
 import { MediaService, type MediaServiceOptions } from './index.js';
 import { registerRelayMetrics } from './metrics.js';
@@ -39,14 +40,13 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     name: 'relay',
     media,
     events,
-    mounts: [{ prefix: '/internal', surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode }) }],
+    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode }) }],
     ready: () => ({
       media: media.aliveWorkerCount() > 0 ? 'ok' : 'no live worker',
       // A draining relay takes no new clients: the proxy routes them to another machine at once.
       relay: media.draining ? 'draining' : 'ok',
     }),
-    // Until the routes are declared with createRoute, the hand-kept document of the relay.
-    documents: { internal: legacyDocumentPart(relayApiDocument()) },
+    documents: { internal: relayDocumentPart() },
     collect(registry) {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);
@@ -59,5 +59,22 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
       await media.close();
       await events.flush({ deadlineMs: Math.max(0, deadlineMs - (Date.now() - started)) });
     },
+  };
+}
+
+/**
+ * What the relay adds to the internal document beside the operations its routes generate: the
+ * document's title, the internal token on every path, the event stream and the webhook.
+ */
+function relayDocumentPart(): DocumentPart {
+  return {
+    info: {
+      title: 'Chat backend: internal media relay API',
+      description: 'For the signaling backend only. Every /internal/ path needs the X-Internal-Token header. Errors are {code, message, details?}.',
+    },
+    securitySchemes: { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
+    security: [{ internalToken: [] }],
+    paths: eventStreamPath(),
+    webhooks: eventWebhooks(),
   };
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError, type RelayStreamEvent } from '../../src/client/relay-client.js';
-import type { RelayEventInput } from '../../src/relay/events/types.js';
+import type { RelayEventInput } from '../../src/relay/contract/events.js';
 import { eventually, TOKEN, useStreamServers } from '../events/support.js';
 
 const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });

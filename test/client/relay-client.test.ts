@@ -8,7 +8,7 @@ describe('relay client', () => {
   let relay: RelayClient;
 
   beforeAll(async () => {
-    t = await buildTestApp();
+    t = await buildTestApp({}, { areas: { accounts: false } });
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: TEST_INTERNAL_TOKEN, fetch: t.app.request });
   });
   afterAll(() => t.close());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEventBus, type Subscription } from '../../src/events/bus.js';
-import { relayEventSchema, relayStreamEventSchema, type RelayEventInput, type RelayStreamEvent } from '../../src/relay/events/types.js';
+import { relayEventSchema, relayStreamEventSchema, type RelayEvent, type RelayEventInput, type RelayStreamEvent } from '../../src/relay/contract/events.js';
 
 const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });
 const ice = (routerId: string, n: number): RelayEventInput => ({
@@ -11,7 +11,7 @@ const ice = (routerId: string, n: number): RelayEventInput => ({
   state: 'connected',
 });
 
-function drain(sub: Subscription): RelayStreamEvent[] {
+function drain(sub: Subscription<RelayEvent>): RelayStreamEvent[] {
   const out: RelayStreamEvent[] = [];
   for (let e = sub.poll(); e !== undefined; e = sub.poll()) out.push(e);
   return out;
@@ -19,7 +19,7 @@ function drain(sub: Subscription): RelayStreamEvent[] {
 
 describe('event bus', () => {
   it('assigns ids that increase strictly, also as strings, and the spec time format', () => {
-    const bus = createEventBus({ clock: () => new Date('2024-01-02T03:04:05Z') });
+    const bus = createEventBus<RelayEvent>({ clock: () => new Date('2024-01-02T03:04:05Z') });
     const ids: string[] = [];
     for (let i = 0; i < 1200; i++) {
       const event = bus.publish(ice('r', i));
@@ -33,7 +33,7 @@ describe('event bus', () => {
   });
 
   it('stamps the object it is given, with the members in the order a copy would have; an object published twice is copied', () => {
-    const bus = createEventBus();
+    const bus = createEventBus<RelayEvent>();
     const input = closed('r');
     const event = bus.publish(input);
     expect(event).toBe(input);
@@ -46,7 +46,7 @@ describe('event bus', () => {
   });
 
   it('wakes a filtered reader waiting in ready() only for its own routers and relay-wide events', async () => {
-    const bus = createEventBus();
+    const bus = createEventBus<RelayEvent>();
     const sub = bus.subscribe({ routerIds: ['a'] });
     let woke: boolean | undefined;
     void sub.ready().then((ready) => (woke = ready));
@@ -69,12 +69,12 @@ describe('event bus', () => {
   });
 
   it('gives every bus (process lifetime) its own epoch', () => {
-    const epochs = new Set(Array.from({ length: 50 }, () => createEventBus().epoch));
+    const epochs = new Set(Array.from({ length: 50 }, () => createEventBus<RelayEvent>().epoch));
     expect(epochs.size).toBe(50);
   });
 
   it('delivers to waiting and iterating subscribers in order, filtered by router', async () => {
-    const bus = createEventBus();
+    const bus = createEventBus<RelayEvent>();
     const all = bus.subscribe();
     const onlyA = bus.subscribe({ routerIds: ['a'] });
     const waiting = all.next();
@@ -108,7 +108,7 @@ describe('event bus', () => {
   });
 
   it('replays every buffered event after Last-Event-ID once, in order, then goes live', () => {
-    const bus = createEventBus({ bufferSize: 100 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 100 });
     const events = Array.from({ length: 30 }, (_, i) => bus.publish(ice(i % 2 ? 'a' : 'b', i)));
     const sub = bus.subscribe({ lastEventId: events[9]!.id });
     expect(drain(sub).map((e) => e.id)).toEqual(events.slice(10).map((e) => e.id));
@@ -124,7 +124,7 @@ describe('event bus', () => {
   });
 
   it('accepts the id of the oldest buffered event and the one just before it, and resyncs beyond', () => {
-    const bus = createEventBus({ bufferSize: 10 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 10 });
     const events = Array.from({ length: 25 }, (_, i) => bus.publish(ice('a', i)));
     // Buffer holds events[15..24]; an id of events[14] misses nothing.
     expect(drain(bus.subscribe({ lastEventId: events[14]!.id })).map((e) => e.id)).toEqual(events.slice(15).map((e) => e.id));
@@ -134,9 +134,9 @@ describe('event bus', () => {
   });
 
   it('starts with resync for an id of another process lifetime, one never issued, or garbage', () => {
-    const before = createEventBus();
+    const before = createEventBus<RelayEvent>();
     const oldId = before.publish(closed('a')).id;
-    const bus = createEventBus();
+    const bus = createEventBus<RelayEvent>();
     let e = bus.publish(closed('a'));
     const cases: Array<[string, string]> = [
       [oldId, 'other_process'],
@@ -159,7 +159,7 @@ describe('event bus', () => {
   });
 
   it('cuts off a subscriber that leaves more than maxQueued live events unread, not one that replays', () => {
-    const bus = createEventBus({ bufferSize: 1000, maxQueued: 10, overflowGraceMs: 0 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 1000, maxQueued: 10, overflowGraceMs: 0 });
     const history = Array.from({ length: 500 }, (_, i) => bus.publish(ice('a', i)));
     const replaying = bus.subscribe({ lastEventId: history[0]!.id });
     const stalled = bus.subscribe();
@@ -178,7 +178,7 @@ describe('event bus', () => {
   });
 
   it('lets a reader that keeps up ride out a burst larger than its limit, and cuts a stalled one after the grace', async () => {
-    const bus = createEventBus({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 200 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 200 });
     const reader = bus.subscribe();
     const stalled = bus.subscribe();
     let read = 0;
@@ -203,7 +203,7 @@ describe('event bus', () => {
   });
 
   it('cuts off a filtered subscriber whose place left the ring even under its limit', () => {
-    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 20, maxQueued: 10 });
     const sub = bus.subscribe({ routerIds: ['a'] });
     bus.publish(closed('a'));
     for (let i = 0; i < 25; i++) bus.publish(ice('b', i));
@@ -211,7 +211,7 @@ describe('event bus', () => {
   });
 
   it('never evicts a caught-up filtered reader for events of other routers, and gives it its next own event', async () => {
-    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 20, maxQueued: 10 });
     const waiting = bus.subscribe({ routerIds: ['quiet'] }); // waits in ready(), as a stream does
     const iterating = bus.subscribe({ routerIds: ['quiet'] }); // waits in next()
     const idle = bus.subscribe({ routerIds: ['quiet'] }); // reads only when asked
@@ -238,7 +238,7 @@ describe('event bus', () => {
   });
 
   it('still cuts off a filtered reader that is behind on its own events, and resyncs an id older than the ring', () => {
-    const bus = createEventBus({ bufferSize: 20, maxQueued: 10 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 20, maxQueued: 10 });
     const behind = bus.subscribe({ routerIds: ['quiet'] });
     const first = bus.publish(closed('quiet'));
     expect(drain(behind).map((e) => e.id)).toEqual([first.id]);
@@ -258,7 +258,7 @@ describe('event bus', () => {
   });
 
   it('keeps a reader that keeps up, however many events pass', async () => {
-    const bus = createEventBus({ bufferSize: 50, maxQueued: 5 });
+    const bus = createEventBus<RelayEvent>({ bufferSize: 50, maxQueued: 5 });
     const sub = bus.subscribe();
     let read = 0;
     for (let i = 0; i < 5000; i++) {
@@ -272,7 +272,7 @@ describe('event bus', () => {
 
   it('calls listeners synchronously, isolates a throwing one, and close() ends subscriptions but not listeners', async () => {
     const errors: unknown[] = [];
-    const bus = createEventBus({ onListenerError: (e) => errors.push(e) });
+    const bus = createEventBus<RelayEvent>({ onListenerError: (e) => errors.push(e) });
     const seen: string[] = [];
     bus.listen(() => {
       throw new Error('boom');
@@ -300,7 +300,7 @@ describe('event bus', () => {
 describe('event bus time', () => {
   it('follows the clock across seconds', () => {
     let t = Date.parse('2024-12-31T15:59:59.400Z');
-    const bus = createEventBus({ clock: () => new Date(t) });
+    const bus = createEventBus<RelayEvent>({ clock: () => new Date(t) });
     expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');
     t += 500;
     expect(bus.publish(closed('a')).time).toBe('2024-12-31 23:59:59');

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createEventBus } from '../../src/events/bus.js';
-import { relayStreamEventSchema, type RelayEventInput } from '../../src/relay/events/types.js';
+import { relayStreamEventSchema, type RelayEventInput } from '../../src/relay/contract/events.js';
 import { eventually, openStream, startStreamServer, TOKEN, useStreamServers } from './support.js';
 
 const closed = (routerId: string): RelayEventInput => ({ type: 'router.closed', routerId, appData: { room: routerId }, reason: 'api' });

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { webhookBatchSchema } from '../../src/relay/events/types.js';
+import { webhookBatchSchema } from '../../src/relay/contract/events.js';
 import { ROOT } from '../support/server-process.js';
 import { requireNode22 } from '../support/node22.js';
 import type { ChildMessage } from './fixtures/webhook-sink-child.js';

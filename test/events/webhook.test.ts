@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../src/client/relay-client.js';
 import { createLogger } from '../../src/logger.js';
 import { createEventBus } from '../../src/events/bus.js';
-import { webhookBatchSchema, type WebhookBatch } from '../../src/relay/events/types.js';
+import { webhookBatchSchema, type WebhookBatch } from '../../src/relay/contract/events.js';
 import { createWebhookSink, signWebhookBody, type WebhookSink } from '../../src/events/webhook.js';
 import { eventually } from './support.js';
 

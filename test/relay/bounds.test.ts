@@ -3,8 +3,8 @@
 // path; extra fields are dropped before the engine; the worker never notices any of it.
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOUNDS } from '../../src/relay/http/bounds.js';
-import { createProducerBody } from '../../src/relay/http/schemas.js';
+import { BOUNDS } from '../../src/relay/contract/bounds.js';
+import { createProducerBody } from '../../src/relay/contract/producers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { chromeH264, chromeOpus, chromeRecvCapabilities, chromeSimulcastVp8, chromeSvcVp9, firefoxSimulcastVp8, h264WithSpropParameterSets } from './client-parameters.js';
 import { allowSlowTests, opusParameters, relay, vp8Parameters } from './support.js';
@@ -25,7 +25,7 @@ let t: TestApp;
 let api: ReturnType<typeof relay>;
 let pidBefore: number | null;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { accounts: false } });
   api = relay(t);
   pidBefore = (await api.get('/internal/info')).body.workers[0].pid;
 });

@@ -17,7 +17,7 @@ beforeAll(async () => {
     MEDIASOUP_MAX_TRANSPORTS_PER_ROUTER: String(MAX.transports),
     MEDIASOUP_MAX_PRODUCERS_PER_ROUTER: String(MAX.producers),
     MEDIASOUP_MAX_CONSUMERS_PER_ROUTER: String(MAX.consumers),
-  });
+  }, { areas: { accounts: false } });
   api = relay(t);
 });
 afterAll(() => t.close());

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient } from '../../src/client/relay-client.js';
 import { INTERNAL_BODY_LIMIT } from '../../src/app.js';
-import { infoSchema } from '../../src/relay/http/views.js';
+import { infoSchema } from '../../src/relay/contract/service.js';
 import { answerOf, anyJson, contentType, expectRelayAnswer, fuzzParameters, headerValueOf, rawBody, requestInit } from '../reliability/support/fuzz.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, relay } from './support.js';

@@ -8,7 +8,7 @@ allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { accounts: false } });
 });
 afterAll(() => t.close());
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { types as ms } from 'mediasoup';
 import { createPipes, createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import type { RelayEvent } from '../../src/relay/events/types.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { EngineWatch } from '../reliability/support/engine.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, opusParameters, relay, UNKNOWN_ID, vp8Parameters, waitFor } from './support.js';
@@ -34,7 +34,7 @@ async function side(env: Record<string, string> = {}): Promise<Side> {
     MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1',
     MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: String(MAX_PIPES),
     ...env,
-  });
+  }, { areas: { accounts: false } });
   const events: Ev[] = [];
   t.events.bus.listen((event) => void events.push(event as Ev));
   const client = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });

@@ -4,7 +4,7 @@
 // with the workers' own dumps until everything is gone. Real workers, 2 of them, a limit of 2.
 import type { types as ms } from 'mediasoup';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayEvent } from '../../src/relay/events/types.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, relay, vp8Parameters, waitFor } from './support.js';
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
     MEDIASOUP_RESTART_BASE_MS: '200',
     RTC_MIN_PORT: String(ports.min),
     RTC_MAX_PORT: String(ports.max),
-  });
+  }, { areas: { accounts: false } });
   api = relay(t);
   t.events.bus.listen((event) => events.push(event));
 });

@@ -1,6 +1,11 @@
 // Helpers for the relay tests: authenticated requests and valid media parameters (no real RTP needed).
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, vi } from 'vitest';
+import type { z } from 'zod';
+import type { consumerSchema } from '../../src/relay/contract/consumers.js';
+import type { producerSchema } from '../../src/relay/contract/producers.js';
+import type { routerSchema } from '../../src/relay/contract/routers.js';
+import type { transportSchema } from '../../src/relay/contract/transports.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
 
@@ -19,7 +24,7 @@ export function allowSlowTests(): void {
 export function useRelayApp(env: Record<string, string> = {}): { t: TestApp; api: ReturnType<typeof relay> } {
   const app = late<TestApp>('the relay test app');
   beforeAll(async () => {
-    app.set(await buildTestApp(env));
+    app.set(await buildTestApp(env, { areas: { accounts: false } }));
   });
   afterAll(() => app.get()?.close());
   return { t: app.value, api: relay(app.value) };
@@ -42,23 +47,23 @@ export function relay(t: TestApp) {
     del: (path: string) => send('DELETE', path),
     get: (path: string) => send('GET', path),
 
-    async router(body: unknown = {}): Promise<{ id: string; rtpCapabilities: any }> {
+    async router(body: unknown = {}): Promise<Omit<z.output<typeof routerSchema>, 'rtpCapabilities'> & { rtpCapabilities: any }> {
       const res = await send('POST', '/internal/v1/routers', body);
       if (res.status !== 201) throw new Error(`router: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
-    async transport(routerId: string, direction: 'send' | 'recv', extra: object = {}): Promise<{ id: string } & Record<string, any>> {
+    async transport(routerId: string, direction: 'send' | 'recv', extra: object = {}): Promise<z.output<typeof transportSchema>> {
       const res = await send('POST', '/internal/v1/transports', { routerId, direction, ...extra });
       if (res.status !== 201) throw new Error(`transport: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
-    async producer(transportId: string, kind: 'audio' | 'video' = 'audio', extra: object = {}): Promise<{ id: string } & Record<string, any>> {
+    async producer(transportId: string, kind: 'audio' | 'video' = 'audio', extra: object = {}): Promise<z.output<typeof producerSchema>> {
       const rtpParameters = kind === 'audio' ? opusParameters() : vp8Parameters();
       const res = await send('POST', '/internal/v1/producers', { transportId, kind, rtpParameters, ...extra });
       if (res.status !== 201) throw new Error(`producer: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
     },
-    async consumer(transportId: string, producerId: string, rtpCapabilities: unknown): Promise<{ id: string } & Record<string, any>> {
+    async consumer(transportId: string, producerId: string, rtpCapabilities: unknown): Promise<z.output<typeof consumerSchema>> {
       const res = await send('POST', '/internal/v1/consumers', { transportId, producerId, rtpCapabilities });
       if (res.status !== 201) throw new Error(`consumer: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;

@@ -1,6 +1,6 @@
 import { hc } from 'hono/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InternalApp } from '../../src/relay/http/app.js';
+import type { RelayApi } from '../../src/relay/contract/api.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { allowSlowTests, dtlsParameters } from './support.js';
 
@@ -8,13 +8,13 @@ allowSlowTests();
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { accounts: false } });
 });
 afterAll(() => t.close());
 
-describe('hc<InternalApp>', () => {
+describe('hc<RelayApi>', () => {
   it('carries the route types (the typed relay client builds on this)', async () => {
-    const client = hc<InternalApp>('http://relay.test/internal', {
+    const client = hc<RelayApi>('http://relay.test/internal', {
       fetch: (input: string | URL | Request, init?: RequestInit) => t.app.request(input, init),
       headers: { 'X-Internal-Token': t.internalToken },
     });

@@ -39,7 +39,7 @@ function kill(pid: number | null) {
 
 describe('two workers', () => {
   it('share the routers, each on its own port; a killed one loses only its own resources and comes back', async () => {
-    const t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '100' });
+    const t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '100' }, { areas: { accounts: false } });
     try {
       const api = relay(t);
       const { rtcMinPort } = t.config.media;
@@ -47,7 +47,7 @@ describe('two workers', () => {
       for (let i = 0; i < 4; i++) {
         const router = await api.router();
         const transport = await api.transport(router.id, 'send');
-        placed.push({ routerId: router.id, transportId: transport.id, port: transport.iceCandidates[0].port });
+        placed.push({ routerId: router.id, transportId: transport.id, port: transport.iceCandidates[0]!.port });
       }
       const before = await info(t);
       expect(before.workers.map((w) => w.routers)).toEqual([2, 2]);
@@ -75,7 +75,7 @@ describe('two workers', () => {
       // The restarted worker takes new routers again (fewest routers first) on its old port.
       const router = await api.router();
       const transport = await api.transport(router.id, 'recv');
-      expect(transport.iceCandidates[0].port).toBe(rtcMinPort);
+      expect(transport.iceCandidates[0]!.port).toBe(rtcMinPort);
     } finally {
       await t.close();
     }
@@ -85,7 +85,7 @@ describe('two workers', () => {
 describe('a single worker killed with SIGKILL', () => {
   it('empties the registry, turns /readyz 503, restarts after a growing delay, and routers work again', async () => {
     const { logger, lines } = capturingLogger();
-    const t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '300', MEDIASOUP_RESTART_MAX_MS: '1000' }, { logger });
+    const t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '300', MEDIASOUP_RESTART_MAX_MS: '1000' }, { logger, areas: { accounts: false } });
     try {
       const api = relay(t);
       const router = await api.router();
@@ -135,7 +135,7 @@ describe('a single worker killed with SIGKILL', () => {
       // Routers work again on the restarted worker.
       const again = await api.router();
       const transport = await api.transport(again.id, 'send');
-      expect(transport.iceCandidates[0].port).toBe(t.config.media.rtcMinPort);
+      expect(transport.iceCandidates[0]!.port).toBe(t.config.media.rtcMinPort);
       expect((await api.producer(transport.id, 'audio')).kind).toBe('audio');
     } finally {
       await t.close();
@@ -144,7 +144,7 @@ describe('a single worker killed with SIGKILL', () => {
 
   it('close() cancels a pending restart', async () => {
     const { logger, lines } = capturingLogger();
-    const t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '300' }, { logger });
+    const t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '300' }, { logger, areas: { accounts: false } });
     kill((await info(t)).workers[0]!.pid);
     await waitFor('the death', () => lines.some((l) => l.msg === 'media worker restart scheduled'));
     await t.close();

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routerListSchema, routerStateSchema } from '../../src/relay/http/views.js';
+import { routerListSchema, routerStateSchema } from '../../src/relay/contract/routers.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,

@@ -11,8 +11,8 @@ import type { WorkerPool } from '../engine/pool.js';
 import { KINDS, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import { resourceOf, type MediaRegistry } from '../registry/registry.js';
 import type { RoomBook } from '../rooms/rooms.js';
-import type { EventBus } from '../../events/bus.js';
-import type { RelayEventInput } from './types.js';
+import type { RelayEventInput } from '../contract/events.js';
+import type { RelayBus } from './index.js';
 
 type AppData = Record<string, unknown>;
 
@@ -139,7 +139,7 @@ export interface EventBridgeDeps {
   /** Told of every close after the registry forgot it, and of each room part's close. */
   rooms: RoomBook;
   pool: WorkerPool;
-  bus: EventBus;
+  bus: RelayBus;
   logger: Logger;
 }
 

@@ -4,12 +4,26 @@ import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import { createEventBus, type EventBus } from '../../events/bus.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
+import type { ResyncEvent as BusResyncEvent } from '../../events/types.js';
 import { createWebhookSink, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
+import { routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
 
-export { createEventBus, type EventBus, type Subscription } from '../../events/bus.js';
 export { createEventStreams, type EventStreams } from '../../events/sse.js';
-export { createWebhookSink, signWebhookBody, type WebhookSink } from '../../events/webhook.js';
-export type { RelayEvent, RelayEventInput, RelayEventType, RelayStreamEvent } from './types.js';
+export { signWebhookBody } from '../../events/webhook.js';
+export type { RelayEvent, RelayEventInput, RelayEventType, RelayStreamEvent } from '../contract/events.js';
+
+/** The bus of the relay's events. */
+export type RelayBus = EventBus<RelayEvent>;
+
+/** The bus makes `resync` itself: the catalog's schema of it must say what the bus makes. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const resyncAgrees: Same<ResyncEvent, BusResyncEvent> = true;
+void resyncAgrees;
+
+/** A bus for the relay's events (with no sink: the media service's own when none is given). */
+export function createRelayBus(options: { bufferSize?: number; maxQueued?: number; onListenerError?: (error: unknown, event: RelayEvent) => void } = {}): RelayBus {
+  return createEventBus<RelayEvent>({ ...options, routersOf });
+}
 
 export interface RelayEventsInfo {
   lastId: string;
@@ -19,9 +33,9 @@ export interface RelayEventsInfo {
 }
 
 export interface RelayEvents {
-  bus: EventBus;
+  bus: RelayBus;
   streams: EventStreams;
-  webhook: WebhookSink | undefined;
+  webhook: WebhookSink<RelayEvent> | undefined;
   /** For /internal/info. */
   info(): RelayEventsInfo;
   /** Shutdown, first step (before server.close()): ends the open streams, which would hold the server open. */
@@ -38,7 +52,7 @@ export interface RelayEvents {
  * // bridge.ts: events.bus.publish({ type: 'router.closed', routerId, appData, reason })
  */
 export function createRelayEvents(config: Config['events'], logger: Logger): RelayEvents {
-  const bus = createEventBus({
+  const bus = createRelayBus({
     bufferSize: config.bufferSize,
     maxQueued: config.subscriberMaxQueued,
     onListenerError: (err, event) => logger.error({ err, eventType: event.type }, 'an event listener threw; the other sinks got the event'),
@@ -50,7 +64,7 @@ export function createRelayEvents(config: Config['events'], logger: Logger): Rel
     logger,
   });
   const webhook = config.webhook
-    ? createWebhookSink({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
+    ? createWebhookSink<RelayEvent>({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
     : undefined;
   if (webhook) bus.listen(webhook.enqueue);
   return {

@@ -1,9 +1,11 @@
 // OpenAPI 3.1 fragments for the event stream (a path) and the webhook (a top-level `webhooks` entry),
-// generated from the same zod schemas that type the events; src/docs/openapi.ts merges them in.
+// generated from the same zod schemas that type the events: the relay module's part of the internal
+// document besides the operations its routes generate.
 import { z } from 'zod';
 import { MAX_FILTER_ROUTER_IDS } from '../../events/bus.js';
 import { EVENT_STREAM_ERRORS, MAX_LAST_EVENT_ID_LENGTH, MAX_ROUTER_ID_LENGTH } from '../../events/sse.js';
-import { EVENT_TYPES, relayStreamEventSchema, webhookBatchSchema } from './types.js';
+import { relayErrorSchema } from '../contract/errors.js';
+import { EVENT_TYPES, relayStreamEventSchema, webhookBatchSchema } from '../contract/events.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../events/webhook.js';
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
@@ -20,7 +22,7 @@ const STREAM_DESCRIPTION = [
 ].join(' ');
 
 /** The stream's operation: the `paths` entry, and the error codes it adds to the relay's table. */
-export function eventStreamPath(errorSchema: Record<string, unknown> = {}) {
+export function eventStreamPath(errorSchema: Record<string, unknown> = jsonSchema(relayErrorSchema)) {
   const errorResponse = (code: keyof typeof EVENT_STREAM_ERRORS) => ({
     description: `${code}: ${EVENT_STREAM_ERRORS[code].meaning}`,
     content: { 'application/json': { schema: errorSchema, examples: { [code]: { value: { code, message: EVENT_STREAM_ERRORS[code].meaning } } } } },

@@ -1,85 +1,58 @@
-// Data producers and data consumers (SCTP data channels relayed through a router).
-import { Hono } from 'hono';
-import type { AppEnv } from '../../http/env.js';
+// Data producers and data consumers: the contract's routes (contract/data.ts) -> ops -> views.
+import type { z } from 'zod';
+import { closeDataConsumer, closeDataProducer, createDataConsumer, createDataProducer, type dataConsumerSchema, type dataProducerSchema } from '../contract/data.js';
 import type { MediaService } from '../index.js';
-import { notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createDataConsumerBody, createDataProducerBody } from './data.schemas.js';
-import { jsonBody } from './validator.js';
-import { dataConsumerView, dataConsumerViewSchema, dataProducerView, dataProducerViewSchema } from './views.js';
+import type { DataConsumerEntry, DataProducerEntry } from '../registry/kinds.js';
+import { relayRouter, withJsonBody } from './router.js';
 
-export function dataProducersRoutes(media: MediaService) {
-  return new Hono<AppEnv>()
-    .post('/', jsonBody(createDataProducerBody), async (c) => {
+export function dataRoutes(media: MediaService) {
+  return relayRouter()
+    .openapi(withJsonBody(createDataProducer), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createDataProducer(c.req.valid('json'));
       return c.json(dataProducerView(entry), 201);
     })
-    .delete('/:id', (c) => {
-      media.closeDataProducer(c.req.param('id'));
+    .openapi(closeDataProducer, (c) => {
+      media.closeDataProducer(c.req.valid('param').id);
       return c.body(null, 204);
-    });
-}
-
-export function dataConsumersRoutes(media: MediaService) {
-  return new Hono<AppEnv>()
-    .post('/', jsonBody(createDataConsumerBody), async (c) => {
+    })
+    .openapi(withJsonBody(createDataConsumer), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createDataConsumer(c.req.valid('json'));
       return c.json(dataConsumerView(entry), 201);
     })
-    .delete('/:id', (c) => {
-      media.closeDataConsumer(c.req.param('id'));
+    .openapi(closeDataConsumer, (c) => {
+      media.closeDataConsumer(c.req.valid('param').id);
       return c.body(null, 204);
     });
 }
 
-const transportConflict: [string, number, string] = [
-  'CONFLICT',
-  409,
-  'wrong transport direction, transport without enableSctp, the transport holds MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT data producers and consumers, or (data producers) the stream id is taken; details {transportId, …}',
-];
+export function dataProducerView({ dataProducer, transportId }: DataProducerEntry): z.output<typeof dataProducerSchema> {
+  return {
+    id: dataProducer.id,
+    transportId,
+    sctpStreamParameters: sctpView(dataProducer.sctpStreamParameters),
+    label: dataProducer.label,
+    protocol: dataProducer.protocol,
+  };
+}
 
-/** The OpenAPI operations of these routes. */
-export const dataDocs: RelayOperation[] = [
-  {
-    method: 'post',
-    path: '/internal/v1/data-producers',
-    summary: 'Create a data producer (an SCTP data channel the client sends on) on a send transport created with enableSctp',
-    body: createDataProducerBody,
-    success: {
-      status: 201,
-      schema: dataProducerViewSchema,
-      description: 'the data producer; without sctpStreamParameters it takes the lowest free stream id, reliable and ordered',
-    },
-    errors: [VALIDATION, notFoundDoc('transport'), transportConflict],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/data-producers/{id}',
-    summary: 'Close a data producer (its data consumers close with it)',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFoundDoc('dataProducer')],
-  },
-  {
-    method: 'post',
-    path: '/internal/v1/data-consumers',
-    summary: "Create a data consumer of a data producer on a recv transport created with enableSctp",
-    body: createDataConsumerBody,
-    success: {
-      status: 201,
-      schema: dataConsumerViewSchema,
-      description: "the data consumer: the client opens a channel with this stream id, label and protocol",
-    },
-    errors: [
-      VALIDATION,
-      notFoundDoc('transport or dataProducer'),
-      transportConflict,
-      ['CAN_NOT_CONSUME', 400, 'the data producer belongs to another router'],
-    ],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/data-consumers/{id}',
-    summary: 'Close a data consumer',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFoundDoc('dataConsumer')],
-  },
-];
+export function dataConsumerView({ dataConsumer, transportId, dataProducerId }: DataConsumerEntry): z.output<typeof dataConsumerSchema> {
+  return {
+    id: dataConsumer.id,
+    transportId,
+    dataProducerId,
+    sctpStreamParameters: sctpView(dataConsumer.sctpStreamParameters),
+    label: dataConsumer.label,
+    protocol: dataConsumer.protocol,
+  };
+}
+
+/** Field by field: streamId and ordered always, the partial-reliability member only when set. */
+function sctpView(p: { streamId: number; ordered?: boolean; maxPacketLifeTime?: number; maxRetransmits?: number } | undefined) {
+  if (!p) return null;
+  return {
+    streamId: p.streamId,
+    ordered: p.ordered ?? true,
+    ...(p.maxPacketLifeTime !== undefined ? { maxPacketLifeTime: p.maxPacketLifeTime } : {}),
+    ...(p.maxRetransmits !== undefined ? { maxRetransmits: p.maxRetransmits } : {}),
+  };
+}

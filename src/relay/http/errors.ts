@@ -5,9 +5,6 @@ import type { Context } from 'hono';
 import { handleInternalError } from '../../http/internal-errors.js';
 import type { Logger } from '../../logger.js';
 
-// validator.ts (beside this file) takes these from './errors.js'.
-export { validationError, type ValidationIssue } from '../errors.js';
-
 /** The answer to anything thrown under /internal (the shared internal shape). */
 export function handleRelayError(error: unknown, c: Context, logger: Logger) {
   return handleInternalError(error, c, logger);

@@ -1,59 +1,81 @@
-import { Hono } from 'hono';
-import { z } from 'zod';
-import type { AppEnv } from '../../http/env.js';
+// Routers (rooms): the contract's routes (contract/routers.ts) -> ops -> views.
+import type { types as ms } from 'mediasoup';
+import type { z } from 'zod';
+import { formatTime } from '../../time.js';
+import { closeRouter, createRouter, getRouter, listRouters, routerSchema, routerStateSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema } from '../contract/routers.js';
 import type { MediaService } from '../index.js';
-import { anyObject, notFoundDoc, VALIDATION, type RelayOperation } from './docs.js';
-import { createRouterBody } from './schemas.js';
-import { jsonBody } from './validator.js';
-import { routerListSchema, routerStateSchema, routerStateView, routerSummaryView, routerView } from './views.js';
+import type { RouterState, RouterSummary } from '../ops/routers.js';
+import type { ConsumerEntry, ProducerEntry } from '../registry/kinds.js';
+import { dataConsumerView, dataProducerView } from './data.routes.js';
+import { relayRouter, withJsonBody } from './router.js';
 
 export function routersRoutes(media: MediaService) {
-  return new Hono<AppEnv>()
-    .post('/', jsonBody(createRouterBody), async (c) => {
+  return relayRouter()
+    .openapi(withJsonBody(createRouter), async (c) => {
       const router = await media.forRequest(c.get('requestId')).createRouter(c.req.valid('json'));
       return c.json(routerView(router), 201);
     })
-    .get('/', (c) => c.json({ routers: media.listRouters().map(routerSummaryView) }, 200))
-    .get('/:id', (c) => c.json(routerStateView(media.getRouter(c.req.param('id'))), 200))
-    .delete('/:id', (c) => {
-      media.closeRouter(c.req.param('id'));
+    .openapi(listRouters, (c) => c.json({ routers: media.listRouters().map(routerSummaryView) }, 200))
+    .openapi(getRouter, (c) => c.json(routerStateView(media.getRouter(c.req.valid('param').id)), 200))
+    .openapi(closeRouter, (c) => {
+      media.closeRouter(c.req.valid('param').id);
       return c.body(null, 204);
     });
 }
 
-/** The OpenAPI operations of these routes. */
-export const routersDocs: RelayOperation[] = [
-  {
-    method: 'post',
-    path: '/internal/v1/routers',
-    summary: 'Create a router on the live worker with the fewest routers',
-    body: createRouterBody,
-    success: {
-      status: 201,
-      schema: z.object({ id: z.string(), routerId: z.string().describe('the same as id, for signaling servers that read this name'), rtpCapabilities: anyObject }),
-      description: 'the router',
+/** The id twice: `routerId` is the field a signaling server written in Go reads (docs/media-relay.md). */
+export function routerView(router: ms.Router): z.output<typeof routerSchema> {
+  return { id: router.id, routerId: router.id, rtpCapabilities: router.rtpCapabilities };
+}
+
+export function routerSummaryView({ entry, counts }: RouterSummary): z.output<typeof routerSummarySchema> {
+  return {
+    id: entry.router.id,
+    appData: entry.router.appData,
+    createdAt: formatTime(entry.createdAt),
+    workerPid: entry.worker.pid,
+    workerPids: [...entry.parts.keys()].map((worker) => worker.pid),
+    counts: {
+      transports: counts.transports,
+      producers: counts.producers,
+      consumers: counts.consumers,
+      dataProducers: counts.dataProducers,
+      dataConsumers: counts.dataConsumers,
     },
-    errors: [VALIDATION, ['ROUTER_LIMIT_EXCEEDED', 503, 'MEDIASOUP_MAX_ROUTERS routers already open'], ['DRAINING', 503, 'the relay is draining (SIGTERM or POST /internal/v1/drain): create the room on another relay'], ['MEDIASOUP_ERROR', 500, 'no live worker']],
-  },
-  {
-    method: 'get',
-    path: '/internal/v1/routers',
-    summary: 'Every open router, oldest first, with its counts: what a restarted signaling server rebuilds its map from (at most MEDIASOUP_MAX_ROUTERS)',
-    success: { status: 200, schema: routerListSchema, description: 'the open routers' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/internal/v1/routers/{id}',
-    summary: "A router with its transports, each transport's producers and consumers (bounded by the per-router caps)",
-    success: { status: 200, schema: routerStateSchema, description: 'the router and everything in it' },
-    errors: [notFoundDoc('router')],
-  },
-  {
-    method: 'delete',
-    path: '/internal/v1/routers/{id}',
-    summary: 'Close a router (its transports, producers and consumers close with it)',
-    success: { status: 204, schema: null, description: 'closed' },
-    errors: [notFoundDoc('router')],
-  },
-];
+  };
+}
+
+function producerStateView({ producer }: ProducerEntry): z.output<typeof producerStateSchema> {
+  return { id: producer.id, kind: producer.kind, paused: producer.paused, appData: producer.appData };
+}
+
+function consumerReconcileView({ consumer, producerId }: ConsumerEntry): z.output<typeof consumerReconcileSchema> {
+  return { id: consumer.id, producerId, paused: consumer.paused, producerPaused: consumer.producerPaused, appData: consumer.appData };
+}
+
+export function routerStateView(state: RouterState): z.output<typeof routerStateSchema> {
+  return {
+    ...routerSummaryView(state),
+    rtpCapabilities: state.entry.router.rtpCapabilities,
+    transports: state.transports.map(({ entry, producers, consumers, dataProducers, dataConsumers }) => ({
+      id: entry.transport.id,
+      direction: entry.direction,
+      workerPid: entry.worker.pid,
+      connected: entry.connected,
+      iceState: entry.transport.iceState,
+      dtlsState: entry.transport.dtlsState,
+      appData: entry.transport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+      dataProducers: dataProducers.map((p) => ({ ...dataProducerView(p), appData: p.dataProducer.appData })),
+      dataConsumers: dataConsumers.map((c) => ({ ...dataConsumerView(c), appData: c.dataConsumer.appData })),
+    })),
+    pipeTransports: state.pipeTransports.map(({ entry, producers, consumers }) => ({
+      id: entry.pipeTransport.id,
+      connected: entry.connected,
+      appData: entry.pipeTransport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+    })),
+  };
+}

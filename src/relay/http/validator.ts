@@ -1,43 +1,58 @@
-// The relay's body validation: zValidator wrapped once, so every failure comes out as its VALIDATION_ERROR.
-import { zValidator } from '@hono/zod-validator';
-import type { Context } from 'hono';
-import type { ZodType } from 'zod';
+// The relay's request checks, in its own error shape (VALIDATION_ERROR with details.issues): a
+// middleware before a route's body is validated (JSON only, not too deep), and the hook that turns
+// the validation of the route's schemas (@hono/zod-openapi, with zValidator) into the relay's answers.
+import type { Hook } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import { tooDeepAt } from '../../http/json-depth.js';
-import { BOUNDS } from './bounds.js';
-import { validationError, type ValidationIssue } from './errors.js';
+import type { AppEnv } from '../../http/env.js';
+import { BOUNDS } from '../contract/bounds.js';
+import { validationError, type ValidationIssue } from '../errors.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/**
+ * What @hono/zod-openapi's media-type gate (before a route's body validation) takes for JSON; a media
+ * type JSON_MEDIA_TYPE accepts but this does not (`application/json;`, a space before `;`, a parameter
+ * without a value) would get its 415, which is not an answer of the relay.
+ */
+const GATE_JSON_CONTENT_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
 /**
- * Validates the JSON body against `schema`. A body that is not JSON (another Content-Type) is refused;
- * a request with no Content-Type and no body counts as `{}`, so `POST /routers` needs no body. A body
- * nested deeper than BOUNDS.bodyDepth is refused before the schema sees it, naming the path.
- * The depth check, then @hono/zod-validator's zValidator as it is, with a hook that turns its result
- * into the relay's answers.
- * @example routers.post('/', jsonBody(createRouterBody), (c) => c.json(c.req.valid('json')))
+ * Before the validation of a route's body: a request whose body is not JSON (another Content-Type, or
+ * a body without one) is refused; one with no Content-Type and no body goes on (the route's schema
+ * then sees `{}`, so `POST /routers` needs no body); a JSON body nested deeper than BOUNDS.bodyDepth
+ * is refused before any schema sees it, naming the path. A body that does not parse is left to the
+ * validation, which answers it as malformed (Hono's 400).
+ * @example app.openapi({ ...createTransport, middleware: jsonRequest }, handler)
  */
-export function jsonBody<T extends ZodType>(schema: T) {
-  const validator = zValidator('json', schema, async (result, c) => {
-    await requireJson(c);
-    if (!result.success) throw validationError(result.error.issues.map(toIssue));
-    const broken = unpairedSurrogateAt(result.data);
-    if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
-  });
-  // Typed as the validator it hands on to, so the routes and `hc` see what zValidator gives them.
-  const jsonBody: typeof validator = async function jsonBody(c, next) {
+export const jsonRequest: MiddlewareHandler<AppEnv> = async function jsonRequest(c, next) {
+  const contentType = c.req.header('Content-Type');
+  const mediaType = contentType?.split(';')[0]?.trim() ?? '';
+  if (JSON_MEDIA_TYPE.test(mediaType)) {
     await refuseDeepBody(c);
-    return validator(c, next);
-  };
-  return jsonBody;
+    if (!GATE_JSON_CONTENT_TYPE.test(contentType!)) throw notJson();
+  } else if (contentType !== undefined || (await c.req.text()) !== '') {
+    throw notJson();
+  }
+  await next();
+};
+
+/**
+ * The hook of every relay route's validation: a failure is a VALIDATION_ERROR listing each issue's
+ * path and message; a valid body holding an unpaired surrogate is refused too (see unpairedSurrogateAt).
+ */
+export const relayHook: Hook<unknown, AppEnv, string, void> = (result) => {
+  if (!result.success) throw validationError(result.error.issues.map(toIssue));
+  if (result.target !== 'json') return;
+  const broken = unpairedSurrogateAt(result.data);
+  if (broken !== undefined) throw validationError([{ path: broken, message: 'must be well-formed Unicode (an unpaired surrogate was found)' }]);
+};
+
+function notJson() {
+  return validationError([{ path: '', message: 'Content-Type must be application/json' }], 'request body must be JSON');
 }
 
-/**
- * Parses a JSON body (Hono caches it for the validator) and refuses one that nests too deep. A body
- * that does not parse is left to the validator, which answers it as malformed (Hono's 400).
- */
+/** Parses a JSON body (Hono caches it for the validation) and refuses one that nests too deep. */
 async function refuseDeepBody(c: Context): Promise<void> {
-  const mediaType = c.req.header('Content-Type')?.split(';')[0]?.trim() ?? '';
-  if (!JSON_MEDIA_TYPE.test(mediaType)) return;
   let body: unknown;
   try {
     body = await c.req.json();
@@ -90,14 +105,6 @@ export function unpairedSurrogateAt(value: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-async function requireJson(c: Context): Promise<void> {
-  const contentType = c.req.header('Content-Type');
-  const mediaType = contentType?.split(';')[0]?.trim() ?? '';
-  if (JSON_MEDIA_TYPE.test(mediaType)) return;
-  if (contentType === undefined && (await c.req.text()) === '') return;
-  throw validationError([{ path: '', message: 'Content-Type must be application/json' }], 'request body must be JSON');
 }
 
 function toIssue(issue: { path: PropertyKey[]; message: string }): ValidationIssue {

@@ -3,7 +3,7 @@
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { RelayError } from '../errors.js';
-import type { CreateConsumerBody } from '../http/schemas.js';
+import type { CreateConsumerBody } from '../contract/consumers.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
 import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';

@@ -2,7 +2,7 @@
 // State changes go through mediasoup's own API so that its observers (read by the event bridge) fire.
 import type { types as ms } from 'mediasoup';
 import { conflict, notFound } from '../errors.js';
-import type { ConsumerLayersInput } from '../http/controls.schemas.js';
+import type { ConsumerLayersInput } from '../contract/controls.js';
 import type { ResourceKind } from '../registry/kinds.js';
 import { syncCopies } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';

@@ -3,7 +3,7 @@
 import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
 import { conflict, notFound, RelayError } from '../errors.js';
-import type { CreateDataConsumerBody, CreateDataProducerBody } from '../http/data.schemas.js';
+import type { CreateDataConsumerBody, CreateDataProducerBody } from '../contract/data.js';
 import type { DataConsumerEntry, DataProducerEntry, TransportEntry } from '../registry/kinds.js';
 import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';

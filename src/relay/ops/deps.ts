@@ -9,9 +9,9 @@ import type { Direction, TransportEntry } from '../registry/kinds.js';
 import type { RoomCaps } from '../registry/caps.js';
 import type { RouterPlacement } from '../registry/placement.js';
 import type { MediaRegistry } from '../registry/registry.js';
-import type { RoomBook } from '../rooms/rooms.js';
+import type { RoomBook, RoomDeps } from '../rooms/rooms.js';
 
-export interface OpsDeps {
+export interface OpsDeps extends RoomDeps {
   readonly config: Config['media'];
   readonly logger: Logger;
   readonly pool: WorkerPool;

@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError, validationError } from '../errors.js';
-import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from '../http/pipes.schemas.js';
+import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from '../contract/pipes.js';
 import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../registry/kinds.js';
 import type { MediaRegistry } from '../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';

@@ -2,7 +2,7 @@
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError } from '../errors.js';
-import type { CreateProducerBody } from '../http/schemas.js';
+import type { CreateProducerBody } from '../contract/producers.js';
 import { directionConflict, type OpsDeps } from './deps.js';
 import { joinSpeakerDetection } from './speakers.js';
 

@@ -4,7 +4,7 @@ import type { types as ms } from 'mediasoup';
 import { adopt } from '../engine/call.js';
 import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
-import type { CreateRouterBody } from '../http/schemas.js';
+import type { CreateRouterBody } from '../contract/routers.js';
 import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
 import { closeRoom } from '../rooms/rooms.js';

@@ -2,7 +2,7 @@
 // the router (closed with it by the engine) and joined by every audio producer of the router. A
 // producer leaves them when it closes: the worker removes a closed producer from its router's observers.
 import type { types as ms } from 'mediasoup';
-import { SPEAKER_BOUNDS, type SpeakerDetection } from '../http/speakers.schemas.js';
+import { SPEAKER_BOUNDS, type SpeakerDetection } from '../contract/speakers.js';
 import type { RouterEntry } from '../registry/kinds.js';
 import { ensureProducerOn } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';

@@ -2,7 +2,8 @@
 // the room that placeTransport chooses.
 import { adopt, goneError } from '../engine/call.js';
 import { RelayError } from '../errors.js';
-import type { CreateTransportBody, DtlsParametersInput } from '../http/schemas.js';
+import type { DtlsParametersInput } from '../contract/rtp.js';
+import type { CreateTransportBody } from '../contract/transports.js';
 import type { TransportEntry } from '../registry/kinds.js';
 import { placeTransport } from '../rooms/rooms.js';
 import { directionConflict, type OpsDeps } from './deps.js';

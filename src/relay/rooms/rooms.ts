@@ -3,13 +3,22 @@
 // part to another. Pipe objects are never registry resources and never events: the API answers the
 // same whether a pipe was involved or not.
 import type { types as ms } from 'mediasoup';
-import { adopt, goneError, workerDied } from '../engine/call.js';
-import type { WorkerSlot } from '../engine/pool.js';
+import type { Config } from '../../config.js';
+import { adopt, goneError, workerDied, type EngineCall } from '../engine/call.js';
+import type { WorkerPool, WorkerSlot } from '../engine/pool.js';
 import { copyCodecs } from '../engine/codecs.js';
 import { notFound, RelayError } from '../errors.js';
 import type { CloseCause, MediaRegistry } from '../registry/registry.js';
 import type { ConsumerEntry, DataConsumerEntry, EntryOf, PipedCopy, ResourceKind, RoomPart, RouterEntry } from '../registry/kinds.js';
-import type { OpsDeps } from '../ops/deps.js';
+
+/** What the room functions are given: the part of the ops' deps (ops/deps.ts OpsDeps) they use. */
+export interface RoomDeps {
+  readonly config: Pick<Config['media'], 'workerMaxConsumers'>;
+  readonly pool: WorkerPool;
+  readonly registry: MediaRegistry;
+  readonly rooms: RoomBook;
+  readonly engine: EngineCall;
+}
 
 export interface RoomBookOptions {
   registry: MediaRegistry;
@@ -95,7 +104,7 @@ export function roomClosing(registry: MediaRegistry, room: RouterEntry): boolean
 }
 
 /** A live part: its router open and its worker still the one of its slot. */
-function isLive(deps: OpsDeps, part: RoomPart): boolean {
+function isLive(deps: RoomDeps, part: RoomPart): boolean {
   return !part.router.closed && deps.pool.slots[part.slot]?.worker === part.worker;
 }
 
@@ -104,7 +113,7 @@ function isLive(deps: OpsDeps, part: RoomPart): boolean {
  * than MEDIASOUP_WORKER_MAX_CONSUMERS consumers; past that, the live worker with the fewest consumers,
  * the room's router being created there if it has none yet.
  */
-export async function placeTransport(deps: OpsDeps, room: RouterEntry): Promise<RoomPart> {
+export async function placeTransport(deps: RoomDeps, room: RouterEntry): Promise<RoomPart> {
   const { pool, registry, config } = deps;
   const load = (worker: ms.Worker) => registry.countOn(worker, 'consumer');
   let home: RoomPart | undefined;
@@ -120,7 +129,7 @@ export async function placeTransport(deps: OpsDeps, room: RouterEntry): Promise<
 }
 
 /** The room's part on `slot`'s worker, created (once, however many ask at the same time) if missing. */
-export async function partOn(deps: OpsDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
+export async function partOn(deps: RoomDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
   const existing = room.parts.get(slot.worker!);
   if (existing) return existing;
   const key = `${room.router.id}:${slot.index}`;
@@ -132,7 +141,7 @@ export async function partOn(deps: OpsDeps, room: RouterEntry, slot: WorkerSlot)
   return pending;
 }
 
-async function createPart(deps: OpsDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
+async function createPart(deps: RoomDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
   const { registry, engine } = deps;
   const worker = slot.worker!;
   const roomId = room.router.id;
@@ -161,7 +170,7 @@ async function createPart(deps: OpsDeps, room: RouterEntry, slot: WorkerSlot): P
  * @example const lease = await ensureProducerOn(deps, producerId, part); try { consume… } finally { lease.release() }
  */
 export async function ensureProducerOn(
-  deps: OpsDeps,
+  deps: RoomDeps,
   producerId: string,
   target: RoomPart | ms.Router,
   kind: 'producer' | 'dataProducer' = 'producer',
@@ -209,7 +218,7 @@ export async function ensureProducerOn(
   return lease;
 }
 
-async function pipe(deps: OpsDeps, room: RouterEntry, copy: PipedCopy, sourceWorker: ms.Worker): Promise<void> {
+async function pipe(deps: RoomDeps, room: RouterEntry, copy: PipedCopy, sourceWorker: ms.Worker): Promise<void> {
   const { registry, engine } = deps;
   const { producerId, kind, target } = copy;
   const sourcePart = room.parts.get(sourceWorker);
@@ -245,7 +254,7 @@ async function pipe(deps: OpsDeps, room: RouterEntry, copy: PipedCopy, sourceWor
  * answers (mediasoup's own link does it too, but only once the worker's notification is back): a
  * consumer created right after the answer then starts with the right producerPaused on any worker.
  */
-export async function syncCopies(deps: OpsDeps, roomId: string, producerId: string, paused: boolean): Promise<void> {
+export async function syncCopies(deps: RoomDeps, roomId: string, producerId: string, paused: boolean): Promise<void> {
   const copies = deps.registry.get('router', roomId)?.pipes.get(producerId);
   if (!copies) return;
   await Promise.all(

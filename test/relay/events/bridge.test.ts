@@ -1,8 +1,8 @@
 // The engine-fed events end to end: real workers, the app's own GET /internal/v1/events over real
 // HTTP, and each action that causes an event with the reason it must carry.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayEvent } from '../../../src/relay/events/types.js';
-import { relayStreamEventSchema } from '../../../src/relay/events/types.js';
+import type { RelayEvent } from '../../../src/relay/contract/events.js';
+import { relayStreamEventSchema } from '../../../src/relay/contract/events.js';
 import { buildTestApp, type TestApp } from '../../support/app.js';
 import { allowSlowTests, opusParameters, relay } from '../support.js';
 import { openStream, serveApp, type AppServer, type SseReader } from '../../events/support.js';
@@ -36,7 +36,7 @@ describe('engine events on the stream', () => {
   const aborts: AbortController[] = [];
 
   beforeAll(async () => {
-    t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '200' });
+    t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '200' }, { areas: { accounts: false } });
     server = await serveApp(t);
     api = relay(t);
   });
@@ -288,7 +288,7 @@ describe('engine events on the stream', () => {
 
 describe('shutdown', () => {
   it('media.close() publishes router.closed shutdown, its transports router_closed', async () => {
-    const t = await buildTestApp();
+    const t = await buildTestApp({}, { areas: { accounts: false } });
     try {
       const api = relay(t);
       const router = await api.router({ appData: { room: 'bye' } });

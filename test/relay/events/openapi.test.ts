@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { eventStreamPath, eventWebhooks } from '../../../src/relay/events/openapi.js';
-import { EVENT_TYPES } from '../../../src/relay/events/types.js';
+import { EVENT_TYPES } from '../../../src/relay/contract/events.js';
 
 describe('event OpenAPI fragments', () => {
   it('make a valid OpenAPI 3.1 document with the stream path and the webhook', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, eventSchemas, relayEventSchema, relayStreamEventSchema, routersOf, webhookBatchSchema } from '../../../src/relay/events/types.js';
+import { EVENT_TYPES, eventSchemas, relayEventSchema, relayStreamEventSchema, routersOf, webhookBatchSchema } from '../../../src/relay/contract/events.js';
 
 const base = { id: 'a57c79964cdb-0000000000000001', time: '2024-01-02 11:04:05' };
 

@@ -1,5 +1,6 @@
 // `speakerDetection` of POST /routers: which of mediasoup's audio observers a room gets.
 import { z } from 'zod';
+import { int } from './common.js';
 
 export const SPEAKER_BOUNDS = {
   /** How often the audio level observer reports: 100 ms (UI meters) to 10 s. */
@@ -9,8 +10,6 @@ export const SPEAKER_BOUNDS = {
   /** Loudest producers an audio level report lists (mediasoup's maxEntries): fixed, no room shows more tiles speaking. */
   maxEntries: 16,
 } as const;
-
-const int = (range: { min: number; max: number }) => z.number().int().min(range.min).max(range.max);
 
 export const speakerDetectionSchema = z
   .object({

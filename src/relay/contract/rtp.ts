@@ -1,17 +1,15 @@
-// Request bodies of the relay API. Checked before anything reaches a worker: a malformed
+// The media parameters the relay's bodies carry (RTP parameters and capabilities, codecs, DTLS) and
+// the engine's objects its answers carry. Checked before anything reaches a worker: a malformed
 // dtlsParameters, a long scalabilityMode or a long mimeType has crashed or stalled mediasoup.
-// Every member that goes to the engine is listed with its bound (src/relay/http/bounds.ts says where
-// each comes from); members not listed are dropped (z.object strips them), so nothing unbounded
-// reaches the engine, and extra fields a signaling server sends stay harmless.
+// Every member that goes to the engine is listed with its bound (bounds.ts says where each comes
+// from); members not listed are dropped (z.object strips them), so nothing unbounded reaches the
+// engine, and extra fields a signaling server sends stay harmless.
 import { z } from 'zod';
-import { appDataSchema, BOUNDS } from './bounds.js';
-import { speakerDetectionSchema } from './speakers.schemas.js';
+import { BOUNDS } from './bounds.js';
+import { int, mediaKind as kind } from './common.js';
 
-const int = (range: { min: number; max: number }) => z.number().int().min(range.min).max(range.max);
 const payloadType = int({ min: 0, max: 127 });
 const ssrc = int(BOUNDS.ssrc);
-const id = z.string().min(1).max(BOUNDS.id);
-const kind = z.enum(['audio', 'video']);
 
 /** RFC 6838 restricted-name after `audio/` or `video/`: what mediasoup's `^(audio|video)/(.+)` needs, bounded. */
 const mimeType = z
@@ -170,7 +168,7 @@ export const dtlsParametersSchema = z.object({
 /** Payload types a router with these codecs needs: one per codec, one more per video codec (RTX). */
 const payloadTypesNeeded = (codecs: { mimeType: string }[]) => codecs.reduce((n, c) => n + (/^video\//i.test(c.mimeType) ? 2 : 1), 0);
 
-const mediaCodecs = z
+export const mediaCodecsSchema = z
   .array(mediaCodec)
   .min(1)
   .max(BOUNDS.mediaCodecPayloadTypes)
@@ -179,40 +177,66 @@ const mediaCodecs = z
   })
   .meta({ description: `Audio codecs count 1, video codecs 2 (with their RTX): at most ${BOUNDS.mediaCodecPayloadTypes} in all.` });
 
-export const createRouterBody = z.object({
-  mediaCodecs: mediaCodecs.optional(),
-  appData: appDataSchema.optional(),
-  speakerDetection: speakerDetectionSchema.optional(),
+// The engine's objects as the answers carry them (mediasoup's shapes, named here so that no client
+// type depends on the engine): the members a signaling server reads. The engine may add others (a
+// newer mediasoup does): the document says so, the types list what the relay promises.
+const engineObject = <S extends z.ZodRawShape>(shape: S) => z.object(shape).meta({ additionalProperties: {} });
+
+export const iceParametersView = engineObject({ usernameFragment: z.string(), password: z.string(), iceLite: z.boolean().optional() });
+
+export const dtlsParametersView = engineObject({
+  role: z.enum(['auto', 'client', 'server']).optional(),
+  fingerprints: z.array(engineObject({ algorithm: z.string(), value: z.string() })),
 });
 
-export const createTransportBody = z.object({
-  routerId: id,
-  direction: z.enum(['send', 'recv']),
-  enableSctp: z.boolean().optional(),
-  appData: appDataSchema.optional(),
+export const sctpParametersView = engineObject({ port: z.int(), OS: z.int(), MIS: z.int(), maxMessageSize: z.int() });
+
+const rtcpFeedbackView = z.array(engineObject({ type: z.string(), parameter: z.string().optional() }));
+const codecParametersView = z.record(z.string(), z.unknown());
+
+export const rtpCapabilitiesView = engineObject({
+  codecs: z
+    .array(
+      engineObject({
+        kind: kind,
+        mimeType: z.string(),
+        preferredPayloadType: z.int().optional(),
+        clockRate: z.int(),
+        channels: z.int().optional(),
+        parameters: codecParametersView.optional(),
+        rtcpFeedback: rtcpFeedbackView.optional(),
+      }),
+    )
+    .optional(),
+  headerExtensions: z
+    .array(
+      engineObject({
+        kind: kind,
+        uri: z.string(),
+        preferredId: z.int(),
+        preferredEncrypt: z.boolean().optional(),
+        direction: z.enum(['sendrecv', 'sendonly', 'recvonly', 'inactive']).optional(),
+      }),
+    )
+    .optional(),
 });
 
-export const connectTransportBody = z.object({
-  dtlsParameters: dtlsParametersSchema,
+export const rtpParametersView = engineObject({
+  mid: z.string().optional(),
+  codecs: z.array(
+    engineObject({
+      mimeType: z.string(),
+      payloadType: z.int(),
+      clockRate: z.int(),
+      channels: z.int().optional(),
+      parameters: codecParametersView.optional(),
+      rtcpFeedback: rtcpFeedbackView.optional(),
+    }),
+  ),
+  headerExtensions: z.array(engineObject({ uri: z.string(), id: z.int(), encrypt: z.boolean().optional(), parameters: codecParametersView.optional() })).optional(),
+  encodings: z.array(engineObject({ ssrc: z.int().optional(), rid: z.string().optional(), rtx: engineObject({ ssrc: z.int() }).optional() })).optional(),
+  rtcp: engineObject({ cname: z.string().optional(), reducedSize: z.boolean().optional(), mux: z.boolean().optional() }).optional(),
+  msid: z.string().optional(),
 });
 
-export const createProducerBody = z.object({
-  transportId: id,
-  kind,
-  rtpParameters: rtpParametersSchema,
-  paused: z.boolean().optional(),
-  appData: appDataSchema.optional(),
-});
-
-export const createConsumerBody = z.object({
-  transportId: id,
-  producerId: id,
-  rtpCapabilities: rtpCapabilitiesSchema,
-  appData: appDataSchema.optional(),
-});
-
-export type CreateRouterBody = z.infer<typeof createRouterBody>;
-export type CreateTransportBody = z.infer<typeof createTransportBody>;
 export type DtlsParametersInput = z.infer<typeof dtlsParametersSchema>;
-export type CreateProducerBody = z.infer<typeof createProducerBody>;
-export type CreateConsumerBody = z.infer<typeof createConsumerBody>;

@@ -1,0 +1,40 @@
+// The relay's API as one type, built from the contract's routes alone (no server code): what the
+// typed client hands to Hono's RPC client, `hc<RelayApi>(`${origin}/internal`)`. A family of routes is
+// one line here; http/app.ts serves the same routes.
+import type { RouteConfig, RouteConfigToTypedResponse } from '@hono/zod-openapi';
+import type { Hono, ToSchema } from 'hono';
+import type { z } from 'zod';
+import type * as consumers from './consumers.js';
+import type * as controls from './controls.js';
+import type * as data from './data.js';
+import type * as pipes from './pipes.js';
+import type * as producers from './producers.js';
+import type { AnyRelayRoute } from './route.js';
+import type * as routers from './routers.js';
+import type * as service from './service.js';
+import type * as transports from './transports.js';
+
+type RoutesOf<Family> = Extract<Family[keyof Family], AnyRelayRoute>;
+
+/** Every route of the contract. */
+export type RelayRoutes =
+  | RoutesOf<typeof routers>
+  | RoutesOf<typeof transports>
+  | RoutesOf<typeof producers>
+  | RoutesOf<typeof consumers>
+  | RoutesOf<typeof controls>
+  | RoutesOf<typeof data>
+  | RoutesOf<typeof pipes>
+  | RoutesOf<typeof service>;
+
+/** `/v1/routers/{id}` → `/v1/routers/:id` (Hono's form). */
+type HonoPath<P extends string> = P extends `${infer Start}{${infer Param}}${infer Rest}` ? `${Start}:${Param}${HonoPath<Rest>}` : P;
+
+type JsonInput<R> = R extends { request: { body: { content: { 'application/json': { schema: infer B extends z.ZodType } } } } } ? { json: z.input<B> } : {};
+
+type SchemaOf<R> = R extends RouteConfig ? ToSchema<R['method'], HonoPath<R['path']>, JsonInput<R>, RouteConfigToTypedResponse<R>> : never;
+
+type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
+
+/** The relay's routes under `/internal`, as Hono's RPC client reads an app's type. */
+export type RelayApi = Hono<{}, UnionToIntersection<SchemaOf<RelayRoutes>>, '/'>;

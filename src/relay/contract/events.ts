@@ -1,0 +1,164 @@
+// The relay's event catalog: one zod schema per type, which is at once the TypeScript type, the shape
+// the tests check and the source of the OpenAPI/JSON Schema description of the stream and the webhook.
+// The bus, the stream and the webhook (src/events) carry them without knowing them.
+import { z } from 'zod';
+
+/** `yyyy-MM-dd HH:mm:ss` in Asia/Shanghai (src/time.ts formatTime), the spec's format. */
+export const eventTime = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+  .describe('yyyy-MM-dd HH:mm:ss, Asia/Shanghai');
+
+export const eventId = z
+  .string()
+  .describe('opaque; strictly increasing within one relay process, never repeated by another process lifetime');
+
+const appData = z.record(z.string(), z.unknown()).describe("the resource's appData as given at creation (the signaling server's own keys)");
+
+/**
+ * Close reasons name the NEAREST cause the relay saw: `api` when that very resource was closed by an
+ * API call, `<parent>_closed` when its parent closed it (a router closed through the API yields
+ * `router.closed` api, then `transport.closed` router_closed for each transport, then
+ * `producer.closed` transport_closed, and a consumer on another transport `producer_closed`),
+ * `worker_died` when the worker holding it died, `shutdown` when the relay closed it on its way out
+ * (drain timeout or process stop).
+ */
+export const routerCloseReason = z.enum(['api', 'worker_died', 'shutdown']);
+export const transportCloseReason = z.enum(['api', 'router_closed', 'worker_died', 'shutdown']);
+export const producerCloseReason = z.enum(['api', 'transport_closed', 'router_closed', 'worker_died', 'shutdown']);
+export const consumerCloseReason = z.enum(['api', 'producer_closed', 'transport_closed', 'router_closed', 'worker_died', 'shutdown']);
+export const dataProducerCloseReason = producerCloseReason;
+export const dataConsumerCloseReason = z.enum([
+  'api',
+  'data_producer_closed',
+  'transport_closed',
+  'router_closed',
+  'worker_died',
+  'shutdown',
+]);
+/** Who paused or resumed a consumer: the API on that consumer, or its producer pausing/resuming. */
+export const pauseCause = z.enum(['api', 'producer']);
+/** Why a stream's first event is `resync`: reload state (GET /internal/v1/routers) instead of trusting yours. */
+export const resyncReason = z.enum(['unknown_id', 'too_old', 'other_process']);
+
+// mediasoup's IceState / DtlsState.
+export const iceState = z.enum(['new', 'connected', 'completed', 'disconnected', 'closed']);
+export const dtlsState = z.enum(['new', 'connecting', 'connected', 'failed', 'closed']);
+
+const layer = z.int().min(0).nullable();
+const producerScore = z.array(
+  z.object({ encodingIdx: z.int().optional(), ssrc: z.int(), rid: z.string().optional(), score: z.number() }),
+);
+const consumerScore = z.object({ score: z.number(), producerScore: z.number(), producerScores: z.array(z.number()) });
+
+function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) {
+  return z.object({ id: eventId, type: z.literal(type), time: eventTime, ...shape }).describe(description);
+}
+
+const onRouter = { routerId: z.string(), appData };
+const onTransport = { transportId: z.string(), ...onRouter };
+const onProducer = { producerId: z.string(), ...onTransport };
+const onConsumer = { consumerId: z.string(), producerId: z.string(), ...onTransport };
+
+export const eventSchemas = {
+  'worker.died': event(
+    'worker.died',
+    { workerPid: z.int(), routerIds: z.array(z.string()), restartInMs: z.int().min(0) },
+    'A mediasoup worker died; routerIds are the routers it held (each also gets router.closed worker_died).',
+  ),
+  'worker.restarted': event('worker.restarted', { workerPid: z.int() }, 'A replacement worker is up (its new pid).'),
+  'router.closed': event('router.closed', { ...onRouter, reason: routerCloseReason }, 'A router closed.'),
+  'transport.closed': event('transport.closed', { ...onTransport, reason: transportCloseReason }, 'A transport closed.'),
+  'transport.ice': event('transport.ice', { ...onTransport, state: iceState }, "A transport's ICE state changed (mediasoup icestatechange)."),
+  'transport.dtls': event('transport.dtls', { ...onTransport, state: dtlsState }, "A transport's DTLS state changed (mediasoup dtlsstatechange), including failed."),
+  'producer.closed': event('producer.closed', { ...onProducer, reason: producerCloseReason }, 'A producer closed.'),
+  'producer.paused': event('producer.paused', onProducer, 'A producer was paused.'),
+  'producer.resumed': event('producer.resumed', onProducer, 'A producer was resumed.'),
+  'producer.score': event('producer.score', { ...onProducer, score: producerScore }, "A producer's scores changed: one entry per RTP stream, as mediasoup gives them."),
+  'consumer.closed': event('consumer.closed', { ...onConsumer, reason: consumerCloseReason }, 'A consumer closed.'),
+  'consumer.paused': event('consumer.paused', { ...onConsumer, by: pauseCause }, 'A consumer was paused, by the API or because its producer paused.'),
+  'consumer.resumed': event('consumer.resumed', { ...onConsumer, by: pauseCause }, 'A consumer was resumed, by the API or because its producer resumed.'),
+  'consumer.score': event('consumer.score', { ...onConsumer, score: consumerScore }, "A consumer's score changed."),
+  'consumer.layers': event(
+    'consumer.layers',
+    { ...onConsumer, spatialLayer: layer, temporalLayer: layer },
+    "A simulcast/SVC consumer's current layers changed; null when no layer is forwarded.",
+  ),
+  'dataProducer.closed': event(
+    'dataProducer.closed',
+    { dataProducerId: z.string(), ...onTransport, reason: dataProducerCloseReason },
+    'A data producer closed.',
+  ),
+  'dataConsumer.closed': event(
+    'dataConsumer.closed',
+    { dataConsumerId: z.string(), dataProducerId: z.string(), ...onTransport, reason: dataConsumerCloseReason },
+    'A data consumer closed.',
+  ),
+  'pipeTransport.closed': event(
+    'pipeTransport.closed',
+    { pipeTransportId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A pipe transport (to another relay) closed; its producers and consumers close with it (transport_closed).',
+  ),
+  'router.activeSpeaker': event(
+    'router.activeSpeaker',
+    { routerId: z.string(), producerId: z.string(), appData },
+    "The router's active speaker changed (appData is the producer's).",
+  ),
+  'router.audioLevels': event(
+    'router.audioLevels',
+    {
+      routerId: z.string(),
+      volumes: z.array(z.object({ producerId: z.string(), volume: z.number().describe('dBov, -127..0'), appData })),
+    },
+    'The loudest audio producers of the router over the last interval (appData per producer).',
+  ),
+  'router.silence': event('router.silence', { routerId: z.string() }, 'No audio producer of the router is above the threshold.'),
+  'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
+} as const;
+
+/** Stream-only: the first event of a stream whose Last-Event-ID cannot be continued. */
+export const resyncEvent = event(
+  'resync',
+  { reason: resyncReason },
+  'Stream only, always first: events were missed (id too old, from another process lifetime, or not one this relay issued). Reload state, then follow the stream.',
+);
+
+type Schemas = typeof eventSchemas;
+export type RelayEventType = keyof Schemas;
+export const EVENT_TYPES = Object.keys(eventSchemas) as RelayEventType[];
+
+const eventList = Object.values(eventSchemas) as [Schemas[RelayEventType], ...Schemas[RelayEventType][]];
+
+/** Every event the bus publishes (stream and webhook). */
+export const relayEventSchema = z.discriminatedUnion('type', eventList).describe('An event of the media relay');
+/** What an event stream carries: every event, plus `resync`. */
+export const relayStreamEventSchema = z.discriminatedUnion('type', [...eventList, resyncEvent]).describe('An event of the relay event stream');
+
+export type RelayEvent = z.infer<typeof relayEventSchema>;
+export type ResyncEvent = z.infer<typeof resyncEvent>;
+export type RelayStreamEvent = RelayEvent | ResyncEvent;
+export type RelayEventOf<T extends RelayEventType> = Extract<RelayEvent, { type: T }>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** What a publisher hands to the bus: the event without `id` and `time`, which the bus assigns. */
+export type RelayEventInput = DistributiveOmit<RelayEvent, 'id' | 'time'>;
+
+/** The routers an event concerns: one id (most events), several (worker.died), or none (relay-wide events). */
+export type EventRouters = string | readonly string[] | undefined;
+
+/** The routers an event concerns, without an array for the one-router case (the bus asks for every event). */
+export function routersOf(event: RelayStreamEvent): EventRouters {
+  if ('routerId' in event) return event.routerId;
+  if ('routerIds' in event) return event.routerIds;
+  return undefined;
+}
+
+/** A webhook POST body. `dropped` > 0: that many events were lost (queue overflow) just before this batch. */
+export const webhookBatchSchema = z
+  .object({
+    timestamp: z.int().describe('Unix seconds when this delivery attempt was signed; refuse it when far from now'),
+    dropped: z.int().min(0).describe('events dropped (queue overflow) between the previous batch and this one; > 0 means reload state'),
+    events: z.array(relayEventSchema),
+  })
+  .describe('A webhook delivery: a batch of events in order, signed as a whole');
+export type WebhookBatch = z.infer<typeof webhookBatchSchema>;
