@@ -3,7 +3,7 @@
 // part to another. Pipe objects are never registry resources and never events: the API answers the
 // same whether a pipe was involved or not.
 import type { types as ms } from 'mediasoup';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { adopt, goneError, workerDied, type EngineCall } from '../engine/call.js';
 import type { WorkerPool, WorkerSlot } from '../engine/pool.js';
 import { copyCodecs } from '../engine/codecs.js';
