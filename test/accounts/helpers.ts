@@ -113,7 +113,7 @@ export function useMailingApp(env: Record<string, string> = {}, options: { smtpD
   const smtp = late<TestSmtp>('the test SMTP server');
   beforeAll(async () => {
     smtp.set(await startTestSmtp({ delayMs: options.smtpDelayMs ?? 0 }));
-    app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs) }));
+    app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs), areas: { relay: false } }));
   }, APP_TIMEOUT);
   afterEach(() => {
     clock.offsetMs = 0;

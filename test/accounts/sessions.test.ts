@@ -10,7 +10,7 @@ const now = () => new Date(Date.now() + offsetMs);
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ ACCESS_TOKEN_TTL: '600', REFRESH_TOKEN_TTL: '3600' }, { now });
+  t = await buildTestApp({ ACCESS_TOKEN_TTL: '600', REFRESH_TOKEN_TTL: '3600' }, { now, areas: { relay: false } });
 }, APP_TIMEOUT);
 afterEach(() => {
   offsetMs = 0;
