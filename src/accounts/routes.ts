@@ -15,18 +15,11 @@ import { AuthError } from './errors.js';
 import { accountKey, LoginGuard } from './login-guard.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { PasswordReset, passwordChangedNotice } from './password-reset.js';
-import {
-  changePasswordBody,
-  deleteAccountBody,
-  forgotPasswordBody,
-  loginBody,
-  logoutScope,
-  refreshBody,
-  registerBody,
-  resetPasswordBody,
-  updateProfileBody,
-} from './schemas.js';
-import { headerText, printableText } from './schemas.js';
+import { deleteAccountBody } from './contract/account.js';
+import { headerText, printableText } from './contract/fields.js';
+import { changePasswordBody, forgotPasswordBody, resetPasswordBody } from './contract/password.js';
+import { updateProfileBody } from './contract/profile.js';
+import { loginBody, logoutScope, refreshBody, registerBody } from './contract/session.js';
 import { AuthService, type Authenticated, type SessionClient } from './service.js';
 import { SessionDirectory, type LogoutScope } from './sessions.js';
 import { deviceSessionView, profileView, sessionView, tokenSetView } from './views.js';
