@@ -8,6 +8,8 @@ import type { AccountsDeps } from './deps.js';
 import { handleApiError } from './http/api-errors.js';
 import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
 import { createAuthApp } from './routes.js';
+import { createAccountServices } from './service/index.js';
+import { memoryStores } from '../http/rate-limit-store.js';
 import { accountApiDocument, legacyDocumentPart } from '../docs/openapi.js';
 
 export type { AccountsDeps } from './deps.js';
@@ -25,11 +27,14 @@ export interface AccountsModule extends Module {
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
   const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays });
+  // One set of counters for the module's rate limits and budgets.
+  const rateLimitStores = deps.rateLimitStores ?? memoryStores();
+  const services = createAccountServices({ ...deps, rateLimitStores, audit, now, onRefreshReuse: () => deps.metrics?.recordAuth('refresh', 'reused') });
   return {
     name: 'accounts',
     audit,
     mounts: [
-      { prefix: '/api/v1/auth', surface: 'public', routes: createAuthApp({ ...deps, audit }) },
+      { prefix: '/api/v1/auth', surface: 'public', routes: createAuthApp({ ...deps, rateLimitStores }, services) },
       { prefix: '/internal', surface: 'internal', routes: createAuthEventsApp(audit) },
     ],
     errors: [
