@@ -61,7 +61,8 @@ export const ACCOUNT_ERRORS = {
   // A per-client budget of the password reset endpoints: tied to the requester, decided before the
   // e-mail address is looked up, so it says nothing about the address.
   source_throttled: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many password reset attempts from this address, retry later', meaning: RATE_LIMITED_MEANING },
-  no_such_route: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such route', meaning: 'no such route (405 for a wrong method, with Allow)' },
+  no_such_route: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such route', meaning: 'no such route' },
+  method_not_allowed: { code: ApiCode.NOT_FOUND, status: 405, message: 'method not allowed', meaning: 'the path exists, not with this method; Allow lists its methods' },
   // Another user's session answers exactly like an unknown one.
   no_such_session: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such session', meaning: "no such session (another user's session answers the same)" },
   // In production without SMTP_URL the reset endpoints do not exist.
@@ -122,4 +123,15 @@ export function errorResponses(rows: readonly ErrorRow[]) {
     };
   }
   return responses;
+}
+
+/**
+ * errorResponses as a module's document part states them (the document's own JSON, not schemas
+ * for a route to generate from): for the responses every operation of a surface may give.
+ */
+export function errorResponsesAsJson(rows: readonly ErrorRow[]): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(errorEnvelope, { io: 'output', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(errorResponses(rows)).map(([status, response]) => [status, { ...response, content: { 'application/json': { ...response.content['application/json'], schema } } }]),
+  );
 }
