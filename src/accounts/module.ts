@@ -10,6 +10,7 @@ import type { AccountsDeps } from './deps.js';
 import { AuthError } from './errors.js';
 import { answerOf, handleApiError } from './http/api-errors.js';
 import { envelopeError } from './http/envelope.js';
+import { AuthOutcomes } from './metrics.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
@@ -36,8 +37,10 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
   const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays });
   // One set of counters for the module's rate limits and budgets.
   const stores = deps.rateLimitStores ?? memoryStores();
-  const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => deps.metrics?.recordAuth('refresh', 'reused') });
-  const kit = createRouteKit({ config: deps.config, stores, services });
+  // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
+  const outcomes = new AuthOutcomes();
+  const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') });
+  const kit = createRouteKit({ config: deps.config, stores, services, outcomes });
   const api = createRouter()
     .use(async function arrival(c, next) {
       // Before any await of this request: a refresh compares it with the rotation time of its token.
@@ -69,6 +72,9 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
         },
       },
     ],
+    collect(registry) {
+      registry.registerMetric(outcomes.counter);
+    },
     documents: {
       public: {
         info: {

@@ -10,6 +10,7 @@ import { clientAddress, rateLimit } from '../../http/rate-limit.js';
 import type { RateLimitStores } from '../../http/rate-limit-store.js';
 import { headerText, printableText } from '../contract/fields.js';
 import { AuthError } from '../errors.js';
+import type { AuthAction, AuthOutcomes } from '../metrics.js';
 import { answerOf } from '../http/api-errors.js';
 import { envelopeError } from '../http/envelope.js';
 import { apiValidationHook } from '../http/validator.js';
@@ -33,13 +34,15 @@ export interface RouteKit {
   requireSession: MiddlewareHandler<AuthEnv>;
   /** Who sent the request, as sessions and the audit trail keep it. */
   sessionClient(c: Context): SessionClient;
+  /** Counts the outcome of each request of the route (first of its middleware: rate-limited ones too). */
+  countOutcome(action: AuthAction): MiddlewareHandler;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
 /** @example const kit = createRouteKit({ config, stores, services }) */
-export function createRouteKit(deps: { config: Config; stores: RateLimitStores; services: AccountServices }): RouteKit {
-  const { config, stores, services } = deps;
+export function createRouteKit(deps: { config: Config; stores: RateLimitStores; services: AccountServices; outcomes: AuthOutcomes }): RouteKit {
+  const { config, stores, services, outcomes } = deps;
   const { trustProxy } = config.rateLimit;
   // One limiter (one counter per client) per budget: login and register share theirs.
   const tooMany = (c: Context) => envelopeError(c, answerOf(new AuthError('rate_limited')));
@@ -59,6 +62,7 @@ export function createRouteKit(deps: { config: Config; stores: RateLimitStores; 
       // The device label: trimmed, at most 200 characters (code points, so no surrogate is cut in half).
       userAgent: deviceLabel(c.req.header('user-agent')),
     }),
+    countOutcome: (action) => outcomes.counting(action),
   };
 }
 

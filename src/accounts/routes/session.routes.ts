@@ -11,11 +11,11 @@ import { createRouter, type RouteKit } from './kit.js';
 export function sessionRoutes(kit: RouteKit, sessions: SessionService) {
   return createRouter()
     .openapi({ ...register, middleware: [kit.authLimit] }, async (c) => ok(c, sessionView(await sessions.register(c.req.valid('json'), kit.sessionClient(c)))))
-    .openapi({ ...login, middleware: [kit.authLimit] }, async (c) => {
+    .openapi({ ...login, middleware: [kit.countOutcome('login'), kit.authLimit] }, async (c) => {
       const { account, password } = c.req.valid('json');
       return ok(c, sessionView(await sessions.login(account, password, kit.sessionClient(c))));
     })
-    .openapi({ ...refreshToken, middleware: [kit.refreshLimit] }, async (c) =>
+    .openapi({ ...refreshToken, middleware: [kit.countOutcome('refresh'), kit.refreshLimit] }, async (c) =>
       ok(c, tokenSetView(await sessions.refresh(c.req.valid('json').refresh_token, c.var.arrivedAt, kit.sessionClient(c)))),
     )
     .openapi({ ...logout, middleware: [kit.apiLimit, kit.requireSession] }, async (c) => {
