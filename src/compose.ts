@@ -74,7 +74,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
   if (areas.accounts) {
     const authKeys = options.authKeys ?? (config.authKeySecret !== undefined ? new AuthKeys(config.authKeySecret) : undefined);
     if (!authKeys) throw new Error('the account API needs AUTH_KEY_SECRET (options.authKeys or config.authKeySecret)');
-    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, metrics, ...(options.now ? { now: options.now } : {}) });
+    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}) });
   }
   const relay = areas.relay
     ? await createRelay({ config, logger, rateLimitMode: () => rateLimitStores.mode(), ...(options.media ? { media: options.media } : {}) })

@@ -4,7 +4,6 @@ import type { Database } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
 import type { Logger } from '../logger.js';
 import type { AuthKeys } from '../secrets/auth-key.js';
-import type { AuthAction, AuthOutcome } from '../observability/metrics.js';
 
 export interface AccountsDeps {
   config: Config;
@@ -14,8 +13,6 @@ export interface AccountsDeps {
   authKeys: AuthKeys;
   /** Where rate-limit counters live; when absent, each budget counts in this module's memory. */
   rateLimitStores?: RateLimitStores;
-  /** Where the module counts its outcomes (the process's metrics). */
-  metrics?: { recordAuth(action: AuthAction, outcome: AuthOutcome): void };
   /** Injected so tests can move time; defaults to the wall clock. */
   now?: () => Date;
 }

@@ -1,14 +1,24 @@
 // The accounts area as one module: the account API under /api/v1/auth (public), the audit trail
-// under /internal/v1/auth-events (internal), and the envelope in which /api answers its errors.
+// under /internal/v1/auth-events (internal), the envelope in which /api answers its errors, and
+// what the module adds to the public OpenAPI document beyond the operations its routes generate.
 import type { Context } from 'hono';
 import type { Module } from '../http/module.js';
+import { memoryStores } from '../http/rate-limit-store.js';
 import { AuditLog } from './audit.js';
-import { createAuthEventsApp } from './audit-routes.js';
+import { errorResponsesAsJson } from './contract/errors.js';
 import type { AccountsDeps } from './deps.js';
-import { handleApiError } from './http/api-errors.js';
-import { ApiCode, ApiError, envelopeError } from './http/envelope.js';
-import { createAuthApp } from './routes.js';
-import { accountApiDocument, legacyDocumentPart } from '../docs/openapi.js';
+import { AuthError } from './errors.js';
+import { answerOf, handleApiError } from './http/api-errors.js';
+import { envelopeError } from './http/envelope.js';
+import { AuthOutcomes } from './metrics.js';
+import { accountRoutes } from './routes/account.routes.js';
+import { auditRoutes } from './routes/audit.routes.js';
+import { devicesRoutes } from './routes/devices.routes.js';
+import { createRouter, createRouteKit } from './routes/kit.js';
+import { passwordRoutes } from './routes/password.routes.js';
+import { profileRoutes } from './routes/profile.routes.js';
+import { sessionRoutes } from './routes/session.routes.js';
+import { createAccountServices } from './service/index.js';
 
 export type { AccountsDeps } from './deps.js';
 
@@ -25,12 +35,29 @@ export interface AccountsModule extends Module {
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
   const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays });
+  // One set of counters for the module's rate limits and budgets.
+  const stores = deps.rateLimitStores ?? memoryStores();
+  // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
+  const outcomes = new AuthOutcomes();
+  const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') });
+  const kit = createRouteKit({ config: deps.config, stores, services, outcomes });
+  const api = createRouter()
+    .use(async function arrival(c, next) {
+      // Before any await of this request: a refresh compares it with the rotation time of its token.
+      c.set('arrivedAt', now());
+      await next();
+    })
+    .route('/', sessionRoutes(kit, services.sessions))
+    .route('/', profileRoutes(kit, services.profile))
+    .route('/', passwordRoutes(kit, services.passwords))
+    .route('/', devicesRoutes(kit, services.devices))
+    .route('/', accountRoutes(kit, services.account));
   return {
     name: 'accounts',
     audit,
     mounts: [
-      { prefix: '/api/v1/auth', surface: 'public', routes: createAuthApp({ ...deps, audit }) },
-      { prefix: '/internal', surface: 'internal', routes: createAuthEventsApp(audit) },
+      { prefix: '/api/v1/auth', surface: 'public', routes: api },
+      { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
     ],
     errors: [
       {
@@ -38,13 +65,27 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
         onError: (error, c) => handleApiError(error, c, deps.logger),
         notFound: (c: Context, allowed: string[]) => {
           const { method, path } = c.req;
-          return allowed.length > 0 && !allowed.includes(method)
-            ? envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `method ${method} not allowed on ${path}`, 405, { Allow: allowed.join(', ') }))
-            : envelopeError(c, new ApiError(ApiCode.NOT_FOUND, `no such route: ${method} ${path}`, 404));
+          if (allowed.length === 0 || allowed.includes(method)) return envelopeError(c, answerOf(new AuthError('no_such_route', `no such route: ${method} ${path}`)));
+          const notAllowed = answerOf(new AuthError('method_not_allowed', `method ${method} not allowed on ${path}`));
+          notAllowed.headers.Allow = allowed.join(', ');
+          return envelopeError(c, notAllowed);
         },
       },
     ],
-    // Until the routes are declared with createRoute, the hand-kept document of the account API.
-    documents: { public: legacyDocumentPart(accountApiDocument()) },
+    collect(registry) {
+      registry.registerMetric(outcomes.counter);
+    },
+    documents: {
+      public: {
+        info: {
+          title: 'Chat backend: account API',
+          description:
+            'Every response is the envelope {code, message, data}; code 0 and message "ok" on success. Unknown routes answer 1004 (404, or 405 for a wrong method). Time values are yyyy-MM-dd HH:mm:ss in Asia/Shanghai.',
+        },
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'the access token from register, login or refresh-token' } },
+        // Any operation of the public face (the health and docs endpoints included) may answer these.
+        responses: errorResponsesAsJson(['rate_limited', 'internal']),
+      },
+    },
   };
 }

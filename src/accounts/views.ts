@@ -1,14 +1,20 @@
-// Response shapes of the account API, built field by field so no hash or digest can leak.
+// Answer shapes of the account API, built field by field so no hash or digest can leak; each typed
+// by its output schema in the contract.
 import { formatTime } from '../time.js';
+import type { AuthEvent } from './audit.js';
+import type { AuthEventView } from './contract/audit.js';
+import type { DeviceSessionView } from './contract/devices.js';
+import type { ProfileView } from './contract/profile.js';
+import type { SessionUserView, SessionView, TokenSetView } from './contract/session.js';
 import type { TokenSet, User } from './service.js';
 import type { DeviceSession } from './sessions.js';
 
-export function tokenSetView(tokens: TokenSet) {
+export function tokenSetView(tokens: TokenSet): TokenSetView {
   return { token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_in: tokens.expiresIn };
 }
 
 /** The user inside a register or login answer. */
-export function sessionUserView(user: User) {
+export function sessionUserView(user: User): SessionUserView {
   return {
     id: user.id,
     username: user.username,
@@ -19,26 +25,26 @@ export function sessionUserView(user: User) {
   };
 }
 
-export function profileView(user: User) {
+export function profileView(user: User): ProfileView {
   return {
     id: user.id,
     username: user.username,
     email: user.email,
     nickname: user.nickname,
     avatar: user.avatar,
-    gender: user.gender,
+    gender: user.gender as ProfileView['gender'],
     phone: user.phone,
     roles: [...user.roles],
     created_at: formatTime(user.createdAt),
   };
 }
 
-export function sessionView(result: { user: User; tokens: TokenSet }) {
+export function sessionView(result: { user: User; tokens: TokenSet }): SessionView {
   return { ...tokenSetView(result.tokens), user: sessionUserView(result.user) };
 }
 
 /** One entry of GET /sessions: the public id only, never a token id or a digest. */
-export function deviceSessionView(session: DeviceSession) {
+export function deviceSessionView(session: DeviceSession): DeviceSessionView {
   return {
     id: session.publicId,
     device: session.userAgent,
@@ -46,5 +52,21 @@ export function deviceSessionView(session: DeviceSession) {
     created_at: formatTime(session.createdAt),
     last_used_at: formatTime(session.lastUsedAt),
     current: session.current,
+  };
+}
+
+/** One event of the audit trail, for operators. */
+export function authEventView(e: AuthEvent): AuthEventView {
+  return {
+    id: e.id,
+    // Written only from AUTH_EVENT_TYPES (AuditLog.record takes an AuthEventType).
+    type: e.type as AuthEventView['type'],
+    time: formatTime(e.occurredAt),
+    user_id: e.userId,
+    session_id: e.sessionId,
+    account: e.account,
+    detail: e.detail,
+    ip: e.ip,
+    user_agent: e.userAgent,
   };
 }

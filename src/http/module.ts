@@ -39,6 +39,11 @@ export interface DocumentPart {
   paths?: Record<string, Record<string, unknown>>;
   webhooks?: Record<string, unknown>;
   schemas?: Record<string, unknown>;
+  /**
+   * Responses any operation of the surface may give (the /api envelope's 429 and 500), by status:
+   * added to each operation that does not state that status itself.
+   */
+  responses?: Record<string, unknown>;
 }
 
 /**

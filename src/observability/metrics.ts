@@ -1,13 +1,10 @@
-// Prometheus metrics (prom-client), one registry per process: HTTP, auth outcomes, rate limits, process;
-// each module registers its own collectors on `registry` (Module.collect).
+// Prometheus metrics (prom-client), one registry per process: HTTP, rate limits, process; each module
+// registers its own collectors on `registry` (Module.collect: the relay's media, the accounts' outcomes).
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import { matchedRoutes } from 'hono/route';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
-
-export type AuthAction = 'login' | 'refresh';
-export type AuthOutcome = 'ok' | 'failed' | 'rate_limited' | 'reused';
 
 const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-fallback'];
 
@@ -21,7 +18,6 @@ const RATE_LIMIT_MODES: readonly RateLimitMode[] = ['memory', 'redis', 'memory-f
 export class Metrics {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  private readonly authOutcomes: Counter<'action' | 'outcome'>;
   private readonly rateLimitFallbacks: Counter;
   private rateLimitMode: () => RateLimitMode = () => 'memory';
 
@@ -35,12 +31,6 @@ export class Metrics {
       help: 'HTTP request latency by method, route pattern and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-      registers,
-    });
-    this.authOutcomes = new Counter({
-      name: 'auth_outcomes_total',
-      help: 'Account API outcomes: login and refresh ok/failed/rate_limited; refresh reused (a revoking reuse, also counted as failed)',
-      labelNames: ['action', 'outcome'],
       registers,
     });
 
@@ -72,10 +62,6 @@ export class Metrics {
     this.rateLimitFallbacks.inc();
   }
 
-  recordAuth(action: AuthAction, outcome: AuthOutcome): void {
-    this.authOutcomes.inc({ action, outcome });
-  }
-
   /**
    * Counts and times a request that has been answered, by its route pattern (never the raw path, which
    * holds ids); `started` is its `performance.now()` at arrival.
@@ -85,14 +71,12 @@ export class Metrics {
     const route = routePattern(c);
     const { status } = c.res;
     this.httpDuration.observe({ method, route, status }, (performance.now() - started) / 1000);
-    if (method === 'POST' && route === '/api/v1/auth/login') this.recordAuth('login', outcomeOf(status));
-    if (method === 'POST' && route === '/api/v1/auth/refresh-token') this.recordAuth('refresh', outcomeOf(status));
   }
 }
 
 /**
  * Times each request and records it in `metrics` once it is answered (`recordHttp`: the latency
- * histogram by route pattern, and the login and refresh outcomes).
+ * histogram by route pattern).
  * @example app.use(httpMetrics(metrics))
  */
 export function httpMetrics(metrics: Metrics) {
@@ -101,12 +85,6 @@ export function httpMetrics(metrics: Metrics) {
     await next();
     metrics.recordHttp(c, started);
   });
-}
-
-function outcomeOf(status: number): AuthOutcome {
-  if (status === 200) return 'ok';
-  if (status === 429) return 'rate_limited';
-  return 'failed';
 }
 
 function routePattern(c: Context): string {

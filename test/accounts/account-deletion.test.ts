@@ -9,7 +9,7 @@ import { APP_TIMEOUT, call, expectError, expectOk, register } from './helpers.js
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ TRUST_PROXY: 'xff' });
+  t = await buildTestApp({ TRUST_PROXY: 'xff' }, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 

@@ -4,6 +4,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { eq, lt } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import type { authEventsPage } from '../../src/accounts/contract/audit.js';
 import { authEvents } from '../../src/db/schema.js';
 import { codeOf } from '../support/smtp.js';
 import { call, expectError, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';
@@ -12,21 +14,12 @@ import { appWith } from '../support/app.js';
 // No refresh grace period: the second presentation of a rotated token below must count as reuse.
 const { t, smtp, clock } = useMailingApp({ TRUST_PROXY: 'xff', AUTH_EVENTS_RETENTION_DAYS: '30', REFRESH_REUSE_GRACE_S: '0' });
 
-interface EventView {
-  id: number;
-  type: string;
-  time: string;
-  user_id: number | null;
-  session_id: string | null;
-  account: string | null;
-  detail: string | null;
-  ip: string | null;
-  user_agent: string | null;
-}
+/** A page of the trail as the contract types it. */
+type EventsPage = z.output<typeof authEventsPage>;
 
 async function events(query: string, token: string | null = t.internalToken) {
   const res = await t.app.request(`/internal/v1/auth-events${query}`, { headers: token === null ? {} : { 'X-Internal-Token': token } });
-  return { status: res.status, body: (await res.json()) as { events: EventView[]; next_cursor: string | null } & { code?: string; details?: unknown } };
+  return { status: res.status, body: (await res.json()) as EventsPage & { code?: string; details?: unknown } };
 }
 
 const headers = { 'user-agent': 'AuditAgent/1.0', 'x-forwarded-for': '192.0.2.44' };

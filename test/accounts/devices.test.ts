@@ -12,7 +12,7 @@ const now = () => new Date(Date.now() + offsetMs);
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ TRUST_PROXY: 'xff' }, { now });
+  t = await buildTestApp({ TRUST_PROXY: 'xff' }, { now, areas: { relay: false } });
 }, APP_TIMEOUT);
 afterEach(() => {
   offsetMs = 0;

@@ -9,7 +9,7 @@ import { APP_TIMEOUT, expectEnvelope, uniqueName } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -79,7 +79,7 @@ describe('the /api envelope', () => {
   });
 
   it('answers an internal failure with 500 and 1000, revealing nothing internal', async () => {
-    const broken = await buildTestApp();
+    const broken = await buildTestApp({}, { areas: { relay: false } });
     try {
       await broken.database.close();
       const username = uniqueName();

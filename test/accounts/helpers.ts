@@ -1,35 +1,49 @@
-// Helpers for the account API tests: requests in the envelope, unique users, token sets.
+// Helpers for the account API tests: requests in the envelope, unique users, token sets. A call's
+// answer is typed by the contract: the data of the route's success (any for a path no route has).
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { z } from 'zod';
+import type * as contract from '../../src/accounts/contract/index.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
-export interface Envelope<T = any> {
+export interface Envelope<T = unknown> {
   code: number;
   message: string;
   data: T;
 }
 
-export interface Reply<T = any> {
+export interface Reply<T = unknown> {
   status: number;
   headers: Headers;
   body: Envelope<T>;
 }
 
-export interface TokenSet {
-  token: string;
-  refresh_token: string;
-  expires_in: number;
-}
+/** Every route of the contract: its method, its path (with `{id}` parameters) and its success. */
+type Route = { [K in keyof typeof contract]: (typeof contract)[K] extends { method: string; path: string; responses: { 200: unknown } } ? (typeof contract)[K] : never }[keyof typeof contract];
+/** `/sessions/{id}` as the paths a test calls: `/sessions/${string}`. */
+type Concrete<P extends string> = P extends `${infer Head}{${string}}${infer Tail}` ? `${Head}${string}${Concrete<Tail>}` : P;
+type SuccessOf<R> = R extends { responses: { 200: { content: { 'application/json': { schema: infer S extends z.ZodType } } } } } ? z.output<S> extends { data: infer D } ? D : never : never;
+/** The data of the success of `METHOD path`; any for a call no route answers (a wrong method, a path that does not exist). */
+export type DataOf<M extends string, P extends string> = [Extract<Route, { method: Lowercase<M> }>] extends [infer R]
+  ? R extends { path: infer RP extends string }
+    ? P extends Concrete<RP>
+      ? SuccessOf<R>
+      : never
+    : never
+  : never;
+type Answer<M extends string, P extends string> = [DataOf<M, P>] extends [never] ? any : DataOf<M, P>;
+
+export type TokenSet = contract.TokenSetView;
 
 type App = TestApp['app'];
 
 /** A JSON request under /api/v1/auth; `token` goes into `Authorization: Bearer`. */
-export async function call<T = any>(
+export async function call<M extends string, P extends string, T = Answer<M, P>>(
   app: App,
-  method: string,
-  path: string,
+  method: M,
+  path: P,
   options: { body?: unknown; token?: string; headers?: Record<string, string> } = {},
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...options.headers };
@@ -113,7 +127,7 @@ export function useMailingApp(env: Record<string, string> = {}, options: { smtpD
   const smtp = late<TestSmtp>('the test SMTP server');
   beforeAll(async () => {
     smtp.set(await startTestSmtp({ delayMs: options.smtpDelayMs ?? 0 }));
-    app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs) }));
+    app.set(await buildTestApp({ SMTP_URL: smtp.value.url, ...env }, { now: () => new Date(Date.now() + clock.offsetMs), areas: { relay: false } }));
   }, APP_TIMEOUT);
   afterEach(() => {
     clock.offsetMs = 0;

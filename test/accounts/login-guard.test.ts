@@ -19,7 +19,7 @@ function expectAccountLimited(reply: Reply) {
 describe('failed logins per account (3 per minute here), any client address', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ TRUST_PROXY: 'xff', LOGIN_FAILURES_PER_ACCOUNT: '3', LOGIN_FAILURE_WINDOW_S: '60' });
+    t = await buildTestApp({ TRUST_PROXY: 'xff', LOGIN_FAILURES_PER_ACCOUNT: '3', LOGIN_FAILURE_WINDOW_S: '60' }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -83,7 +83,7 @@ describe('failed logins per account (3 per minute here), any client address', ()
 describe('the lock never outlasts the window (LOGIN_FAILURE_WINDOW_S=2 here)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ LOGIN_FAILURES_PER_ACCOUNT: '2', LOGIN_FAILURE_WINDOW_S: '2' });
+    t = await buildTestApp({ LOGIN_FAILURES_PER_ACCOUNT: '2', LOGIN_FAILURE_WINDOW_S: '2' }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -106,7 +106,7 @@ describe('the lock never outlasts the window (LOGIN_FAILURE_WINDOW_S=2 here)', (
 describe('client-address limits key IPv6 by its /64', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ TRUST_PROXY: 'xff', RATE_LIMIT_AUTH_PER_MIN: '3' });
+    t = await buildTestApp({ TRUST_PROXY: 'xff', RATE_LIMIT_AUTH_PER_MIN: '3' }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 

@@ -5,7 +5,7 @@ import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName, type Re
 let t: TestApp;
 let alice: Registered;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
   alice = await register(t.app, { username: uniqueName('Alice'), nickname: 'Ally' });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);

@@ -4,7 +4,7 @@ import { APP_TIMEOUT, call, expectError, expectOk, register } from './helpers.js
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 

@@ -5,7 +5,7 @@ import { APP_TIMEOUT, call, expectError, expectOk, register, TIME_FORMAT, unique
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -38,7 +38,7 @@ describe('GET /profile', () => {
 describe('time format', () => {
   it('renders created_at in Asia/Shanghai (UTC+8, no daylight saving)', async () => {
     const clock = new Date('2024-12-31T16:30:05.678Z');
-    const app = await buildTestApp({}, { now: () => clock });
+    const app = await buildTestApp({}, { now: () => clock, areas: { relay: false } });
     try {
       const user = await register(app.app);
       const reply = await call(app.app, 'GET', '/profile', { token: user.tokens.token });

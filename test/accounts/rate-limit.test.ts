@@ -28,7 +28,7 @@ describe('rate limits behind a proxy that appends X-Forwarded-For', () => {
       RATE_LIMIT_AUTH_PER_MIN: '2',
       RATE_LIMIT_REFRESH_PER_MIN: '2',
       RATE_LIMIT_API_PER_MIN: '3',
-    });
+    }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -95,7 +95,7 @@ describe('rate limits behind a proxy that appends X-Forwarded-For', () => {
 describe('rate limits on Fly', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ TRUST_PROXY: 'fly', RATE_LIMIT_AUTH_PER_MIN: '1', RATE_LIMIT_API_PER_MIN: '0' });
+    t = await buildTestApp({ TRUST_PROXY: 'fly', RATE_LIMIT_AUTH_PER_MIN: '1', RATE_LIMIT_API_PER_MIN: '0' }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 
@@ -117,7 +117,7 @@ describe('rate limits on Fly', () => {
 describe('without a trusted proxy', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await buildTestApp({ RATE_LIMIT_AUTH_PER_MIN: '2' });
+    t = await buildTestApp({ RATE_LIMIT_AUTH_PER_MIN: '2' }, { areas: { relay: false } });
   }, APP_TIMEOUT);
   afterAll(() => t.close(), APP_TIMEOUT);
 

@@ -7,7 +7,7 @@ import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName } from '
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { rotatedRefreshTokens, sessions } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName, type TokenSet } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName } from './helpers.js';
 
 // A clock the tests can move; the app reads it for every token expiry.
 let offsetMs = 0;
@@ -10,7 +10,7 @@ const now = () => new Date(Date.now() + offsetMs);
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({ ACCESS_TOKEN_TTL: '600', REFRESH_TOKEN_TTL: '3600' }, { now });
+  t = await buildTestApp({ ACCESS_TOKEN_TTL: '600', REFRESH_TOKEN_TTL: '3600' }, { now, areas: { relay: false } });
 }, APP_TIMEOUT);
 afterEach(() => {
   offsetMs = 0;
@@ -20,7 +20,7 @@ afterAll(() => t.close(), APP_TIMEOUT);
 /** Past the default REFRESH_REUSE_GRACE_S (10 s) after a rotation made at offset 0. */
 const AFTER_GRACE_MS = 10_500;
 
-const refresh = (refresh_token: unknown) => call<TokenSet>(t.app, 'POST', '/refresh-token', { body: { refresh_token } });
+const refresh = (refresh_token: unknown) => call(t.app, 'POST', '/refresh-token', { body: { refresh_token } });
 const profile = (token: string) => call(t.app, 'GET', '/profile', { token });
 
 describe('token lifecycle', () => {
@@ -72,7 +72,7 @@ describe('token lifecycle', () => {
       body: { username, email: `${username}@example.com`, password: 'secret-pw' },
       headers: { 'user-agent': 'test-agent/1.0' },
     });
-    const accessId = reply.body.data.token.split('.')[0];
+    const accessId = reply.body.data.token.split('.')[0]!;
     const [row] = await t.database.db.select({ userAgent: sessions.userAgent }).from(sessions).where(eq(sessions.accessId, accessId));
     expect(row!.userAgent).toBe('test-agent/1.0');
   });

@@ -1,7 +1,8 @@
 // The small pieces on their own: tokens, password hashing, the unique-violation mapping, field messages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../src/accounts/passwords.js';
-import { characterCount, registerBody } from '../../src/accounts/schemas.js';
+import { characterCount } from '../../src/accounts/contract/fields.js';
+import { registerBody } from '../../src/accounts/contract/session.js';
 import { uniqueViolation } from '../../src/accounts/service.js';
 import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/accounts/tokens.js';
 import { users } from '../../src/db/schema.js';

@@ -3,7 +3,7 @@ import { buildTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 });
 afterAll(() => t.close());
 

@@ -11,7 +11,7 @@ import { sleep } from './support/traffic.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(() => t?.close(), APP_TIMEOUT);
 

@@ -47,7 +47,7 @@ beforeAll(async () => {
     RATE_LIMIT_AUTH_PER_MIN: '1000000',
     RATE_LIMIT_REFRESH_PER_MIN: '1000000',
     RATE_LIMIT_API_PER_MIN: '1000000',
-  });
+  }, { areas: { relay: false } });
   owner = await register(t.app);
   const second = await register(t.app);
   refreshPair = second.tokens;

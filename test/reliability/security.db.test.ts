@@ -13,7 +13,7 @@ let t: TestApp;
 let smtp: TestSmtp;
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff' });
+  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff' }, { areas: { relay: false } });
 }, APP_TIMEOUT);
 afterAll(async () => {
   await t?.close();

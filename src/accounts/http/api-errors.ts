@@ -1,20 +1,38 @@
-// Turns anything thrown under /api into the envelope; a 500 never echoes an internal message.
+// Turns anything thrown under /api into the envelope, from the one error table; a 500 never echoes
+// an internal message.
 import type { Context } from 'hono';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { HTTPException } from 'hono/http-exception';
-import { AuthError, authErrorToApiError } from '../errors.js';
 import type { Logger } from '../../logger.js';
-import { ApiCode, ApiError, envelopeError } from './envelope.js';
+import { ACCOUNT_ERRORS, type AccountErrorKind } from '../contract/errors.js';
+import { AuthError } from '../errors.js';
+import { ApiError, envelopeError } from './envelope.js';
+
+/** What Hono's own middleware throw (body limit, JSON parsing, the body's media type) as kinds of the table. */
+const HTTP_EXCEPTIONS: Partial<Record<number, AccountErrorKind>> = {
+  400: 'malformed_json',
+  401: 'unauthenticated',
+  404: 'no_such_route',
+  413: 'body_too_large',
+  // @hono/zod-openapi's gate refuses a body whose media type the route does not declare.
+  415: 'not_json',
+  429: 'rate_limited',
+};
+
+/** The answer of a failure of the table, with its headers (WWW-Authenticate for a bad access token, Retry-After). */
+export function answerOf(error: AuthError): ApiError {
+  const { code, status } = ACCOUNT_ERRORS[error.reason];
+  const headers: Record<string, string> = error.reason === 'invalid_access_token' ? { 'WWW-Authenticate': 'Bearer realm="api"' } : {};
+  if (error.retryAfterS !== undefined) headers['Retry-After'] = String(error.retryAfterS);
+  return new ApiError(code, error.message, status, headers);
+}
 
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  if (error instanceof AuthError) return authErrorToApiError(error);
+  if (error instanceof AuthError) return answerOf(error);
   if (error instanceof HTTPException) {
-    if (error.status === 413) return new ApiError(ApiCode.INVALID_REQUEST, 'request body exceeds 64 KiB', 413);
-    if (error.status === 400) return new ApiError(ApiCode.INVALID_REQUEST, 'request body is not valid JSON', 400);
-    if (error.status === 401) return new ApiError(ApiCode.UNAUTHENTICATED, 'missing or invalid access token', 401);
-    if (error.status === 429) return new ApiError(ApiCode.RATE_LIMITED, 'too many requests, retry later', 429);
-    if (error.status === 404) return new ApiError(ApiCode.NOT_FOUND, 'no such route', 404);
+    const kind = HTTP_EXCEPTIONS[error.status];
+    if (kind) return answerOf(new AuthError(kind));
   }
   return undefined;
 }
@@ -23,7 +41,7 @@ export function handleApiError(error: unknown, c: Context, logger: Logger) {
   const known = toApiError(error);
   if (known) return envelopeError(c, known);
   logger.error({ err: loggable(error), requestId: c.get('requestId') }, 'unhandled error in account API');
-  return envelopeError(c, new ApiError(ApiCode.INTERNAL, 'internal error', 500));
+  return envelopeError(c, answerOf(new AuthError('internal')));
 }
 
 /** A failed query's parameters can hold password hashes and token digests: log the query and the cause only. */

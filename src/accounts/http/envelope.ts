@@ -1,23 +1,10 @@
-// The account API's response envelope `{code, message, data}` and its error codes.
+// The account API's response envelope `{code, message, data}`: a success, or a failure answered
+// with its code, status and headers.
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ApiCode } from '../contract/errors.js';
 
-export const ApiCode = {
-  OK: 0,
-  INTERNAL: 1000,
-  INVALID_REQUEST: 1001,
-  UNAUTHENTICATED: 1002,
-  RATE_LIMITED: 1003,
-  NOT_FOUND: 1004,
-  /** Too much password hashing queued: answered at once with Retry-After instead of a long wait. */
-  SERVER_BUSY: 1005,
-  USERNAME_TAKEN: 2001,
-  EMAIL_TAKEN: 2002,
-  WRONG_PASSWORD: 2003,
-  NO_SUCH_ACCOUNT: 2004,
-  INVALID_RESET_CODE: 2005,
-} as const;
-export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
+export { ApiCode } from '../contract/errors.js';
 
 export interface Envelope<T> {
   code: number;
@@ -25,7 +12,7 @@ export interface Envelope<T> {
   data: T;
 }
 
-/** A failure with its envelope code and HTTP status; turned into a response by the app's onError. */
+/** A failure with its envelope code and HTTP status, as answered. */
 export class ApiError extends Error {
   constructor(
     readonly code: ApiCode,
@@ -38,8 +25,9 @@ export class ApiError extends Error {
   }
 }
 
+/** A success; `data` typed by the route's output schema. */
 export function ok<T>(c: Context, data: T) {
-  return c.json({ code: ApiCode.OK, message: 'ok', data } satisfies Envelope<T>, 200);
+  return c.json({ code: ApiCode.OK, message: 'ok' as const, data }, 200);
 }
 
 export function envelopeError(c: Context, error: ApiError) {

@@ -1,29 +1,21 @@
-// zValidator wrapped once, so every validation failure under /api is the envelope's 1001.
-import { zValidator } from '@hono/zod-validator';
-import type { ValidationTargets } from 'hono';
-import type { z } from 'zod';
-import { ApiCode, ApiError } from './envelope.js';
+// The routes' validation (zValidator inside @hono/zod-openapi) answered once, as the envelope's
+// 1001 whose message names the first invalid field, e.g. `username: 3-50 letters, digits or underscores`.
+import type { Context, ValidationTargets } from 'hono';
+import { AuthError } from '../errors.js';
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 /**
- * Validates one part of the request with a zod schema; on failure throws ApiError 1001 whose
- * message names the first invalid field, e.g. `username: 3-50 letters, digits or underscores`.
- * For `json`, a body that is not declared as JSON fails too (Hono would otherwise validate `{}`).
- * @example app.post('/login', validate('json', loginBody), (c) => c.req.valid('json'))
+ * The routers' defaultHook. For `json`, a body that is not declared as JSON fails too (Hono would
+ * otherwise validate `{}`), whether or not `{}` passes the schema.
+ * @example new OpenAPIHono({ defaultHook: apiValidationHook })
  */
-export function validate<T extends z.ZodType, Target extends keyof ValidationTargets>(target: Target, schema: T) {
-  return zValidator(target, schema, (result, c) => {
-    if (target === 'json') {
-      const mediaType = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
-      if (!JSON_MEDIA_TYPE.test(mediaType)) {
-        throw new ApiError(ApiCode.INVALID_REQUEST, 'request body must be JSON (Content-Type: application/json)', 400);
-      }
-    }
-    if (!result.success) {
-      throw new ApiError(ApiCode.INVALID_REQUEST, describeIssue(result.error.issues[0]), 400);
-    }
-  });
+export function apiValidationHook(result: { target: keyof ValidationTargets; success: boolean; error?: { issues: readonly IssueLike[] } }, c: Context): void {
+  if (result.target === 'json') {
+    const mediaType = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
+    if (!JSON_MEDIA_TYPE.test(mediaType)) throw new AuthError('not_json');
+  }
+  if (!result.success) throw new AuthError('invalid_request', describeIssue(result.error?.issues[0]));
 }
 
 interface IssueLike {

@@ -1,0 +1,137 @@
+// The account API's failures: ONE table giving each its envelope code, HTTP status, the message it
+// answers with by default and what it means for a client. The /api error handler answers from it,
+// the routes declare their error responses from it (so the OpenAPI document does), tests read it.
+import { z } from 'zod';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+/** The envelope codes: 0 for success, 1xxx for any endpoint, 2xxx for account rules. */
+export const ApiCode = {
+  OK: 0,
+  INTERNAL: 1000,
+  INVALID_REQUEST: 1001,
+  UNAUTHENTICATED: 1002,
+  RATE_LIMITED: 1003,
+  NOT_FOUND: 1004,
+  /** Too much password hashing queued: answered at once with Retry-After instead of a long wait. */
+  SERVER_BUSY: 1005,
+  USERNAME_TAKEN: 2001,
+  EMAIL_TAKEN: 2002,
+  WRONG_PASSWORD: 2003,
+  NO_SUCH_ACCOUNT: 2004,
+  INVALID_RESET_CODE: 2005,
+} as const;
+export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
+
+export interface AccountErrorRow {
+  code: ApiCode;
+  status: ContentfulStatusCode;
+  /** The answer's message unless the failure gives its own. */
+  message: string;
+  /** What it means, for the document. */
+  meaning: string;
+}
+
+const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
+const RATE_LIMITED_MEANING =
+  "too many requests (per client; on login and password change also too many failures for the account; on password forgot and reset also the client address's hourly reset budget); Retry-After is set";
+
+/**
+ * Every failure of the area by kind. The services throw `AuthError(kind)` (they know nothing of
+ * HTTP); the HTTP layer throws the same for what it refuses (a body that is not JSON, a route
+ * that does not exist).
+ */
+export const ACCOUNT_ERRORS = {
+  internal: { code: ApiCode.INTERNAL, status: 500, message: 'internal error', meaning: 'internal error' },
+  invalid_request: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request: invalid', meaning: INVALID_MEANING },
+  not_json: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request body must be JSON (Content-Type: application/json)', meaning: INVALID_MEANING },
+  malformed_json: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request body is not valid JSON', meaning: INVALID_MEANING },
+  body_too_large: { code: ApiCode.INVALID_REQUEST, status: 413, message: 'request body exceeds 64 KiB', meaning: INVALID_MEANING },
+  // A new password the rules refuse is a field failure, like any other rule of the body.
+  weak_password: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'password: must not be a common password', meaning: 'new password too common, or equal to the username or e-mail' },
+  unauthenticated: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'missing or invalid access token', meaning: 'access token missing, malformed, expired or revoked' },
+  invalid_access_token: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'access token is invalid, expired or revoked', meaning: 'access token missing, malformed, expired or revoked' },
+  invalid_refresh_token: {
+    code: ApiCode.UNAUTHENTICATED,
+    status: 401,
+    message: 'refresh token is invalid, expired or revoked',
+    meaning: 'refresh token missing, malformed, expired, revoked or reused (reuse after the REFRESH_REUSE_GRACE_S grace period revokes the session)',
+  },
+  rate_limited: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many requests, retry later', meaning: RATE_LIMITED_MEANING },
+  too_many_failures: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many failed attempts for this account, retry later', meaning: RATE_LIMITED_MEANING },
+  // A per-client budget of the password reset endpoints: tied to the requester, decided before the
+  // e-mail address is looked up, so it says nothing about the address.
+  source_throttled: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many password reset attempts from this address, retry later', meaning: RATE_LIMITED_MEANING },
+  no_such_route: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such route', meaning: 'no such route' },
+  method_not_allowed: { code: ApiCode.NOT_FOUND, status: 405, message: 'method not allowed', meaning: 'the path exists, not with this method; Allow lists its methods' },
+  // Another user's session answers exactly like an unknown one.
+  no_such_session: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such session', meaning: "no such session (another user's session answers the same)" },
+  // In production without SMTP_URL the reset endpoints do not exist.
+  mail_disabled: { code: ApiCode.NOT_FOUND, status: 404, message: 'password reset is not available: mail is not configured', meaning: 'password reset is not available (production without SMTP_URL)' },
+  server_busy: { code: ApiCode.SERVER_BUSY, status: 503, message: 'server busy, retry later', meaning: 'too much password hashing queued; Retry-After is set, nothing was done' },
+  // The code queue is full: the request is refused rather than answered 0 without a mail; decided
+  // before the e-mail address is looked up, so it says nothing about the address.
+  mail_busy: {
+    code: ApiCode.SERVER_BUSY,
+    status: 503,
+    message: 'too much mail queued to send a code now, retry later',
+    meaning: 'the queue of codes to mail is full (decided before the address is looked up); Retry-After is set, nothing was issued',
+  },
+  username_taken: { code: ApiCode.USERNAME_TAKEN, status: 409, message: 'username is already taken', meaning: 'username already taken' },
+  email_taken: { code: ApiCode.EMAIL_TAKEN, status: 409, message: 'e-mail address is already registered', meaning: 'e-mail already registered' },
+  wrong_password: { code: ApiCode.WRONG_PASSWORD, status: 401, message: 'wrong password', meaning: 'wrong password' },
+  // The caller is authenticated; a wrong old password refuses the action rather than the caller.
+  wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong' },
+  no_such_account: { code: ApiCode.NO_SUCH_ACCOUNT, status: 401, message: 'no account with that username or e-mail address', meaning: 'no account with that username or e-mail' },
+  invalid_reset_code: {
+    code: ApiCode.INVALID_RESET_CODE,
+    status: 400,
+    message: 'the code is wrong, used or expired; ask for a new one',
+    meaning: 'the code is wrong, used, revoked by a password change, expired (15 min) or out of tries; ask for a new one',
+  },
+} as const satisfies Record<string, AccountErrorRow>;
+
+export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;
+
+/** Every answer but a success: a non-zero code, a message, no data. */
+export const errorEnvelope = z.strictObject({ code: z.int().describe('non-zero error code'), message: z.string(), data: z.null() });
+
+/** An error response a route declares: a kind of the table, or a kind with what it means on that route. */
+export type ErrorRow = AccountErrorKind | readonly [AccountErrorKind, string];
+
+/**
+ * The error responses of a route for createRoute's `responses`, grouped by status, each status
+ * described by its codes and meanings, with one example per code.
+ * @example errorResponses(['invalid_request', 'username_taken', ['email_taken', 'e-mail already registered']])
+ */
+export function errorResponses(rows: readonly ErrorRow[]) {
+  const byStatus = new Map<number, Array<{ code: number; meaning: string }>>();
+  for (const row of rows) {
+    const [kind, meaning] = typeof row === 'string' ? [row, undefined] : row;
+    const { code, status, meaning: standard } = ACCOUNT_ERRORS[kind];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), { code, meaning: meaning ?? standard }]);
+  }
+  const responses: Record<number, { description: string; content: { 'application/json': { schema: typeof errorEnvelope; examples: Record<string, { value: unknown }> } } }> = {};
+  for (const [status, list] of byStatus) {
+    responses[status] = {
+      description: list.map(({ code, meaning }) => `${code}: ${meaning}`).join('; '),
+      content: {
+        'application/json': {
+          schema: errorEnvelope,
+          examples: Object.fromEntries(list.map(({ code, meaning }) => [String(code), { value: { code, message: meaning, data: null } }])),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+/**
+ * errorResponses as a module's document part states them (the document's own JSON, not schemas
+ * for a route to generate from): for the responses every operation of a surface may give.
+ */
+export function errorResponsesAsJson(rows: readonly ErrorRow[]): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(errorEnvelope, { io: 'output', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.entries(errorResponses(rows)).map(([status, response]) => [status, { ...response, content: { 'application/json': { ...response.content['application/json'], schema } } }]),
+  );
+}

@@ -1,0 +1,89 @@
+// The account area's services, built once per module from its dependencies: the domain pieces
+// (users and tokens, sessions, failure budgets, reset codes, mail) and the actions the routes call.
+import { createMailer } from '../../mail/mailer.js';
+import { NoticeThrottle } from '../../mail/notice-throttle.js';
+import { memoryStores } from '../../http/rate-limit-store.js';
+import { AccountDeletion } from '../account.js';
+import type { AuditLog } from '../audit.js';
+import type { AccountsDeps } from '../deps.js';
+import { LoginGuard } from '../login-guard.js';
+import { PasswordReset, passwordChangedNotice } from '../password-reset.js';
+import { AuthService, type SessionClient } from '../service.js';
+import { SessionDirectory } from '../sessions.js';
+import { AccountService } from './account.service.js';
+import { DeviceService } from './devices.service.js';
+import { PasswordService } from './password.service.js';
+import { ProfileService } from './profile.service.js';
+import { SessionService } from './session.service.js';
+
+export interface AccountServices {
+  /** Users, sessions and tokens: the access token of each authenticated request is checked here. */
+  auth: AuthService;
+  sessions: SessionService;
+  profile: ProfileService;
+  passwords: PasswordService;
+  devices: DeviceService;
+  account: AccountService;
+}
+
+export interface AccountServicesDeps extends AccountsDeps {
+  audit: AuditLog;
+  now: () => Date;
+  /** Told when a rotated refresh token comes back and its session is revoked. */
+  onRefreshReuse?: () => void;
+}
+
+/** @example const services = createAccountServices({ ...deps, audit, now }) */
+export function createAccountServices(deps: AccountServicesDeps): AccountServices {
+  const { config, audit, now, logger } = deps;
+  const db = deps.database.db;
+  const auth = new AuthService({
+    db,
+    accessTokenTtl: config.auth.accessTokenTtl,
+    refreshTokenTtl: config.auth.refreshTokenTtl,
+    now,
+    logger,
+    // `client`: who presented the token, passed down by refresh() (not through AsyncLocalStorage,
+    // whose promise hooks, once on, cost every promise of the process).
+    onRefreshReuse: (revoked, client: SessionClient | undefined) => {
+      deps.onRefreshReuse?.();
+      const common = { userId: revoked.userId, sessionId: revoked.sessionPublicId, ip: client?.ip, userAgent: client?.userAgent };
+      void audit.record({ type: 'refresh_reuse_detected', ...common }, { type: 'session_ended', ...common, detail: 'refresh_reuse' });
+    },
+    refreshReuseGraceS: config.auth.refreshReuseGraceS,
+    hashMaxWaitMs: config.auth.hashMaxWaitMs,
+  });
+  const devices = new SessionDirectory({ db, now });
+  const stores = deps.rateLimitStores ?? memoryStores();
+  const mailer = createMailer(config, logger);
+  // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
+  const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded) }) : undefined;
+  const keys = deps.authKeys;
+  if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
+  const reset =
+    mailer && notices
+      ? new PasswordReset({
+          db,
+          now,
+          logger,
+          mailer,
+          notices,
+          audit,
+          keys,
+          budgets: {
+            ...config.passwordReset,
+            stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },
+          },
+        })
+      : undefined;
+  // Failed logins and failed password changes, per account whatever the client address: one budget.
+  const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  return {
+    auth,
+    sessions: new SessionService({ db, logger, auth, devices, audit, failures }),
+    profile: new ProfileService({ auth }),
+    passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
+    devices: new DeviceService({ devices, audit }),
+    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
+  };
+}

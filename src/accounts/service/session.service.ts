@@ -1,0 +1,76 @@
+// Sessions as the account API opens and ends them: register, log in, refresh, log out, with the
+// password rules, the per-account failure budget, the session cap and the audit trail. Knows nothing of HTTP.
+import type { Db } from '../../db/client.js';
+import type { Logger } from '../../logger.js';
+import { userIdOfAccount } from '../account.js';
+import { normaliseAccount, type AuditLog } from '../audit.js';
+import type { RegisterBody } from '../contract/session.js';
+import { AuthError } from '../errors.js';
+import { accountKey, type LoginGuard } from '../login-guard.js';
+import { assertAcceptablePassword } from '../password-policy.js';
+import type { Authenticated, AuthService, SessionClient, TokenSet, User } from '../service.js';
+import type { LogoutScope, SessionDirectory } from '../sessions.js';
+import { afterwards } from './after-action.js';
+
+export interface SessionServiceDeps {
+  db: Db;
+  logger: Logger;
+  auth: AuthService;
+  devices: SessionDirectory;
+  audit: AuditLog;
+  failures: LoginGuard;
+}
+
+export class SessionService {
+  constructor(private readonly deps: SessionServiceDeps) {}
+
+  async register(body: RegisterBody, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+    assertAcceptablePassword('password', body.password, body);
+    const result = await this.deps.auth.register({ username: body.username, email: body.email, password: body.password, nickname: body.nickname }, client);
+    await this.opened('registered', result.user.id, result.tokens.accessToken, client);
+    return result;
+  }
+
+  async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+    const { auth, failures, audit, db } = this.deps;
+    let result;
+    try {
+      result = await failures.run([accountKey(account)], () => auth.login(account, password, client));
+    } catch (error) {
+      // A refusal before any password was checked (busy, or the account's failure budget spent) is
+      // no authentication event: counted in metrics, not written, so a flood cannot turn into writes.
+      if (error instanceof AuthError && error.reason !== 'server_busy' && error.reason !== 'too_many_failures') {
+        const userId = error.reason === 'no_such_account' ? undefined : await userIdOfAccount(db, account).catch(() => undefined);
+        await audit.record({ type: 'login_failed', userId, account: normaliseAccount(account), detail: error.reason, ip: client.ip, userAgent: client.userAgent });
+      }
+      throw error;
+    }
+    await this.opened('login_succeeded', result.user.id, result.tokens.accessToken, client, normaliseAccount(account));
+    return result;
+  }
+
+  /** `arrivedAt`: when the request arrived, compared with the rotation time of the token. */
+  refresh(refreshToken: string, arrivedAt: Date, client: SessionClient): Promise<TokenSet> {
+    return this.deps.auth.refresh(refreshToken, arrivedAt, client);
+  }
+
+  async logout(auth: Authenticated, scope: LogoutScope, client: SessionClient): Promise<void> {
+    const ended = await this.deps.devices.endByScope(auth.user.id, auth.sessionId, scope);
+    await this.deps.audit.record(
+      ...ended.map((id) => ({ type: 'session_ended' as const, userId: auth.user.id, sessionId: id, detail: 'user', ip: client.ip, userAgent: client.userAgent })),
+    );
+  }
+
+  /** After register or login: the session cap, and the audit row with the new session's public id. */
+  private opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
+    const { devices, audit, logger } = this.deps;
+    return afterwards(logger, type, async () => {
+      const session = await devices.byAccessId(accessToken.split('.')[0]!);
+      const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
+      await audit.record(
+        { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
+        ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),
+      );
+    });
+  }
+}

@@ -1,0 +1,121 @@
+// The operations of the OpenAPI documents, as they were when the documents were still kept by hand
+// (src/docs/openapi.ts, dumped before the routes were declared with createRoute): each operation with
+// the status codes of its responses. The generated documents must keep every one of them.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../support/app.js';
+
+/** `METHOD path statuses` of the public document (the account API, health and docs). */
+const PUBLIC_OPERATIONS = [
+  'POST /api/v1/auth/register 200,400,409,429,500,503',
+  'POST /api/v1/auth/login 200,400,401,429,500,503',
+  'POST /api/v1/auth/logout 200,400,401,429,500',
+  'POST /api/v1/auth/refresh-token 200,400,401,429,500',
+  'GET /api/v1/auth/profile 200,401,429,500',
+  'PUT /api/v1/auth/profile 200,400,401,429,500',
+  'PUT /api/v1/auth/password 200,400,401,403,429,500,503',
+  'GET /api/v1/auth/sessions 200,401,429,500',
+  'DELETE /api/v1/auth/sessions/{id} 200,401,404,429,500',
+  'DELETE /api/v1/auth/account 200,400,401,403,429,500',
+  'POST /api/v1/auth/password/forgot 200,400,404,429,500,503',
+  'POST /api/v1/auth/password/reset 200,400,404,429,500',
+  'GET /healthz 200,429,500',
+  'GET /readyz 200,429,500',
+  'GET /api/v1/openapi.json 200,429,500',
+  'GET /docs 200,429,500',
+];
+
+/** The internal document's operations outside the relay: the audit trail, the metrics and the document itself. */
+const INTERNAL_OPERATIONS = [
+  'GET /internal/metrics 200,401,500',
+  'GET /internal/v1/openapi.json 200,401,500',
+  'GET /internal/v1/auth-events 200,400,401,500',
+];
+
+/**
+ * Responses the generated documents add, each a status the endpoint really answers with and the
+ * hand-kept document left out.
+ */
+const ADDED = { 'GET /readyz': ['503'] } as Record<string, string[]>;
+
+/** The expected operations: the hand-kept ones, with the added statuses. */
+function expected(list: readonly string[]): string[] {
+  return list
+    .map((line) => {
+      const [method, path, statuses] = line.split(' ') as [string, string, string];
+      const all = [...statuses.split(','), ...(ADDED[`${method} ${path}`] ?? [])].sort();
+      return `${method} ${path} ${all.join(',')}`;
+    })
+    .sort();
+}
+
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+
+function operations(doc: Doc, only?: RegExp): string[] {
+  const list: string[] = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    if (only && !only.test(path)) continue;
+    for (const [method, op] of Object.entries(ops)) list.push(`${method.toUpperCase()} ${path} ${Object.keys(op.responses).sort().join(',')}`);
+  }
+  return list.sort();
+}
+
+async function documents(t: TestApp): Promise<{ publicDoc: Doc; internalDoc: Doc }> {
+  const pub = await t.app.request('/api/v1/openapi.json');
+  const internal = await t.app.request('/internal/v1/openapi.json', { headers: { 'X-Internal-Token': t.internalToken } });
+  expect([pub.status, internal.status]).toEqual([200, 200]);
+  return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
+}
+
+const NOT_RELAY = /^\/internal\/(metrics|v1\/openapi\.json|v1\/auth-events)$/;
+
+describe('the documents of every area composed', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('list the same public operations, with the same response statuses', async () => {
+    const { publicDoc } = await documents(t);
+    expect(operations(publicDoc)).toEqual(expected(PUBLIC_OPERATIONS));
+  });
+
+  it('list the same internal operations outside the relay, with the same response statuses', async () => {
+    const { internalDoc } = await documents(t);
+    expect(operations(internalDoc, NOT_RELAY)).toEqual(expected(INTERNAL_OPERATIONS));
+  });
+});
+
+describe('the documents without the relay (generated from the routes alone)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({}, { areas: { relay: false } });
+  });
+  afterAll(() => t.close());
+
+  it('list the same public operations, with the same response statuses', async () => {
+    const { publicDoc } = await documents(t);
+    expect(operations(publicDoc)).toEqual(expected(PUBLIC_OPERATIONS));
+  });
+
+  it('list the same internal operations outside the relay, with the same response statuses', async () => {
+    const { internalDoc } = await documents(t);
+    expect(operations(internalDoc)).toEqual(expected(INTERNAL_OPERATIONS));
+  });
+
+  it('are valid OpenAPI 3.1', async () => {
+    const { publicDoc, internalDoc } = await documents(t);
+    for (const doc of [publicDoc, internalDoc]) {
+      const result = await new Validator().validate(doc as never);
+      expect(result.errors ?? []).toEqual([]);
+    }
+  });
+
+  it('name every operation as the hand-kept documents did', async () => {
+    const { publicDoc, internalDoc } = await documents(t);
+    const ids = [publicDoc, internalDoc].flatMap((doc) => Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => (op as { operationId?: string }).operationId)));
+    expect(ids).toEqual(expect.arrayContaining(['postApiV1AuthLogin', 'deleteApiV1AuthSessionsId', 'getHealthz', 'getInternalV1AuthEvents', 'getInternalMetrics']));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
