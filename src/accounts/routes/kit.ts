@@ -4,7 +4,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { AppEnv } from '../../http/env.js';
 import { clientAddress, rateLimit } from '../../http/rate-limit.js';
 import type { RateLimitStores } from '../../http/rate-limit-store.js';
