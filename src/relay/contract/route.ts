@@ -88,6 +88,11 @@ export function relayRoute<M extends Method, const P extends string, S extends S
       },
     };
   }
+  // Every body is limited before the route sees it (src/app.ts, INTERNAL_BODY_LIMIT).
+  if (spec.body) {
+    const meaning = 'request body exceeds 256 KiB';
+    responses[413] = { description: `VALIDATION_ERROR: ${meaning}`, content: { 'application/json': { schema: errorDocument, examples: { VALIDATION_ERROR: { value: { code: 'VALIDATION_ERROR', message: meaning } } } } } };
+  }
   const hasId = spec.path.includes('{id}');
   return createRoute({
     method: spec.method,
