@@ -13,7 +13,7 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
 // VITEST_MAX_WORKERS, if set, overrides every project's maxWorkers, the timing ones too: leave it unset.
 
 /** Forks for the bulk group: measured on 2 cores (issue 26), see the commit that set it. */
-const BULK_WORKERS = 3;
+const BULK_WORKERS = 2;
 
 /** The files that run alone, and why; `db: true` where the `postgres` project runs the file too. */
 const TIMING: { glob: string; db?: true }[] = [

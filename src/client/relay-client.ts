@@ -17,7 +17,7 @@ export type { PipeRelay, RelayApi, RelayClientOptions, RelayErrorCode, RelayEven
 async function json<T>(call: Promise<ClientResponse<T, number, 'json'>>): Promise<T> {
   const res = await call;
   if (!res.ok) throw await toError(res);
-  return (await res.json()) as T;
+  return (await res.json());
 }
 
 async function empty(call: Promise<ClientResponse<unknown, number, string>>): Promise<void> {

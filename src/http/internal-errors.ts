@@ -57,6 +57,6 @@ export function toInternalError(error: unknown): InternalError | undefined {
 export function handleInternalError(error: unknown, c: Context, logger: Logger): Response {
   const known = toInternalError(error);
   if (known) return c.json(known.toBody(), known.status);
-  logger.error({ err: error, requestId: c.get('requestId') as string | undefined }, 'unhandled error in internal API');
+  logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error in internal API');
   return c.json({ code: 'INTERNAL_ERROR', message: 'internal error' } satisfies InternalErrorBody, 500);
 }

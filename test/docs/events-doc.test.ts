@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, relayStreamEventSchema } from '../../src/relay/events/types.js';
+import { EVENT_TYPES, relayStreamEventSchema } from '../../src/relay/contract/events.js';
 
 const doc = readFileSync(new URL('../../docs/events.md', import.meta.url), 'utf8');
 

@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleForBrowser } from '../../examples/browser-demo/start.js';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import type { RelayEvent } from '../../src/relay/events/types.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
 

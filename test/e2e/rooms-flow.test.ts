@@ -3,7 +3,7 @@
 // API (the typed client, with app.request as its fetch), as a signaling server drives it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import type { RelayEvent } from '../../src/relay/events/types.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { allocateRtcPorts, buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
 import type { ReadPacket } from '../support/webrtc/rtp.js';

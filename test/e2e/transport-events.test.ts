@@ -4,7 +4,7 @@
 // certificate that does not match, DTLS fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
-import { relayStreamEventSchema, type RelayStreamEvent } from '../../src/relay/events/types.js';
+import { relayStreamEventSchema, type RelayStreamEvent } from '../../src/relay/contract/events.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { SendPeer } from '../support/webrtc/peer.js';
 import { openStream, serveApp, type AppServer, type SseReader } from '../events/support.js';

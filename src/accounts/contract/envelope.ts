@@ -27,7 +27,7 @@ export const BEARER = [{ bearer: [] as string[] }];
  * export const login = accountRoute({ method: 'post', path: '/login', ..., responses: { 200: ok(session) } }, ['invalid_request', 'wrong_password'])
  */
 export function accountRoute<P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(route: R, errors: readonly ErrorRow[]) {
-  return createRoute({ ...route, responses: { ...route.responses, ...errorResponses(errors) } } as R);
+  return createRoute({ ...route, responses: { ...route.responses, ...errorResponses(errors) } });
 }
 
 /** A success response of a route: `data` in the envelope, as JSON. */

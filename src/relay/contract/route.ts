@@ -88,8 +88,9 @@ export function relayRoute<M extends Method, const P extends string, S extends S
       },
     };
   }
-  // Every body is limited before the route sees it (src/app.ts, INTERNAL_BODY_LIMIT).
-  if (spec.body) {
+  // Every request's body is limited before any route sees it (src/app.ts, INTERNAL_BODY_LIMIT), a
+  // bodyless operation's too: a client may send one anyway.
+  {
     const meaning = 'request body exceeds 256 KiB';
     responses[413] = { description: `VALIDATION_ERROR: ${meaning}`, content: { 'application/json': { schema: errorDocument, examples: { VALIDATION_ERROR: { value: { code: 'VALIDATION_ERROR', message: meaning } } } } } };
   }
@@ -121,7 +122,7 @@ function operationIdOf(method: string, path: string): string {
  */
 function documented<T extends z.ZodType>(schema: T, io: 'input' | 'output'): T {
   const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
-  return schema.meta(json) as T;
+  return schema.meta(json);
 }
 
 const errorDocument = documented(relayErrorSchema, 'output');

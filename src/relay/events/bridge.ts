@@ -24,12 +24,12 @@ export type CloseReason = 'api' | 'shutdown' | 'worker_died' | `${string}_closed
 
 /** Each kind's close event; the reason is one of the kind's own (the schema in types.ts lists them). */
 const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) => RelayEventInput } = {
-  router: ({ router }, reason) => ({ type: 'router.closed', routerId: router.id, appData: router.appData as AppData, reason: reason as never }),
+  router: ({ router }, reason) => ({ type: 'router.closed', routerId: router.id, appData: router.appData, reason: reason as never }),
   transport: ({ transport, routerId }, reason) => ({
     type: 'transport.closed',
     transportId: transport.id,
     routerId,
-    appData: transport.appData as AppData,
+    appData: transport.appData,
     reason: reason as never,
   }),
   producer: ({ producer, routerId, transportId }, reason) => ({
@@ -37,7 +37,7 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     producerId: producer.id,
     transportId,
     routerId,
-    appData: producer.appData as AppData,
+    appData: producer.appData,
     reason: reason as never,
   }),
   consumer: (entry, reason) => ({ type: 'consumer.closed', ...onConsumer(entry), reason: reason as never }),
@@ -46,7 +46,7 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     dataProducerId: dataProducer.id,
     transportId,
     routerId,
-    appData: dataProducer.appData as AppData,
+    appData: dataProducer.appData,
     reason: reason as never,
   }),
   dataConsumer: ({ dataConsumer, routerId, transportId, dataProducerId }, reason) => ({
@@ -55,14 +55,14 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     dataProducerId,
     transportId,
     routerId,
-    appData: dataConsumer.appData as AppData,
+    appData: dataConsumer.appData,
     reason: reason as never,
   }),
   pipeTransport: ({ pipeTransport, routerId }, reason) => ({
     type: 'pipeTransport.closed',
     pipeTransportId: pipeTransport.id,
     routerId,
-    appData: pipeTransport.appData as AppData,
+    appData: pipeTransport.appData,
     reason: reason as never,
   }),
 };
@@ -77,14 +77,14 @@ const WATCH: { [K in ResourceKind]?: (entry: EntryOf[K], publish: Publish) => vo
     // on the entry as `speakers`); each emits only its own kind's events, so both are listened to.
     router.observer.on('newrtpobserver', (rtpObserver) => {
       (rtpObserver as ms.ActiveSpeakerObserver).observer.on('dominantspeaker', ({ producer }) =>
-        publish({ type: 'router.activeSpeaker', routerId: router.id, producerId: producer.id, appData: producer.appData as AppData }),
+        publish({ type: 'router.activeSpeaker', routerId: router.id, producerId: producer.id, appData: producer.appData }),
       );
       const levels = (rtpObserver as ms.AudioLevelObserver).observer;
       levels.on('volumes', (volumes) =>
         publish({
           type: 'router.audioLevels',
           routerId: router.id,
-          volumes: volumes.map(({ producer, volume }) => ({ producerId: producer.id, volume, appData: producer.appData as AppData })),
+          volumes: volumes.map(({ producer, volume }) => ({ producerId: producer.id, volume, appData: producer.appData })),
         }),
       );
       levels.on('silence', () => publish({ type: 'router.silence', routerId: router.id }));
@@ -251,7 +251,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
           logger.error({ err: error, kind, id: resource.id }, 'media close handler failed');
         }
       });
-      (WATCH[kind] as ((entry: EntryOf[typeof kind], publish: Publish) => void) | undefined)?.(entry, (input) => {
+      (WATCH[kind])?.(entry, (input) => {
         try {
           publish(input);
         } catch (error) {

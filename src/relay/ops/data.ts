@@ -48,7 +48,7 @@ export async function createDataProducer(deps: OpsDeps, input: CreateDataProduce
     'create data producer',
     () =>
       entry.transport.produceData({
-        sctpStreamParameters: sctpStreamParameters as ms.SctpStreamParameters,
+        sctpStreamParameters: sctpStreamParameters,
         label: input.label ?? '',
         protocol: input.protocol ?? '',
         ...(input.appData ? { appData: input.appData } : {}),

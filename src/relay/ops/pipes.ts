@@ -162,7 +162,7 @@ export async function createPipeProducer(deps: OpsDeps, id: string, input: Creat
           entry.pipeTransport.produce({
             id: producerId,
             kind: input.kind,
-            rtpParameters: input.rtpParameters as unknown as ms.RtpParameters,
+            rtpParameters: input.rtpParameters,
             paused: input.paused ?? false,
             ...(input.appData ? { appData: input.appData } : {}),
           }),

@@ -17,7 +17,7 @@ export async function createProducer(deps: OpsDeps, input: CreateProducerBody): 
       () =>
         entry.transport.produce({
           kind: input.kind,
-          rtpParameters: input.rtpParameters as unknown as ms.RtpParameters,
+          rtpParameters: input.rtpParameters,
           paused: input.paused ?? false,
           ...(input.appData ? { appData: input.appData } : {}),
         }),
