@@ -86,7 +86,7 @@ async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, 
     router.createWebRtcTransport({ webRtcServer }),
   ]);
   await Promise.all([send.connect({ dtlsParameters: fakeDtlsParameters }), recv.connect({ dtlsParameters: fakeDtlsParameters })]);
-  const producer = await send.produce({ kind: 'audio', rtpParameters: opusProducerRtpParameters(ssrc++) as ms.RtpParameters });
+  const producer = await send.produce({ kind: 'audio', rtpParameters: opusProducerRtpParameters(ssrc++) });
   const consumer = await recv.consume({ producerId: producer.id, rtpCapabilities: router.rtpCapabilities, paused: true });
   await consumer.resume();
   consumer.close();

@@ -31,7 +31,7 @@ describe('password hashing queue', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(done.length).toBeGreaterThan(0);
     for (const r of refused) {
-      const error = (r as PromiseRejectedResult).reason as AuthError;
+      const error = (r).reason as AuthError;
       expect(error).toBeInstanceOf(AuthError);
       expect(error.reason).toBe('server_busy');
       expect(error.retryAfterS).toBeGreaterThanOrEqual(1);

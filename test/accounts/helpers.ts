@@ -100,9 +100,9 @@ export async function register(app: App, overrides: Record<string, unknown> = {}
   expectOk(reply);
   const { token, refresh_token, expires_in, user } = reply.body.data;
   return {
-    username: body.username as string,
-    email: body.email as string,
-    password: body.password as string,
+    username: body.username,
+    email: body.email,
+    password: body.password,
     id: user.id,
     tokens: { token, refresh_token, expires_in },
   };

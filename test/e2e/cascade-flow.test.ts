@@ -87,7 +87,7 @@ describe('cascading relays: two processes on two hosts', () => {
 
       // Receiver on B consumes the piped producers like any producer of its room.
       const recvTransport = await relayB.createTransport({ routerId: roomB.id, direction: 'recv' });
-      const rtpCapabilities = receiverRtpCapabilities(roomB.rtpCapabilities as never, [OPUS, VP8]);
+      const rtpCapabilities = receiverRtpCapabilities(roomB.rtpCapabilities, [OPUS, VP8]);
       const audio = await relayB.createConsumer({ transportId: recvTransport.id, producerId: audioProducer.id, rtpCapabilities });
       const video = await relayB.createConsumer({ transportId: recvTransport.id, producerId: videoProducer.id, rtpCapabilities });
       const receiver = await RecvPeer.create(recvTransport, [audio, video]);

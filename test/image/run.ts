@@ -352,7 +352,7 @@ async function main(): Promise<void> {
         { timeoutMs: READY_TIMEOUT_MS, intervalMs: 50, what: `GET ${base}/readyz to answer 200` },
       );
       readyMs = performance.now() - started;
-      const body = (await (await fetch(`${base}/readyz`)).json()) as unknown;
+      const body = (await (await fetch(`${base}/readyz`)).json());
       return `podman run to /readyz 200 in ${readyMs.toFixed(0)} ms: ${JSON.stringify(body)}`;
     },
     true,

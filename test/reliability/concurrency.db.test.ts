@@ -134,7 +134,7 @@ describe('concurrent sessions', () => {
           api.password(owner.tokens.token, owner.password, `changed-pw-${i}`),
           ...others.map((o, j) => after(j * 15, () => api.refresh(o.body.data.refresh_token))),
         ]);
-        return { owner, others, changed: changed!, refreshes };
+        return { owner, others, changed: changed, refreshes };
       }),
     );
     for (const { owner, others, changed, refreshes } of results) {
@@ -156,7 +156,7 @@ describe('concurrent sessions', () => {
           api.password(owner.tokens.token, owner.password, `changed-pw-${i}`),
           ...Array.from({ length: 16 }, (_, j) => after(j * 10, () => api.login(owner.username, owner.password))),
         ]);
-        return { owner, changed: changed!, logins };
+        return { owner, changed: changed, logins };
       }),
     );
     let loginsThatWon = 0;
@@ -207,7 +207,7 @@ describe('concurrent sessions', () => {
     // Wait until the change is blocked on the row lock (its snapshot already taken), then let the login commit.
     const waitedMs = await waitUntil(async () => {
       const rows = await db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%update "users"%'`);
-      return Number((rows as unknown as { n: number }[])[0]?.n ?? 0) > 0;
+      return Number((rows as { n: number }[])[0]?.n ?? 0) > 0;
     });
     expect(waitedMs).toBeLessThan(10_000);
     release();

@@ -105,8 +105,8 @@ export async function startServer(
   const append = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-65536);
   };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);

@@ -175,7 +175,7 @@ describe('engine events on the stream', () => {
     const send = await api.transport(router.id, 'send');
     const recv = await api.transport(router.id, 'recv');
     // Producers have no pause route yet: the op hands back the engine's producer, paused through it.
-    const producer = await t.media.createProducer({ transportId: send.id, kind: 'audio', rtpParameters: opusParameters() as never, appData: { user: 'carol' } });
+    const producer = await t.media.createProducer({ transportId: send.id, kind: 'audio', rtpParameters: opusParameters(), appData: { user: 'carol' } });
     const { consumer } = await t.media.createConsumer({ transportId: recv.id, producerId: producer.id, rtpCapabilities: router.rtpCapabilities });
     const { reader } = await stream({ query: `?routerId=${router.id}` });
 
