@@ -79,7 +79,7 @@ export class LoginGuard {
   async run<T>(keys: string[], attempt: () => Promise<T>): Promise<T> {
     const { limit, store } = this.options;
     if (limit === 0) return attempt();
-    const counts = await Promise.all(keys.map((key) => snapshot(store.increment(key))));
+    const counts = await Promise.all(keys.map((key) => Promise.resolve(snapshot(store.increment(key)))));
     const over = counts.filter((count) => count.totalHits > limit);
     if (over.length > 0) {
       const resetMs = Math.max(...over.map((count) => (count.resetTime?.getTime() ?? Date.now() + this.options.windowMs) - Date.now()));

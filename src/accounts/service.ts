@@ -359,7 +359,7 @@ export class AuthService {
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
       publicId: sql`gen_random_uuid()`,
-    } satisfies Record<keyof typeof sessions.$inferInsert & string, unknown> & { userId: SQL };
+    } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
     return { tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl }, values };
   }
 

@@ -40,7 +40,7 @@ export const CONFIG_VARIABLES: readonly { name: string; area: ConfigArea; defaul
   for (const [area, slice] of Object.entries(slices) as [ConfigArea, (typeof slices)[ConfigArea]][]) {
     for (const [name, schema] of Object.entries(slice.in.shape)) {
       if (seen.has(name)) continue;
-      const unset = schema.safeParse(undefined);
+      const unset = (schema as z.ZodType).safeParse(undefined);
       const value = unset.success ? unset.data : undefined;
       seen.set(name, { name, area, default: value === undefined ? undefined : String(value) });
     }

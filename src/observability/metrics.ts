@@ -39,14 +39,14 @@ export class Metrics {
       help: 'Switches of the rate-limit counters from Redis to per-instance memory (Redis failed or was late)',
       registers,
     });
-    const metrics = this;
+    const currentMode = () => this.rateLimitMode();
     new Gauge({
       name: 'rate_limit_store_mode',
       help: 'Where rate limits count now: 1 for the mode in force (memory by configuration, redis shared, memory-fallback while Redis fails)',
       labelNames: ['mode'],
       registers,
       collect() {
-        const current = metrics.rateLimitMode();
+        const current = currentMode();
         for (const mode of RATE_LIMIT_MODES) this.set({ mode }, mode === current ? 1 : 0);
       },
     });

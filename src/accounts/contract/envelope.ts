@@ -27,7 +27,9 @@ export const BEARER = [{ bearer: [] as string[] }];
  * export const login = accountRoute({ method: 'post', path: '/login', ..., responses: { 200: ok(session) } }, ['invalid_request', 'wrong_password'])
  */
 export function accountRoute<P extends string, R extends Omit<RouteConfig, 'path'> & { path: P }>(route: R, errors: readonly ErrorRow[]) {
-  return createRoute({ ...route, responses: { ...route.responses, ...errorResponses(errors) } });
+  // Every request's body is limited before any route sees it (src/app.ts, API_BODY_LIMIT): 413 1001.
+  const rows: ErrorRow[] = errors.includes('body_too_large') ? [...errors] : [...errors, 'body_too_large'];
+  return createRoute({ ...route, responses: { ...route.responses, ...errorResponses(rows) } });
 }
 
 /** A success response of a route: `data` in the envelope, as JSON. */

@@ -30,6 +30,7 @@ export function isStorableText(value: string): boolean {
  * overrides, isolates): in an identifier they can only hide what it is (ESC sequences repaint an
  * operator's terminal, U+202E reverses what follows); identifiers refuse them.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: identifiers refuse them
 const CONTROL_OR_BIDI = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 export function hasNoControlCharacters(value: string): boolean {
   return !CONTROL_OR_BIDI.test(value);
@@ -37,6 +38,7 @@ export function hasNoControlCharacters(value: string): boolean {
 
 /** Line and column breaks of any kind. */
 const BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]+/g;
+// eslint-disable-next-line no-control-regex -- matching control characters is the point: stored text drops them
 const CONTROL_BIDI_OR_BOM = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 
 /**
@@ -58,6 +60,7 @@ const UTF8_SEQUENCE = /[\u00c2-\u00df][\u0080-\u00bf]|[\u00e0-\u00ef][\u0080-\u0
  * valid UTF-8 sequence is read as the character it encodes; other bytes stay as they came.
  */
 export function headerText(value: string): string {
+  // eslint-disable-next-line no-control-regex -- any character above Latin-1 means the header was not bytes read as Latin-1
   if (/[^\u0000-\u00ff]/.test(value)) return value;
   return value.replace(UTF8_SEQUENCE, (bytes) => {
     try {

@@ -30,6 +30,7 @@ export type RelayRoutes =
 /** `/v1/routers/{id}` → `/v1/routers/:id` (Hono's form). */
 type HonoPath<P extends string> = P extends `${infer Start}{${infer Param}}${infer Rest}` ? `${Start}:${Param}${HonoPath<Rest>}` : P;
 
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
 type JsonInput<R> = R extends { request: { body: { content: { 'application/json': { schema: infer B extends z.ZodType } } } } } ? { json: z.input<B> } : {};
 
 type SchemaOf<R> = R extends RouteConfig ? ToSchema<R['method'], HonoPath<R['path']>, JsonInput<R>, RouteConfigToTypedResponse<R>> : never;
@@ -37,4 +38,5 @@ type SchemaOf<R> = R extends RouteConfig ? ToSchema<R['method'], HonoPath<R['pat
 type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
 
 /** The relay's routes under `/internal`, as Hono's RPC client reads an app's type. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
 export type RelayApi = Hono<{}, UnionToIntersection<SchemaOf<RelayRoutes>>, '/'>;

@@ -35,7 +35,9 @@ export interface RouteSpec<M extends Method, P extends string, S extends Success
 
 type JsonContent<T> = { content: { 'application/json': { schema: T } } };
 
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
 type RequestOf<P extends string, B> = (P extends `${string}{id}${string}` ? { params: typeof idParams } : {}) &
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
   (B extends z.ZodType ? { body: { required: true } & JsonContent<B> } : {});
 
 /**
@@ -50,6 +52,7 @@ export type RelayRoute<M extends Method, P extends string, S extends SuccessStat
   operationId: string;
   description?: string;
   request: RequestOf<P, B>;
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
   responses: { [K in S]: { description: string } & (O extends z.ZodType ? JsonContent<O> : {}) };
 };
 
@@ -100,9 +103,12 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     path: spec.path,
     summary: spec.summary,
     operationId: operationIdOf(spec.method, `${RELAY_PREFIX}${spec.path}`),
+    // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
     ...(spec.description ? { description: spec.description } : {}),
     request: {
+      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(hasId ? { params: idParams } : {}),
+      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: documented(spec.body, 'input') } } } } : {}),
     },
     responses: responses as RouteConfig['responses'],
