@@ -43,7 +43,9 @@ function expected(list: readonly string[]): string[] {
   return list
     .map((line) => {
       const [method, path, statuses] = line.split(' ') as [string, string, string];
-      const all = [...statuses.split(','), ...(ADDED[`${method} ${path}`] ?? [])].sort();
+      // The 64 KiB body limit answers 413 before any account route (found by the answers check).
+      const bodyLimit = path.startsWith('/api/v1/auth/') ? ['413'] : [];
+      const all = [...new Set([...statuses.split(','), ...(ADDED[`${method} ${path}`] ?? []), ...bodyLimit])].sort();
       return `${method} ${path} ${all.join(',')}`;
     })
     .sort();
