@@ -1,5 +1,4 @@
 // The process: config -> database -> compose() -> listen; graceful shutdown on SIGTERM/SIGINT.
-import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
@@ -9,6 +8,7 @@ import { openDatabase } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createLogger, createLogOutput } from './logger.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
+import { internalTokenNotice, resolveInternalToken } from './secrets/internal-token.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 /** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
@@ -32,11 +32,16 @@ const pretty = process.argv.includes('--pretty');
 const logOutput = pretty ? undefined : createLogOutput();
 const logger = createLogger({ level: config.logLevel, pretty, ...(logOutput ? { destination: logOutput.stream } : {}) });
 
-let internalToken = config.internalToken;
-if (!internalToken) {
-  internalToken = randomBytes(32).toString('base64url');
-  // Printed once, straight to the terminal and never through the logger, so it is not kept in log storage.
-  process.stdout.write(`INTERNAL_TOKEN was not set; generated for this run: ${internalToken}\n`);
+let internalToken: string;
+try {
+  const resolved = await resolveInternalToken(config);
+  internalToken = resolved.value;
+  const notice = internalTokenNotice(resolved);
+  if (notice) process.stdout.write(notice);
+} catch (error) {
+  logger.fatal({ err: error }, 'INTERNAL_TOKEN could not be set up');
+  await logOutput?.close(1000);
+  process.exit(1);
 }
 
 let authKeys: AuthKeys;
