@@ -7,6 +7,8 @@ import { ROOT } from '../support/server-process.js';
 
 export interface ScriptProcess {
   url: string;
+  /** Sends `signal` to the whole process group, as a terminal's Ctrl-C (SIGINT) does. */
+  signalGroup(signal: NodeJS.Signals): void;
   output(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM (or `signal`), then SIGKILL after `graceMs`; resolves once it is gone. */
@@ -54,6 +56,7 @@ export async function runScript(name: string, options: { cwd: string; env?: Reco
   const url = `http://127.0.0.1:${options.port}`;
   const result: ScriptProcess = {
     url,
+    signalGroup: killGroup,
     output: () => output,
     exited,
     async stop(signal = 'SIGTERM', graceMs = 8000) {
