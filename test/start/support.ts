@@ -2,6 +2,8 @@
 // .env and DATA_DIR are read), with the repository's node_modules and sources.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, symlink } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/server-process.js';
 
@@ -83,4 +85,11 @@ export async function runScript(name: string, options: { cwd: string; env?: Reco
   }
   await result.stop('SIGKILL');
   throw new Error(`npm run ${name} did not start:\n${output}`);
+}
+
+/** A temporary folder to run a script in: the repository's node_modules linked in, nothing else. */
+export async function scriptFolder(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return dir;
 }

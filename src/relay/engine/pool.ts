@@ -167,7 +167,7 @@ export class WorkerPool {
       worker.close();
       const reason = error instanceof Error ? error.message : String(error);
       throw new Error(
-        `media worker ${slot.index} could not open its WebRtcServer on port ${slot.port} (udp ${addresses.udpIp}, tcp ${addresses.tcpIp}): ${reason}`,
+        `media worker ${slot.index} could not open its WebRtcServer on port ${slot.port} (udp ${addresses.udpIp}, tcp ${addresses.tcpIp}; RTC_MIN_PORT + ${slot.index}, see RTC_MIN_PORT/RTC_MAX_PORT): ${reason}`,
         { cause: error },
       );
     }
