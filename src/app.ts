@@ -5,6 +5,7 @@ import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
 import { bodyLimit } from './http/body-limit.js';
+import { apiCors, type ApiCorsOptions } from './http/cors.js';
 import type { AppEnv } from './http/env.js';
 import { handleInternalError, routeNotFound } from './http/internal-errors.js';
 import { internalToken } from './http/internal-token.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   /** Where the request histogram goes; none when absent. */
   metrics?: Metrics;
   surface?: AppSurface;
+  /** Browsers allowed to call /api/* (config.cors); none when absent. */
+  cors?: ApiCorsOptions;
 }
 
 /**
@@ -55,6 +58,9 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
   if (options.metrics) app.use(httpMetrics(options.metrics));
 
   if (servesPublic) {
+    // First, so that every answer (a 401, a 413, a 429 with its Retry-After) carries the CORS headers
+    // a browser needs to let the page read it, and preflights are answered before any limit counts them.
+    if (options.cors) app.use('/api/*', apiCors(options.cors));
     app.use('/api/*', secureHeaders());
     app.use('/docs', secureHeaders());
     // Answered by the /api scope's onError (the envelope's 413).
