@@ -88,7 +88,8 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
       const allowed = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && matches(r.path, path)).map((r) => r.method))];
       return scope.notFound(c, allowed);
     }
-    return c.json({ error: 'not found' }, 404);
+    // Every other path (/healthz, /docs, …) answers in the internal face's shape: one shape outside /api.
+    return handleInternalError(routeNotFound(method, path), c, logger);
   });
 
   // One onError for the whole app, choosing the shape by path: a sub-app's own onError would make Hono
@@ -98,8 +99,7 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
     if (servesInternal && isUnder(path, '/internal')) return handleInternalError(error, c, logger);
     const scope = scopes.find((s) => isUnder(path, s.scope));
     if (scope) return scope.onError(error, c);
-    logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
-    return c.json({ error: 'internal error' }, 500);
+    return handleInternalError(error, c, logger);
   });
 
   return app;

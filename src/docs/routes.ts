@@ -53,7 +53,7 @@ function createDocsApp(documented: () => readonly Module[]) {
     .get(`${ASSET_BASE}/swagger-ui-dist/:file`, async (c) => {
       const file = c.req.param('file');
       const type = assetTypes[file];
-      if (!type) return c.json({ error: 'not found' }, 404);
+      if (!type) return c.notFound();
       let content = assets.get(file);
       if (!content) {
         content = readFile(join(swaggerDist, file));
