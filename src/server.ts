@@ -108,6 +108,12 @@ function closingWhenShuttingDown(app: App) {
   };
 }
 
+/** http://host:port as a browser on this machine reaches it: a wildcard address becomes localhost. */
+function browsableUrl(address: string, port: number): string {
+  const host = address === '0.0.0.0' || address === '::' ? 'localhost' : address.includes(':') ? `[${address}]` : address;
+  return `http://${host}:${port}`;
+}
+
 /** Whether a start-up error (or its cause) is a port already taken. */
 function isAddressInUse(error: unknown): boolean {
   for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
@@ -133,7 +139,10 @@ function listen(name: string, app: App, host: string, port: number): Promise<voi
       connectionsCheckingInterval: http.connectionsCheckingIntervalMs,
     };
     const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host, serverOptions }, (info) => {
-      logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
+      const url = browsableUrl(info.address, info.port);
+      // A URL a terminal makes clickable, and where the docs are (served on the public listener).
+      const docs = name === 'internal' ? undefined : `${url}/docs`;
+      logger.info({ listener: name, host: info.address, port: info.port, url, ...(docs ? { docs } : {}) }, docs ? `listening on ${url} (docs: ${docs})` : `listening on ${url}`);
       resolve();
     }) as Server;
     server.once('error', (error: NodeJS.ErrnoException) => {
