@@ -1,7 +1,7 @@
 // INTERNAL_TOKEN as configured, or (outside production) one generated once and kept under DATA_DIR,
 // so that a restart (every `npm run dev` reload) keeps the token a shell has exported.
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { persistedSecret } from './persisted-secret.js';
 
 /** The file under DATA_DIR holding the token generated for a development run without INTERNAL_TOKEN. */

@@ -2,7 +2,7 @@
 // Chromium). Unset: no CORS header at all, as before. Set: preflights answered and cached, listed
 // origins echoed, others not, the rate-limit and request-id headers exposed, on errors too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 
 const ALLOWED = 'http://app.example.test:5173';

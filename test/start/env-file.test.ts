@@ -5,7 +5,7 @@ import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
 import { renderEnvExample } from '../../src/config/env-example.js';
 import { freePort, ROOT, SERVER_AUTH_KEY_SECRET } from '../support/server-process.js';
 import { childServerRtcPorts } from '../support/ports.js';
