@@ -21,6 +21,7 @@ const swaggerDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-d
 const openApiDocument = z.record(z.string(), z.unknown());
 
 const publicDocument = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/api/v1/openapi.json',
   summary: 'This document',
@@ -28,6 +29,7 @@ const publicDocument = createRoute({
 });
 
 const docsPage = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/docs',
   summary: 'Interactive documentation of the account API (HTML)',
@@ -35,6 +37,7 @@ const docsPage = createRoute({
 });
 
 const internalDocument = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/v1/openapi.json',
   summary: 'This document',

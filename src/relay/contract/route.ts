@@ -98,6 +98,7 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     method: spec.method,
     path: spec.path,
     summary: spec.summary,
+    tags: [tagOf(spec.path)],
     operationId: operationIdOf(spec.method, `${RELAY_PREFIX}${spec.path}`),
     ...(spec.description ? { description: spec.description } : {}),
     request: {
@@ -106,6 +107,15 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     },
     responses: responses as RouteConfig['responses'],
   }) as unknown as RelayRoute<M, P, S, O, B>;
+}
+
+/**
+ * The document's group of an operation: the resource its path names (`/v1/consumers/{id}/pause` →
+ * `consumers`, as Swagger UI groups them); the service's own operations (`/info`, `/v1/drain`) are `service`.
+ */
+function tagOf(path: string): string {
+  const resource = /^\/v1\/([a-z-]+)\//.exec(`${path}/`)?.[1];
+  return resource && resource !== 'drain' ? resource : 'service';
 }
 
 /** `post` + `/internal/v1/transports/{id}/connect` → `postInternalV1TransportsIdConnect`. */
