@@ -15,7 +15,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build
+# The service only: --ignore-scripts skips postbuild (the relay client package, not shipped here).
+RUN npm run build --ignore-scripts
 
 # --- runtime: slim Node, production dependencies only, compiled JavaScript, tini as PID 1, non-root ---
 FROM node:${NODE_VERSION}-slim AS runtime

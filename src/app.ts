@@ -5,6 +5,7 @@ import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
 import { bodyLimit } from './http/body-limit.js';
+import { apiCors, type ApiCorsOptions } from './http/cors.js';
 import type { AppEnv } from './http/env.js';
 import { handleInternalError, routeNotFound } from './http/internal-errors.js';
 import { internalToken } from './http/internal-token.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   /** Where the request histogram goes; none when absent. */
   metrics?: Metrics;
   surface?: AppSurface;
+  /** Browsers allowed to call /api/* (config.cors); none when absent. */
+  cors?: ApiCorsOptions;
 }
 
 /**
@@ -55,6 +58,9 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
   if (options.metrics) app.use(httpMetrics(options.metrics));
 
   if (servesPublic) {
+    // First, so that every answer (a 401, a 413, a 429 with its Retry-After) carries the CORS headers
+    // a browser needs to let the page read it, and preflights are answered before any limit counts them.
+    if (options.cors) app.use('/api/*', apiCors(options.cors));
     app.use('/api/*', secureHeaders());
     app.use('/docs', secureHeaders());
     // Answered by the /api scope's onError (the envelope's 413).
@@ -82,7 +88,8 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
       const allowed = [...new Set(app.routes.filter((r) => r.method !== 'ALL' && matches(r.path, path)).map((r) => r.method))];
       return scope.notFound(c, allowed);
     }
-    return c.json({ error: 'not found' }, 404);
+    // Every other path (/healthz, /docs, …) answers in the internal face's shape: one shape outside /api.
+    return handleInternalError(routeNotFound(method, path), c, logger);
   });
 
   // One onError for the whole app, choosing the shape by path: a sub-app's own onError would make Hono
@@ -92,8 +99,7 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
     if (servesInternal && isUnder(path, '/internal')) return handleInternalError(error, c, logger);
     const scope = scopes.find((s) => isUnder(path, s.scope));
     if (scope) return scope.onError(error, c);
-    logger.error({ err: error, requestId: c.get('requestId') }, 'unhandled error');
-    return c.json({ error: 'internal error' }, 500);
+    return handleInternalError(error, c, logger);
   });
 
   return app;

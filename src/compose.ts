@@ -106,7 +106,8 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
     modules,
     accounts,
     relay,
-    app: (surface) => createApp(modules, { logger, internalToken: options.internalToken, metrics, ...(surface ? { surface } : {}) }),
+    app: (surface) =>
+      createApp(modules, { logger, internalToken: options.internalToken, metrics, ...(config.cors ? { cors: config.cors } : {}), ...(surface ? { surface } : {}) }),
     readiness,
     release() {
       for (const module of modules) module.release?.();

@@ -1,14 +1,15 @@
 // The process: config -> database -> compose() -> listen; graceful shutdown on SIGTERM/SIGINT.
-import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
 import { compose, type Composition } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
+import { connectFailure, DatabaseUnreachableError, waitForDatabase } from './db/connect.js';
 import { migrateDatabase } from './db/migrate.js';
 import { createLogger, createLogOutput } from './logger.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
+import { internalTokenNotice, resolveInternalToken } from './secrets/internal-token.js';
 
 const SHUTDOWN_DEADLINE_MS = 4000;
 /** After a drain timeout closed the rooms left, how long the open event streams get to carry that. */
@@ -32,11 +33,16 @@ const pretty = process.argv.includes('--pretty');
 const logOutput = pretty ? undefined : createLogOutput();
 const logger = createLogger({ level: config.logLevel, pretty, ...(logOutput ? { destination: logOutput.stream } : {}) });
 
-let internalToken = config.internalToken;
-if (!internalToken) {
-  internalToken = randomBytes(32).toString('base64url');
-  // Printed once, straight to the terminal and never through the logger, so it is not kept in log storage.
-  process.stdout.write(`INTERNAL_TOKEN was not set; generated for this run: ${internalToken}\n`);
+let internalToken: string;
+try {
+  const resolved = await resolveInternalToken(config);
+  internalToken = resolved.value;
+  const notice = internalTokenNotice(resolved);
+  if (notice) process.stdout.write(notice);
+} catch (error) {
+  logger.fatal({ err: error }, 'INTERNAL_TOKEN could not be set up');
+  await logOutput?.close(1000);
+  process.exit(1);
 }
 
 let authKeys: AuthKeys;
@@ -48,14 +54,28 @@ try {
 }
 
 const database = await openDatabase(config.database);
-await migrateDatabase(database);
+try {
+  if (config.database.kind === 'postgres') {
+    await waitForDatabase(database, { url: config.database.url, timeoutMs: config.databaseConnectTimeoutS * 1000, logger });
+  }
+  await migrateDatabase(database);
+} catch (error) {
+  // One line, never a stack trace or the URL's password: what the operator has to fix is in the message.
+  const message = error instanceof DatabaseUnreachableError ? error.message : `DATABASE_URL: the database could not be prepared: ${connectFailure(error)}`;
+  logger.fatal(message);
+  await database.close().catch(() => {});
+  await logOutput?.close(1000);
+  process.exit(1);
+}
 logger.info({ database: database.kind }, 'database ready');
 
 let composition: Composition;
 try {
   composition = await compose(config, { logger, database, internalToken, authKeys });
 } catch (error) {
-  logger.fatal({ err: error }, 'media service failed to start');
+  // A port in use is the usual cause: the message names RTC_MIN_PORT/RTC_MAX_PORT and is enough.
+  if (isAddressInUse(error)) logger.fatal(`media service failed to start: ${(error as Error).message}`);
+  else logger.fatal({ err: error }, 'media service failed to start');
   await database.close();
   // The fatal line gets a second to reach stdout, never more (a reader that is gone is not waited on).
   await logOutput?.close(1000);
@@ -88,7 +108,26 @@ function closingWhenShuttingDown(app: App) {
   };
 }
 
+/** http://host:port as a browser on this machine reaches it: a wildcard address becomes localhost. */
+function browsableUrl(address: string, port: number): string {
+  const host = address === '0.0.0.0' || address === '::' ? 'localhost' : address.includes(':') ? `[${address}]` : address;
+  return `http://${host}:${port}`;
+}
+
+/** Whether a start-up error (or its cause) is a port already taken. */
+function isAddressInUse(error: unknown): boolean {
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (e.code === 'EADDRINUSE' || (typeof e.message === 'string' && /address already in use|EADDRINUSE/i.test(e.message))) return true;
+  }
+  return false;
+}
+
+/**
+ * Listens, or rejects with one line naming the variable to change: `PORT 3000 on 0.0.0.0 is already
+ * in use (EADDRINUSE)`.
+ */
 function listen(name: string, app: App, host: string, port: number): Promise<void> {
+  const variables = name === 'internal' ? 'INTERNAL_PORT/INTERNAL_HOST' : 'PORT/HOST';
   return new Promise((resolve, reject) => {
     const { http } = config;
     const serverOptions = {
@@ -100,10 +139,17 @@ function listen(name: string, app: App, host: string, port: number): Promise<voi
       connectionsCheckingInterval: http.connectionsCheckingIntervalMs,
     };
     const server = serve({ fetch: closingWhenShuttingDown(app), port, hostname: host, serverOptions }, (info) => {
-      logger.info({ listener: name, host: info.address, port: info.port }, 'listening');
+      const url = browsableUrl(info.address, info.port);
+      // A URL a terminal makes clickable, and where the docs are (served on the public listener).
+      const docs = name === 'internal' ? undefined : `${url}/docs`;
+      logger.info({ listener: name, host: info.address, port: info.port, url, ...(docs ? { docs } : {}) }, docs ? `listening on ${url} (docs: ${docs})` : `listening on ${url}`);
       resolve();
     }) as Server;
-    server.once('error', reject);
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const what = error.code === 'EADDRINUSE' ? 'is already in use' : error.code === 'EACCES' ? 'may not be opened by this user' : 'cannot be listened on';
+      const variable = variables.split('/')[0];
+      reject(Object.assign(new Error(`${variable} ${port} on ${host} ${what} (${error.code}): choose another with ${variables}`, { cause: error }), { code: error.code }));
+    });
     servers.push(server);
   });
 }
@@ -117,7 +163,9 @@ try {
     await listen('main', composition.app(), config.host, config.port);
   }
 } catch (error) {
-  logger.fatal({ err: error }, 'could not listen');
+  const { code } = error as NodeJS.ErrnoException;
+  if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') logger.fatal((error as Error).message);
+  else logger.fatal({ err: error }, 'could not listen');
   composition.release();
   await composition.stop();
   await logOutput?.close(1000);

@@ -29,7 +29,8 @@ describe('loadConfig', () => {
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });
     expect(config.http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, connectionsCheckingIntervalMs: 1000 });
-    expect(config.drainTimeoutS).toBe(30);
+    // Issue 27 #4: outside production an unset DRAIN_TIMEOUT_S means no drain (30 s in production, below).
+    expect(config.drainTimeoutS).toBe(0);
     expect(config.media.rtcMinPort).toBe(40000);
     expect(config.media.rtcMaxPort).toBe(40199);
     expect(config.media.maxRouters).toBe(500);
@@ -52,6 +53,23 @@ describe('loadConfig', () => {
     expect(loadConfig({ DRAIN_TIMEOUT_S: '3600' }).drainTimeoutS).toBe(3600);
     expect(() => loadConfig({ DRAIN_TIMEOUT_S: '3601' })).toThrow(/DRAIN_TIMEOUT_S/);
     expect(() => loadConfig({ DRAIN_TIMEOUT_S: '-1' })).toThrow(/DRAIN_TIMEOUT_S/);
+  });
+
+  it('drains 30 s by default in production only; a DRAIN_TIMEOUT_S that is set applies everywhere', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+    expect(loadConfig(production).drainTimeoutS).toBe(30);
+    expect(loadConfig({ ...production, DRAIN_TIMEOUT_S: '0' }).drainTimeoutS).toBe(0);
+    expect(loadConfig({ NODE_ENV: 'development' }).drainTimeoutS).toBe(0);
+    expect(loadConfig({ NODE_ENV: 'test' }).drainTimeoutS).toBe(0);
+    expect(loadConfig({ NODE_ENV: 'development', DRAIN_TIMEOUT_S: '5' }).drainTimeoutS).toBe(5);
+  });
+
+  it('refuses a DATABASE_URL that is not a PostgreSQL URL (issue 27 #5)', () => {
+    for (const url of ['localhost:5432', 'mysql://u@h/db', 'postgres://', 'not a url', 'http://h/db']) expect(errorOf({ DATABASE_URL: url }).message, url).toContain('DATABASE_URL');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u:p@db.example:6543/app' }).database).toEqual({ kind: 'postgres', url: 'postgresql://u:p@db.example:6543/app' });
+    expect(loadConfig({ DATABASE_URL: 'postgres:///app?host=/var/run/postgresql' }).database.kind).toBe('postgres');
+    expect(loadConfig({}).databaseConnectTimeoutS).toBe(30);
+    expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT_S: '-1' })).toThrow(/DATABASE_CONNECT_TIMEOUT_S/);
   });
 
   it('selects the database from DATABASE_URL', () => {

@@ -1,6 +1,29 @@
 // The account API: token lifetimes, login and reset budgets, rate limits and outgoing mail.
 import { z } from 'zod';
 import { int, optionalString } from './env.js';
+import { serverVariables } from './server.js';
+
+/**
+ * CORS_ORIGINS: comma-separated origins (`https://app.example.com`, `http://localhost:5173`) allowed
+ * to call /api/* from a browser, or `*`. An entry must be an origin exactly as a browser sends it:
+ * scheme, host and port only, no path or trailing slash.
+ */
+const corsOrigins = z
+  .string()
+  .max(8192)
+  .transform((value, ctx): string[] => {
+    const entries = [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean))];
+    if (entries.length > 100) ctx.addIssue({ code: 'custom', message: 'at most 100 origins' });
+    for (const entry of entries) {
+      if (entry === '*') continue;
+      const origin = URL.canParse(entry) ? new URL(entry) : undefined;
+      if (!origin || !['http:', 'https:'].includes(origin.protocol) || origin.origin !== entry) {
+        ctx.addIssue({ code: 'custom', message: `"${entry.slice(0, 100)}" is not an origin such as https://app.example.com (scheme, host and port; no path, no trailing slash)` });
+      }
+    }
+    if (entries.includes('*') && entries.length > 1) ctx.addIssue({ code: 'custom', message: '* allows every origin: list origins or give * alone' });
+    return entries;
+  });
 
 export const accountsVariables = {
   ACCESS_TOKEN_TTL: int(7200, 1),
@@ -26,11 +49,19 @@ export const accountsVariables = {
       .optional(),
   ),
   MAIL_FROM: z.string().trim().min(3).max(254).default('chat-backend <no-reply@localhost>'),
+  // Browsers on these origins may call /api/*; unset: no CORS headers at all.
+  CORS_ORIGINS: optionalString.pipe(corsOrigins.optional()),
+  // How long a browser may keep a preflight's answer (Chromium keeps at most 7200 s).
+  CORS_MAX_AGE_S: int(7200, 0, 86_400),
 };
 
+// NODE_ENV belongs to the server slice; read here because production refuses CORS_ORIGINS=*.
 export const accountsConfig = z
-  .object(accountsVariables)
+  .object({ NODE_ENV: serverVariables.NODE_ENV, ...accountsVariables })
   .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && env.CORS_ORIGINS?.includes('*')) {
+      ctx.addIssue({ code: 'custom', path: ['CORS_ORIGINS'], message: 'must list the origins when NODE_ENV=production (* lets any web page call the account API)' });
+    }
     if (env.REDIS_URL !== undefined && !/^rediss?:\/\//.test(env.REDIS_URL)) {
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be a redis:// or rediss:// URL' });
     }
@@ -70,4 +101,6 @@ export const accountsConfig = z
      * go to the log at warn outside production; in production the password reset endpoints answer 1004.
      */
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
+    /** Browsers allowed to call /api/* (CORS_ORIGINS); undefined: no CORS headers. */
+    cors: env.CORS_ORIGINS && env.CORS_ORIGINS.length > 0 ? { origins: env.CORS_ORIGINS, maxAgeS: env.CORS_MAX_AGE_S } : undefined,
   }));

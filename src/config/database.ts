@@ -1,12 +1,31 @@
 // Which database: PostgreSQL, or the embedded PGlite on disk or in memory.
 import { z } from 'zod';
-import { optionalString } from './env.js';
+import { int, optionalString } from './env.js';
 import { serverVariables } from './server.js';
 
 type DatabaseChoice = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string | undefined };
 
+/**
+ * postgres:// or postgresql:// with a host (or a `?host=` socket folder), or memory://. A bare
+ * `localhost:5432` parses as a URL of scheme `localhost:` and would ask for a database named "432".
+ */
+function isDatabaseUrl(value: string): boolean {
+  if (value.startsWith('memory://')) return true;
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && (url.hostname !== '' || url.searchParams.has('host'));
+}
+
 export const databaseVariables = {
-  DATABASE_URL: optionalString,
+  DATABASE_URL: optionalString.pipe(
+    z
+      .string()
+      .max(4096)
+      .refine(isDatabaseUrl, 'must be a postgres:// or postgresql:// URL with a host (postgres://user:password@host:5432/database), or memory://')
+      .optional(),
+  ),
+  // How long start-up keeps trying to reach DATABASE_URL's server (with backoff) before giving up.
+  DATABASE_CONNECT_TIMEOUT_S: int(30, 0, 3600),
 };
 
 // NODE_ENV and DATA_DIR belong to the server slice; read here too to choose the folder and refuse PGlite in production.
@@ -25,5 +44,5 @@ export const databaseConfig = z
     const url = env.DATABASE_URL;
     const database: DatabaseChoice =
       url === undefined ? { kind: 'pglite', dataDir: env.DATA_DIR } : url.startsWith('memory://') ? { kind: 'pglite', dataDir: undefined } : { kind: 'postgres', url };
-    return { database };
+    return { database, databaseConnectTimeoutS: env.DATABASE_CONNECT_TIMEOUT_S };
   });

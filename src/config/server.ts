@@ -5,6 +5,9 @@ import { int, optionalString } from './env.js';
 /** The shortest AUTH_KEY_SECRET accepted (src/secrets/auth-key.ts derives its subkeys from it). */
 export const AUTH_KEY_SECRET_MIN_LENGTH = 32;
 
+/** DRAIN_TIMEOUT_S when unset in production. */
+export const PRODUCTION_DRAIN_TIMEOUT_S = 30;
+
 export const serverVariables = {
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: int(3000, 0, 65535),
@@ -21,7 +24,8 @@ export const serverVariables = {
   // The one server-side secret (src/secrets/auth-key.ts): keys reset-code digests; never in the database.
   AUTH_KEY_SECRET: optionalString,
   // SIGTERM waits this long for the open rooms to end before closing them; 0: shut down at once.
-  DRAIN_TIMEOUT_S: int(30, 0, 3600),
+  // Unset: 30 s in production, none elsewhere (a `tsx watch` reload must not wait for the rooms).
+  DRAIN_TIMEOUT_S: z.coerce.number().int().min(0).max(3600).optional(),
 };
 
 export const serverConfig = z
@@ -74,5 +78,5 @@ export const serverConfig = z
     /** DATA_DIR: the embedded database's folder, and where generated development secrets are kept. */
     dataDir: env.DATA_DIR,
     /** How long SIGTERM waits for the last router to close before closing them (`shutdown`); 0: no drain. */
-    drainTimeoutS: env.DRAIN_TIMEOUT_S,
+    drainTimeoutS: env.DRAIN_TIMEOUT_S ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_TIMEOUT_S : 0),
   }));

@@ -21,6 +21,7 @@ const swaggerDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-d
 const openApiDocument = z.record(z.string(), z.unknown());
 
 const publicDocument = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/api/v1/openapi.json',
   summary: 'This document',
@@ -28,6 +29,7 @@ const publicDocument = createRoute({
 });
 
 const docsPage = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/docs',
   summary: 'Interactive documentation of the account API (HTML)',
@@ -35,6 +37,7 @@ const docsPage = createRoute({
 });
 
 const internalDocument = createRoute({
+  tags: ['docs'],
   method: 'get',
   path: '/v1/openapi.json',
   summary: 'This document',
@@ -53,7 +56,7 @@ function createDocsApp(documented: () => readonly Module[]) {
     .get(`${ASSET_BASE}/swagger-ui-dist/:file`, async (c) => {
       const file = c.req.param('file');
       const type = assetTypes[file];
-      if (!type) return c.json({ error: 'not found' }, 404);
+      if (!type) return c.notFound();
       let content = assets.get(file);
       if (!content) {
         content = readFile(join(swaggerDist, file));

@@ -71,6 +71,21 @@ export interface WebhookSink<E extends BusEvent = AnyEvent> {
   stats(): WebhookStats;
 }
 
+/**
+ * Why a request failed, short and specific: `ECONNREFUSED 127.0.0.1:9` rather than undici's
+ * `TypeError: fetch failed` (the system error is its `cause`, possibly an AggregateError of several).
+ */
+export function failureCause(error: unknown): string {
+  for (let e = error as { name?: unknown; message?: unknown; code?: unknown; address?: unknown; port?: unknown; cause?: unknown; errors?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+    if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) {
+      return typeof e.address === 'string' ? `${e.code} ${e.address}${e.port === undefined ? '' : `:${String(e.port)}`}` : e.code;
+    }
+    if (e.name === 'TimeoutError' || e.name === 'AbortError') return `${String(e.name)}: ${String(e.message)}`;
+    e = (e.cause ?? (Array.isArray(e.errors) ? e.errors[0] : undefined)) as typeof e;
+  }
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
 /** How an attempt ended: accepted, refused or failed (why), or given up by the watchdog or by stop(). */
 type Outcome = 'ok' | 'stuck' | 'stopped' | { status?: number; error?: string };
 
@@ -111,6 +126,8 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   let deadline = Infinity;
   let stopped = false; // stop()'s deadline passed: no further attempt
   let wake: (() => void) | undefined; // cuts a backoff wait short (stop() retries at once)
+  // Why deliveries fail now (undefined: they do not). Logged when it changes, never per attempt.
+  let failing: { cause: string; since: number; attempts: number } | undefined;
   let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
 
   function enqueue(event: E): void {
@@ -196,7 +213,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
         controller.abort();
         break;
       default:
-        logger?.warn({ webhook: origin, ...outcome, events }, outcome.status !== undefined ? 'event webhook answered with a non-2xx status; retrying' : 'event webhook unreachable; retrying');
+        failed(outcome.status !== undefined ? `HTTP ${outcome.status}` : (outcome.error ?? 'unknown error'), events);
         return false;
     }
     // Abandoned: the request may still settle; say so, and make sure it never throws unhandled.
@@ -204,6 +221,26 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       if (late === 'ok') logger?.warn({ webhook: origin, events }, 'an abandoned event webhook attempt was accepted late; the batch is sent again (receivers skip ids they processed)');
     });
     return false;
+  }
+
+  /** Logs a failure only when its cause differs from the last one's (a state change). */
+  function failed(cause: string, events: number): void {
+    if (failing?.cause === cause) {
+      failing.attempts++;
+      return;
+    }
+    const attemptsBefore = failing?.attempts ?? 0;
+    failing = { cause, since: Date.now(), attempts: 1 };
+    logger?.warn(
+      { webhook: origin, cause, events, ...(attemptsBefore > 0 ? { attemptsBefore } : {}) },
+      `event webhook failing: ${cause}; retrying with backoff (logged again when the cause changes or deliveries resume)`,
+    );
+  }
+
+  function delivered(): void {
+    if (!failing) return;
+    logger?.info({ webhook: origin, failedAttempts: failing.attempts, failingForMs: Date.now() - failing.since }, 'event webhook delivering again');
+    failing = undefined;
   }
 
   /** The POST itself: 'ok' on a 2xx, else why not. Never rejects. */
@@ -225,7 +262,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       if (response.status >= 200 && response.status < 300) return 'ok';
       return { status: response.status };
     } catch (error) {
-      return { error: error instanceof Error ? error.name + ': ' + error.message : String(error) };
+      return { error: failureCause(error) };
     }
   }
 
@@ -253,6 +290,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       if (queue.length === 0 || stopped) return;
       const batch = nextBatch();
       if (await attempt(batch)) {
+        delivered();
         failuresInARow = 0;
         queue.splice(0, batch.length);
         stats.batches++;
@@ -264,8 +302,9 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       if (Date.now() >= deadline) return;
       const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failuresInARow - 1, 30));
       const wait = backoff / 2 + Math.random() * (backoff / 2);
-      // While stopping, the deadline bounds the tries: no long waits.
-      await sleep(stopping ? Math.min(wait, retryBaseMs, 100) : wait);
+      // The backoff holds while stopping too (stop() cut the wait under way short once); the deadline
+      // ends a wait that would outlast it.
+      await sleep(wait);
     }
   }
 

@@ -19,6 +19,7 @@ const readiness = z.strictObject({
 });
 
 const healthz = createRoute({
+  tags: ['observability'],
   method: 'get',
   path: '/healthz',
   summary: 'Liveness: 200 while the process runs',
@@ -26,6 +27,7 @@ const healthz = createRoute({
 });
 
 const readyz = createRoute({
+  tags: ['observability'],
   method: 'get',
   path: '/readyz',
   summary: 'Readiness: the database answers and every composed module is ready (at least one media worker alive, the relay not draining); 503 otherwise',
@@ -36,6 +38,7 @@ const readyz = createRoute({
 });
 
 const metricsRoute = createRoute({
+  tags: ['observability'],
   method: 'get',
   path: '/metrics',
   summary: 'Prometheus metrics (text exposition format)',

@@ -87,6 +87,29 @@ describe('the documents of every area composed', () => {
     const { internalDoc } = await documents(t);
     expect(operations(internalDoc, NOT_RELAY)).toEqual(expected(INTERNAL_OPERATIONS));
   });
+
+  // Issue 27 #7: Swagger UI groups operations by tag; an untagged one lands under "default".
+  it('group every operation under the tag of its resource', async () => {
+    const { publicDoc, internalDoc } = await documents(t);
+    const tagsOf = (doc: Doc) => {
+      const byTag: Record<string, number> = {};
+      for (const ops of Object.values(doc.paths)) {
+        for (const op of Object.values(ops) as Array<{ tags?: string[] }>) {
+          expect(op.tags?.length).toBe(1);
+          byTag[op.tags![0]!] = (byTag[op.tags![0]!] ?? 0) + 1;
+        }
+      }
+      return Object.keys(byTag).sort();
+    };
+    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'observability', 'password', 'profile', 'session', 'sessions']);
+    expect(tagsOf(internalDoc)).toEqual(
+      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
+    );
+    const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
+    expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);
+    expect(tagOf(internalDoc, 'post', '/internal/v1/drain')).toEqual(['service']);
+    expect(tagOf(publicDoc, 'post', '/api/v1/auth/login')).toEqual(['session']);
+  });
 });
 
 describe('the documents without the relay (generated from the routes alone)', () => {

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger.js';
 import { rateLimit } from '../../src/http/rate-limit.js';
 import { redisStores } from '../../src/http/rate-limit-store.js';
 import { OwnRedis } from '../support/redis-server.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { freePort } from '../support/server-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -20,7 +21,7 @@ interface Line {
   probes?: number;
 }
 
-describe('Redis rate-limit store: switching with hysteresis, private redis-server', () => {
+describe.skipIf(skipWithout(REDIS_SERVER))('Redis rate-limit store: switching with hysteresis, private redis-server', () => {
   it('returns after 3 successful probes; relapses soon after a return double the probe interval up to its cap; a return that held resets it', async () => {
     const redis = new OwnRedis(await freePort());
     const lines: Line[] = [];

@@ -104,7 +104,7 @@ describe('POST /internal/v1/data-producers', () => {
       [{ sctpStreamParameters: { streamId: 1, ordered: false, maxPacketLifeTime: 100, maxRetransmits: 1 } }, 'sctpStreamParameters'],
       [{ sctpStreamParameters: { streamId: 1, ordered: true, maxRetransmits: 1 } }, 'sctpStreamParameters'],
       [{ sctpStreamParameters: { streamId: 1, ordered: false, maxRetransmits: 65_536 } }, 'sctpStreamParameters.maxRetransmits'],
-      [{ sctpStreamParameters: { streamId: 1, ordered: false, maxRetransmits: 0 } }, 'sctpStreamParameters.maxRetransmits'],
+      // maxRetransmits: 0 is accepted since issue 27 #10 (what browsers send): test/relay/data-client-values.test.ts.
       [{ label: 'x'.repeat(1025) }, 'label'],
       [{ protocol: 'x'.repeat(1025) }, 'protocol'],
       [{ appData: { a: 'x'.repeat(5000) } }, 'appData'],

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startServer, type ServerProcess } from '../support/server-process.js';
+import { POSTGRES_SERVER, skipWithout } from '../support/system-programs.js';
 import { startOwnPostgres, type OwnPostgres } from './support/postgres.js';
 import { dtls, eventually, loops, opus, PASSWORD, Recorder, sleep, uniqueName, type Outcome } from './support/traffic.js';
 
@@ -29,7 +30,9 @@ function holdSessionsLock(db: OwnPostgres): Promise<void> {
 let pg: OwnPostgres;
 let server: ServerProcess | undefined;
 
+const withoutPostgres = skipWithout(POSTGRES_SERVER);
 beforeAll(async () => {
+  if (withoutPostgres) return;
   pg = await startOwnPostgres();
 }, 60_000);
 
@@ -38,7 +41,7 @@ afterAll(async () => {
   await pg?.destroy();
 }, 60_000);
 
-describe('database outage', () => {
+describe.skipIf(withoutPostgres)('database outage', () => {
   it('answers account requests with 1000 fast, keeps media and the process up, and recovers when PostgreSQL returns', { timeout: 90_000 }, async () => {
     server = await startServer({ DATABASE_URL: pg.url });
     onTestFailed(() => {

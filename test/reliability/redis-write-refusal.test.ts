@@ -4,6 +4,7 @@
 // request), and return once when writes work again; one log line and one metric count per switch.
 import { describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -91,7 +92,7 @@ const faults: Fault[] = [
   },
 ];
 
-describe('rate limits on a Redis that answers PING but refuses writes, real server', () => {
+describe.skipIf(skipWithout(REDIS_SERVER))('rate limits on a Redis that answers PING but refuses writes, real server', () => {
   it.each(faults)('$name: one switch to the fallback, held for 4 s, one switch back once writes work; a log line and a count each', async (fault) => {
     const redis = new OwnRedis(await freePort());
     let server: ServerProcess | undefined;

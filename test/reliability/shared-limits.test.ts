@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,7 +47,7 @@ async function storeMode(server: ServerProcess): Promise<string> {
   return (JSON.parse(await internal(server, '/internal/info')) as { rate_limits: { store: string } }).rate_limits.store;
 }
 
-describe('rate limits shared by two instances through Redis', () => {
+describe.skipIf(skipWithout(REDIS_SERVER))('rate limits shared by two instances through Redis', () => {
   let redis: OwnRedis;
   let dbName: string;
   let a: ServerProcess;

@@ -5,6 +5,7 @@ import { request as httpRequest, Agent } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { POSTGRES_SERVER, skipWithout } from '../support/system-programs.js';
 import { startOwnPostgres, type OwnPostgres } from './support/postgres.js';
 import { dtls, eventually, opus, PASSWORD, sleep, uniqueName } from './support/traffic.js';
 
@@ -14,7 +15,9 @@ const UNGRACEFUL = /unexpected EOF on client connection/;
 
 let pg: OwnPostgres;
 const servers: ServerProcess[] = [];
+const withoutPostgres = skipWithout(POSTGRES_SERVER);
 beforeAll(async () => {
+  if (withoutPostgres) return;
   pg = await startOwnPostgres();
 }, 60_000);
 afterAll(async () => {
@@ -79,7 +82,7 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('SIGTERM during load', () => {
+describe.skipIf(withoutPostgres)('SIGTERM during load', () => {
   it('completes in-flight requests, refuses new connections, closes workers and database, exits 0 within 4 s', { timeout: 90_000 }, async () => {
     const server = await startServer({ DATABASE_URL: pg.url, MEDIASOUP_WORKERS: '2' });
     servers.push(server);

@@ -7,6 +7,7 @@ export const deleteAccountBody = z.object({ password: currentPassword });
 
 export const deleteAccount = accountRoute(
   {
+    tags: ['account'],
     method: 'delete',
     path: '/account',
     summary: "Delete the caller's account: every session ends, username and e-mail become free, personal data is removed",

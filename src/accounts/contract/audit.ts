@@ -82,6 +82,7 @@ const internalError = z.strictObject({ code: z.string(), message: z.string(), de
 const VALIDATION_MEANING = 'a query parameter fails its rule, is unknown or repeated; details.issues';
 
 export const listAuthEvents = createRoute({
+  tags: ['audit'],
   method: 'get',
   path: '/v1/auth-events',
   summary: `Audit trail of authentication events, newest first (at most ${AUTH_EVENTS_MAX_LIMIT} a page; follow next_cursor)`,

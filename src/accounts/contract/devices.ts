@@ -16,6 +16,7 @@ export type DeviceSessionView = z.output<typeof deviceSession>;
 
 export const listSessions = accountRoute(
   {
+    tags: ['sessions'],
     method: 'get',
     path: '/sessions',
     summary: "The caller's sessions (devices), newest first",
@@ -27,6 +28,7 @@ export const listSessions = accountRoute(
 
 export const endSession = accountRoute(
   {
+    tags: ['sessions'],
     method: 'delete',
     path: '/sessions/{id}',
     summary: "End one of the caller's sessions: its access and refresh tokens stop working at once",

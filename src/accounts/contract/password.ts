@@ -20,6 +20,7 @@ export type ChangePasswordBody = z.infer<typeof changePasswordBody>;
 
 export const changePassword = accountRoute(
   {
+    tags: ['password'],
     method: 'put',
     path: '/password',
     summary: "Change the caller's password; other sessions are revoked",
@@ -32,6 +33,7 @@ export const changePassword = accountRoute(
 
 export const forgotPassword = accountRoute(
   {
+    tags: ['password'],
     method: 'post',
     path: '/password/forgot',
     summary: 'Mail a 6-digit reset code to a registered e-mail (the same answer, in the same time, for any e-mail)',
@@ -43,6 +45,7 @@ export const forgotPassword = accountRoute(
 
 export const resetPassword = accountRoute(
   {
+    tags: ['password'],
     method: 'post',
     path: '/password/reset',
     summary: 'Set a new password with a mailed code; every session ends',

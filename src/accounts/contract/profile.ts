@@ -24,6 +24,7 @@ export type ProfileView = z.output<typeof profile>;
 
 export const getProfile = accountRoute(
   {
+    tags: ['profile'],
     method: 'get',
     path: '/profile',
     summary: "Read the caller's profile",
@@ -35,6 +36,7 @@ export const getProfile = accountRoute(
 
 export const updateProfile = accountRoute(
   {
+    tags: ['profile'],
     method: 'put',
     path: '/profile',
     summary: "Update the caller's profile (only the fields sent)",

@@ -64,6 +64,7 @@ export type SessionView = z.output<typeof session>;
 
 export const register = accountRoute(
   {
+    tags: ['session'],
     method: 'post',
     path: '/register',
     summary: 'Register a user and open a session',
@@ -75,6 +76,7 @@ export const register = accountRoute(
 
 export const login = accountRoute(
   {
+    tags: ['session'],
     method: 'post',
     path: '/login',
     summary: 'Log in with a username or an e-mail address',
@@ -86,6 +88,7 @@ export const login = accountRoute(
 
 export const logout = accountRoute(
   {
+    tags: ['session'],
     method: 'post',
     path: '/logout',
     summary: 'Log out: deletes the session of the access token (scope current, the default), every other session (others) or all of them (all)',
@@ -101,6 +104,7 @@ export const logout = accountRoute(
 
 export const refreshToken = accountRoute(
   {
+    tags: ['session'],
     method: 'post',
     path: '/refresh-token',
     summary: 'Exchange a refresh token for a new token set (rotation; reuse revokes the session)',

@@ -12,12 +12,14 @@ export const DATA_BOUNDS = {
    */
   streamId: { min: 0, max: 1023 },
   /**
-   * RFC 8831 §6.6 / W3C: maxPacketLifeTime and maxRetransmits are unsigned 16-bit values (the
-   * DATA_CHANNEL_OPEN message carries them in a 32-bit field, browsers cap them at 65535). From 1:
-   * mediasoup 3.11's worker keeps 0 as "not set", which would make the stream reliable unasked.
+   * RFC 8831 §6.6 / W3C RTCDataChannelInit: unsigned 16-bit values (`[EnforceRange] unsigned short`),
+   * 0 included: `{ordered: false, maxRetransmits: 0}` is the usual unreliable channel, what
+   * RTCDataChannel reports and mediasoup-client sends. mediasoup accepts 0 (and null, "not set");
+   * its 3.11 worker reads 0 as "not set", so on the relay's own sending leg such a stream is
+   * unordered but retransmitted (docs/media-relay.md, "Data channels").
    */
-  maxPacketLifeTime: { min: 1, max: 65_535 },
-  maxRetransmits: { min: 1, max: 65_535 },
+  maxPacketLifeTime: { min: 0, max: 65_535 },
+  maxRetransmits: { min: 0, max: 65_535 },
   /**
    * Label and protocol: RFC 8832 allows 65535 bytes each, W3C RTCDataChannel refuses more than 65535;
    * apps use short names ("chat", "reactions"). 1024 characters keep the relay's memory per channel small.
@@ -27,21 +29,30 @@ export const DATA_BOUNDS = {
 } as const;
 
 
+/** null (what RTCDataChannel reports for the one not set) means not set, as leaving it out does. */
+const optionalLimit = (range: { min: number; max: number }) =>
+  int(range)
+    .nullable()
+    .optional()
+    .transform((v) => v ?? undefined);
+
 /**
  * SCTP stream of a data producer (what the client's RTCDataChannel uses). Reliable and ordered by
- * default; maxPacketLifeTime and maxRetransmits make it partially reliable, one or the other.
+ * default; maxPacketLifeTime and maxRetransmits make it partially reliable, one or the other. The
+ * rules are mediasoup's (and browsers never send more): a value counts as set when above 0, so
+ * `{ordered: true, maxRetransmits: 0}` (mediasoup-client's produceData({maxRetransmits: 0})) passes.
  */
 export const sctpStreamParametersSchema = z
   .object({
     streamId: int(DATA_BOUNDS.streamId),
     ordered: z.boolean().optional(),
-    maxPacketLifeTime: int(DATA_BOUNDS.maxPacketLifeTime).optional(),
-    maxRetransmits: int(DATA_BOUNDS.maxRetransmits).optional(),
+    maxPacketLifeTime: optionalLimit(DATA_BOUNDS.maxPacketLifeTime),
+    maxRetransmits: optionalLimit(DATA_BOUNDS.maxRetransmits),
   })
-  .refine((p) => p.maxPacketLifeTime === undefined || p.maxRetransmits === undefined, {
+  .refine((p) => !(p.maxPacketLifeTime && p.maxRetransmits), {
     message: 'maxPacketLifeTime and maxRetransmits are mutually exclusive',
   })
-  .refine((p) => p.ordered !== true || (p.maxPacketLifeTime === undefined && p.maxRetransmits === undefined), {
+  .refine((p) => p.ordered !== true || !(p.maxPacketLifeTime || p.maxRetransmits), {
     message: 'an ordered stream cannot have maxPacketLifeTime or maxRetransmits',
   });
 

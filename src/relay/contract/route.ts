@@ -102,6 +102,7 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     method: spec.method,
     path: spec.path,
     summary: spec.summary,
+    tags: [tagOf(spec.path)],
     operationId: operationIdOf(spec.method, `${RELAY_PREFIX}${spec.path}`),
     // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
     ...(spec.description ? { description: spec.description } : {}),
@@ -113,6 +114,15 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     },
     responses: responses as RouteConfig['responses'],
   }) as unknown as RelayRoute<M, P, S, O, B>;
+}
+
+/**
+ * The document's group of an operation: the resource its path names (`/v1/consumers/{id}/pause` →
+ * `consumers`, as Swagger UI groups them); the service's own operations (`/info`, `/v1/drain`) are `service`.
+ */
+function tagOf(path: string): string {
+  const resource = /^\/v1\/([a-z-]+)\//.exec(`${path}/`)?.[1];
+  return resource && resource !== 'drain' ? resource : 'service';
 }
 
 /** `post` + `/internal/v1/transports/{id}/connect` → `postInternalV1TransportsIdConnect`. */

@@ -14,6 +14,13 @@ type MediaConfig = Config['media'];
 /** A worker that stayed up this long starts its next backoff from the base delay again. */
 export const STABLE_AFTER_MS = 60_000;
 
+/**
+ * A worker ended by SIGINT was almost always reached by a terminal's Ctrl-C, which goes to the whole
+ * process group: the service itself is about to shut down. Its restart waits at least this long, so
+ * the shutdown cancels it; if no shutdown comes (someone interrupted the worker alone), it restarts.
+ */
+export const INTERRUPTED_RESTART_MIN_MS = 3000;
+
 export interface WorkerSlot {
   readonly index: number;
   /** RTC_MIN_PORT + index, UDP and TCP; a restarted worker binds the same port. */
@@ -113,17 +120,21 @@ export class WorkerPool {
     return this.slots.filter((slot) => slot.worker !== undefined);
   }
 
-  /** Closes every worker and cancels pending restarts. */
+  /** Closes every worker and cancels pending restarts; a worker that ends from now on has stopped, not died. */
   close(): void {
+    if (this.closing) return;
     this.closing = true;
+    let stopped = 0;
     for (const slot of this.slots) {
       clearTimeout(slot.restartTimer);
       slot.restartTimer = undefined;
       const { worker } = slot;
       slot.worker = undefined;
       slot.webRtcServer = undefined;
+      if (worker && !worker.closed) stopped++;
       worker?.close();
     }
+    this.logger.info({ workers: stopped }, 'media workers stopped');
   }
 
   private async startSlot(slot: WorkerSlot): Promise<void> {
@@ -156,7 +167,7 @@ export class WorkerPool {
       worker.close();
       const reason = error instanceof Error ? error.message : String(error);
       throw new Error(
-        `media worker ${slot.index} could not open its WebRtcServer on port ${slot.port} (udp ${addresses.udpIp}, tcp ${addresses.tcpIp}): ${reason}`,
+        `media worker ${slot.index} could not open its WebRtcServer on port ${slot.port} (udp ${addresses.udpIp}, tcp ${addresses.tcpIp}; RTC_MIN_PORT + ${slot.index}, see RTC_MIN_PORT/RTC_MAX_PORT): ${reason}`,
         { cause: error },
       );
     }
@@ -169,19 +180,29 @@ export class WorkerPool {
     slot.deaths += 1;
     const upMs = Date.now() - slot.startedAt;
     if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
-    this.logger.error({ slot: slot.index, workerPid: worker.pid, port: slot.port, upMs, err: error }, 'media worker died');
-    // Scheduled first, so the listeners already know the delay (slot.lastRestartDelayMs).
-    this.scheduleRestart(slot);
+    const signal = deathSignal(error);
+    const fields = { slot: slot.index, workerPid: worker.pid, port: slot.port, upMs };
+    if (this.closing) {
+      this.logger.info({ ...fields, signal }, 'media worker stopped (shutting down)');
+    } else if (signal === 'SIGINT') {
+      this.logger.info({ ...fields, signal }, 'media worker stopped by SIGINT (Ctrl-C reaches the whole process group); restarted unless the service shuts down');
+      this.scheduleRestart(slot, INTERRUPTED_RESTART_MIN_MS);
+    } else {
+      this.logger.error({ ...fields, err: error }, 'media worker died');
+      // Scheduled first, so the listeners already know the delay (slot.lastRestartDelayMs).
+      this.scheduleRestart(slot);
+    }
     this.events.emit('workerDied', worker, slot);
   }
 
-  private scheduleRestart(slot: WorkerSlot): void {
+  private scheduleRestart(slot: WorkerSlot, minDelayMs = 0): void {
     if (this.closing) return;
     slot.failures += 1;
     const exponent = Math.min(slot.failures - 1, 30);
-    const delayMs = Math.min(this.config.restartMaxMs, this.config.restartBaseMs * 2 ** exponent);
+    const delayMs = Math.max(minDelayMs, Math.min(this.config.restartMaxMs, this.config.restartBaseMs * 2 ** exponent));
     slot.lastRestartDelayMs = delayMs;
-    this.logger.warn({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
+    if (minDelayMs > 0) this.logger.debug({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
+    else this.logger.warn({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
     slot.restartTimer = setTimeout(() => void this.restart(slot), delayMs);
     slot.restartTimer.unref();
   }
@@ -201,6 +222,11 @@ export class WorkerPool {
       this.scheduleRestart(slot);
     }
   }
+}
+
+/** The signal that ended a worker, from mediasoup's death error (`[pid:1, code:null, signal:SIGINT]`). */
+export function deathSignal(error: Error): NodeJS.Signals | undefined {
+  return /\bsignal:(SIG[A-Z0-9]+)\]/.exec(error.message)?.[1] as NodeJS.Signals | undefined;
 }
 
 /** The part of RTC_MIN_PORT-RTC_MAX_PORT that no WebRtcServer takes: where pipe transports listen. */

@@ -31,6 +31,7 @@ export function eventStreamPath(errorSchema: Record<string, unknown> = jsonSchem
     '/internal/v1/events': {
       get: {
         summary: 'Follow the relay events (Server-Sent Events)',
+        tags: ['events'],
         description: STREAM_DESCRIPTION,
         operationId: 'getInternalV1Events',
         parameters: [

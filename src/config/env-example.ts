@@ -1,0 +1,51 @@
+// The text of .env.example, derived from CONFIG_VARIABLES so that it cannot drift from the schema
+// (test/env-example.test.ts compares the committed file with it; `npm run env:example` rewrites it).
+import { CONFIG_VARIABLES, type ConfigArea } from './index.js';
+
+const AREA_TITLES: Record<ConfigArea, string> = {
+  server: 'The process: listeners, timeouts, logs, secrets, data folder, shutdown',
+  database: 'The database',
+  accounts: 'The account API: tokens, budgets, rate limits, mail',
+  relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
+  events: "The relay's events: replay buffer, streams, webhook",
+};
+
+/**
+ * Defaults that depend on the machine or on other variables: spelled here instead of a value, so the
+ * file is the same on every machine. Every other variable shows the default the schema applies.
+ */
+const DEFAULT_NOTES: Record<string, string> = {
+  MEDIASOUP_WORKERS: 'the number of CPUs',
+  INTERNAL_TOKEN: 'outside production, generated once and kept in DATA_DIR/internal-token',
+  AUTH_KEY_SECRET: 'outside production, generated once and kept in DATA_DIR/auth-key-secret',
+  DRAIN_TIMEOUT_S: '30 when NODE_ENV=production, else 0',
+  DATABASE_URL: 'the embedded PGlite database under DATA_DIR',
+};
+
+/** Ready-to-use values for the local services of compose.yaml (`docker compose up -d`). */
+const COMPOSE_VALUES: Record<string, string> = {
+  DATABASE_URL: 'postgres://chat:chat@127.0.0.1:5432/chat',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+};
+
+export function renderEnvExample(): string {
+  const lines = [
+    '# chat-backend configuration. Copy this file to .env (npm start and npm run dev read it when present;',
+    '# variables already set in the environment win) and uncomment what you change.',
+    '# Each line shows the default. The meaning of each variable: README.md, "Configuration".',
+    '# Generated from src/config by `npm run env:example`; test/env-example.test.ts keeps it in step.',
+  ];
+  let area: ConfigArea | undefined;
+  for (const variable of CONFIG_VARIABLES) {
+    if (variable.area !== area) {
+      area = variable.area;
+      lines.push('', `# --- ${AREA_TITLES[area]} ---`);
+    }
+    const note = DEFAULT_NOTES[variable.name];
+    if (note !== undefined) lines.push(`# ${variable.name}=    (default: ${note})`);
+    else lines.push(`# ${variable.name}=${variable.default ?? ''}`);
+    const composeValue = COMPOSE_VALUES[variable.name];
+    if (composeValue !== undefined) lines.push(`# with compose.yaml (docker compose up -d): ${variable.name}=${composeValue}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

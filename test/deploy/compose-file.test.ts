@@ -1,0 +1,51 @@
+// Issue 27 #11: compose.yaml parses, runs PostgreSQL and Redis on 127.0.0.1 only, and the URLs
+// .env.example gives for it reach exactly those services (and pass the configuration).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config/index.js';
+import { ROOT } from '../support/server-process.js';
+
+interface Service {
+  image: string;
+  environment?: Record<string, string>;
+  ports?: string[];
+  healthcheck?: { test: string[] };
+}
+
+const compose = parse(readFileSync(path.join(ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+
+/** The value .env.example suggests for `name` with compose.yaml. */
+function composeValue(name: string): string {
+  const match = new RegExp(`^# with compose\\.yaml \\(docker compose up -d\\): ${name}=(\\S+)$`, 'm').exec(example);
+  if (!match) throw new Error(`.env.example gives no compose.yaml value for ${name}`);
+  return match[1]!;
+}
+
+describe('compose.yaml', () => {
+  it('runs PostgreSQL and Redis, fully named images, published on 127.0.0.1 only, with health checks', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'redis']);
+    for (const [name, service] of Object.entries(compose.services)) {
+      expect(service.image, name).toMatch(/^docker\.io\/library\/[a-z]+:[0-9][\w.-]*$/);
+      expect(service.ports?.length, name).toBeGreaterThan(0);
+      for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      expect(service.healthcheck?.test.length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it("is what .env.example's DATABASE_URL and REDIS_URL reach", () => {
+    const database = new URL(composeValue('DATABASE_URL'));
+    const postgres = compose.services.postgres!;
+    expect(decodeURIComponent(database.username)).toBe(postgres.environment?.POSTGRES_USER);
+    expect(decodeURIComponent(database.password)).toBe(postgres.environment?.POSTGRES_PASSWORD);
+    expect(database.pathname).toBe(`/${postgres.environment?.POSTGRES_DB}`);
+    expect(postgres.ports).toContain(`${database.hostname}:${database.port}:5432`);
+    const redis = new URL(composeValue('REDIS_URL'));
+    expect(compose.services.redis!.ports).toContain(`${redis.hostname}:${redis.port}:6379`);
+    const config = loadConfig({ DATABASE_URL: database.toString(), REDIS_URL: redis.toString() });
+    expect(config.database.kind).toBe('postgres');
+    expect(config.rateLimit.redisUrl).toBe(redis.toString());
+  });
+});
