@@ -86,7 +86,8 @@ async function inProcessCycle(worker: ms.Worker, webRtcServer: ms.WebRtcServer, 
     router.createWebRtcTransport({ webRtcServer }),
   ]);
   await Promise.all([send.connect({ dtlsParameters: fakeDtlsParameters }), recv.connect({ dtlsParameters: fakeDtlsParameters })]);
-  const producer = await send.produce({ kind: 'audio', rtpParameters: opusProducerRtpParameters(ssrc++) });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- upstream mediasoup 3.27's typings (npm run typecheck:upstream) need it
+  const producer = await send.produce({ kind: 'audio', rtpParameters: opusProducerRtpParameters(ssrc++) as ms.RtpParameters });
   const consumer = await recv.consume({ producerId: producer.id, rtpCapabilities: router.rtpCapabilities, paused: true });
   await consumer.resume();
   consumer.close();

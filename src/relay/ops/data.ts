@@ -48,7 +48,8 @@ export async function createDataProducer(deps: OpsDeps, input: CreateDataProduce
     'create data producer',
     () =>
       entry.transport.produceData({
-        sctpStreamParameters: sctpStreamParameters,
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- upstream mediasoup 3.27's typings (npm run typecheck:upstream) need it
+        sctpStreamParameters: sctpStreamParameters as ms.SctpStreamParameters,
         label: input.label ?? '',
         protocol: input.protocol ?? '',
         ...(input.appData ? { appData: input.appData } : {}),

@@ -162,7 +162,8 @@ export async function createPipeProducer(deps: OpsDeps, id: string, input: Creat
           entry.pipeTransport.produce({
             id: producerId,
             kind: input.kind,
-            rtpParameters: input.rtpParameters,
+            // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- upstream mediasoup 3.27's typings (npm run typecheck:upstream) need it
+            rtpParameters: input.rtpParameters as unknown as ms.RtpParameters,
             paused: input.paused ?? false,
             ...(input.appData ? { appData: input.appData } : {}),
           }),
