@@ -34,10 +34,19 @@ export interface Database {
  */
 const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
 
+export interface OpenOptions {
+  /**
+   * PGlite only: start from this data directory (a tarball of PGlite's documented `dumpDataDir()`)
+   * instead of creating a new cluster. The tests open every in-memory database from one migrated
+   * snapshot (test/support/pglite-snapshot.ts): creating a cluster costs seconds, loading one a fraction.
+   */
+  pgliteSnapshot?: Blob;
+}
+
 /**
  * @example const database = await openDatabase(config.database); await migrateDatabase(database);
  */
-export async function openDatabase(options: Config['database']): Promise<Database> {
+export async function openDatabase(options: Config['database'], open: OpenOptions = {}): Promise<Database> {
   if (options.kind === 'postgres') {
     const client = postgres(options.url, {
       max: 10,
@@ -63,7 +72,7 @@ export async function openDatabase(options: Config['database']): Promise<Databas
     };
   }
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const client = new PGlite({ dataDir: options.dataDir, startParams: PGLITE_START_PARAMS });
+  const client = new PGlite({ dataDir: options.dataDir, startParams: PGLITE_START_PARAMS, loadDataDir: open.pgliteSnapshot });
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
   return {

@@ -14,6 +14,7 @@ import type { RelayEvents } from '../../src/relay/events/index.js';
 import type { MediaService } from '../../src/relay/index.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { watchAnswers } from './answers.js';
+import { migratedSnapshot } from './pglite-snapshot.js';
 import { inProcessRtcPorts } from './ports.js';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -32,7 +33,8 @@ export async function openTestDatabase(options: { migrate?: boolean } = {}): Pro
   const migrate = options.migrate ?? true;
   if (!usesPostgres()) {
     const dbConfig = { kind: 'pglite', dataDir: undefined } as const;
-    const database = await openDatabase(dbConfig);
+    // Migrated: loaded from the suite's migrated snapshot (migrateDatabase then finds nothing to do).
+    const database = await openDatabase(dbConfig, migrate ? { pgliteSnapshot: await migratedSnapshot() } : {});
     if (migrate) await migrateDatabase(database);
     return { database, dbConfig, drop: async () => {} };
   }
