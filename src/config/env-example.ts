@@ -8,6 +8,7 @@ const AREA_TITLES: Record<ConfigArea, string> = {
   accounts: 'The account API: tokens, budgets, rate limits, mail',
   relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
   events: "The relay's events: replay buffer, streams, webhook",
+  turn: "TURN: the relay's coturn and the short-lived credentials handed out for it",
 };
 
 /**
