@@ -41,7 +41,7 @@ export const turnVariables = {
   TURN_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').max(1024).optional()),
   // Long enough for a call to outlast it (an allocation is refreshed with the same credential), short enough to be worth little when leaked.
   TURN_CREDENTIAL_TTL_S: int(3600, 60, 172_800),
-  RATE_LIMIT_ICE_SERVERS_PER_MIN: int(60, 0, 100_000),
+  RATE_LIMIT_ICE_SERVERS_PER_MIN: int(60, 0, 1_000_000),
 };
 
 export const turnConfig = z
