@@ -30,6 +30,11 @@ export interface Coturn {
   port: number;
   /** TLS (tls-listening-port). */
   tlsPort: number;
+  /**
+   * base64 SHA-256 of the certificate's public key: what Chromium's --ignore-certificate-errors-spki-list
+   * takes to trust this one self-signed certificate (and nothing else) for turns:.
+   */
+  spkiSha256: string;
   /** The URLs a TURN_URLS would list: UDP, TCP, TLS. */
   urls: { udp: string; tcp: string; tls: string };
   /** What coturn logged so far (for a failing test's message). */
@@ -107,6 +112,10 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
       ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=turn.test', '-addext', `subjectAltName=IP:${options.ip},DNS:turn.test`],
       { stdio: 'ignore', timeout: 30_000 },
     );
+    const spkiSha256 = execFileSync('sh', ['-c', `openssl x509 -in "$1" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`, 'spki', cert], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).trim();
     const port = await freePort(options.ip);
     const tlsPort = await freePort(options.ip, [port]);
     const config = [
@@ -149,6 +158,7 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
       ip: options.ip,
       port,
       tlsPort,
+      spkiSha256,
       urls: { udp: `turn:${host}:${port}?transport=udp`, tcp: `turn:${host}:${port}?transport=tcp`, tls: `turns:${host}:${tlsPort}?transport=tcp` },
       log,
       stop,
