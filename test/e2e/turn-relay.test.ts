@@ -25,11 +25,13 @@ const SECRET = 'turn-relay-test-secret-0123456789';
 /** How long a transport that cannot reach the relay is watched before "never connects" is asserted. */
 const NO_TURN_WATCH_MS = 10_000;
 
+/** RTCIceServer and RTCIceTransportPolicy as the page takes them (no DOM types in the test's tsconfig). */
+type IceServer = { urls: string[]; username: string; credential: string };
 type Opened = { sendTransportId: string; recvTransportId: string; producerIds: string[]; consumerIds: string[] };
 type Selected = { candidateType: string; relayProtocol: string; protocol: string } | null;
 type PageWindow = {
   turnCall: {
-    open(iceServers: RTCIceServer[], policy: RTCIceTransportPolicy): Promise<Opened>;
+    open(iceServers: IceServer[], policy: 'all' | 'relay'): Promise<Opened>;
     states(): { send: string; recv: string };
     inbound(): Promise<{ audio: number; video: number }>;
     selected(): Promise<{ send: Selected; recv: Selected }>;
