@@ -52,6 +52,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/relay/engine-call.test.ts' },
   // Real Chromium encoding 720p simulcast: packet and frame rates, and the heaviest CPU load in the suite.
   { glob: 'test/e2e/browser*.test.ts' },
+  // Issue 28: four Chromiums in a network namespace, each waiting (10 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
+  { glob: 'test/e2e/turn-relay.test.ts' },
 ];
 // Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db,
 // redis-write-refusal}.test.ts assert outcomes under any interleaving (no 5xx, one winner, modes), with

@@ -235,6 +235,20 @@ function connected(transport: types.Transport, timeoutMs = 10_000): Promise<void
   });
 }
 
+/**
+ * TURN (issue 28): the ICE servers the account API hands this user (GET /api/v1/auth/ice-servers; none
+ * when the service has no TURN_URLS), for both transports. `?relay=1` in the page's URL forces
+ * iceTransportPolicy 'relay', so the call goes through TURN even where the relay is reachable directly.
+ */
+async function iceOptions(): Promise<{ iceServers: RTCIceServer[]; iceTransportPolicy: RTCIceTransportPolicy }> {
+  const res = await fetch('/api/v1/auth/ice-servers', { headers: { Authorization: `Bearer ${accessToken}` } });
+  const envelope = (await res.json()) as { code: number; message: string; data: { ice_servers: RTCIceServer[]; expires_in: number } | null };
+  if (envelope.code !== 0 || !envelope.data) throw new Error(`ice-servers: ${envelope.message}`);
+  const relayOnly = new URLSearchParams(location.search).get('relay') === '1';
+  if (relayOnly && envelope.data.ice_servers.length === 0) throw new Error('?relay=1 needs TURN: start the demo with TURN_URLS and TURN_SECRET (examples/browser-demo/README.md)');
+  return { iceServers: envelope.data.ice_servers, iceTransportPolicy: relayOnly ? 'relay' : 'all' };
+}
+
 async function join() {
   joinButton.disabled = true;
   setStatus('Joining…', 'joining');
@@ -260,8 +274,10 @@ async function join() {
   localTile.dataset.user = state.user?.username ?? '';
   localTile.querySelector('figcaption')!.textContent = `Local camera · ${state.user?.username ?? ''}`;
 
-  // 4. Send transport: `connect` fires on the first produce(), `produce` once per track.
-  const sendTransport = device.createSendTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'send' }));
+  // 4. Send transport: `connect` fires on the first produce(), `produce` once per track. Both
+  //    transports get the TURN servers (and with ?relay=1 may use nothing else).
+  const ice = await iceOptions();
+  const sendTransport = device.createSendTransport({ ...(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'send' })), ...ice });
   onConnect(sendTransport, sessionId);
   sendTransport.on('produce', ({ kind, rtpParameters }, callback, errback) => {
     signal<{ id: string }>('POST', `/sessions/${sessionId}/producers`, { transportId: sendTransport.id, kind, rtpParameters }).then(callback, errback);
@@ -279,7 +295,7 @@ async function join() {
 
   // 5. Receive transport and consumers. The relay creates consumers paused; `connect` fires on
   //    the first consume().
-  const recvTransport = device.createRecvTransport(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' }));
+  const recvTransport = device.createRecvTransport({ ...(await signal<TransportParams>('POST', `/sessions/${sessionId}/transports`, { direction: 'recv' })), ...ice });
   onConnect(recvTransport, sessionId);
   call = { sessionId, device, peerConsumers: new Map(), stream, sendTransport, recvTransport, producers, consumers: [] };
   for (const producer of producers) {

@@ -14,6 +14,7 @@ import { AuthOutcomes } from './metrics.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
+import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
 import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
@@ -51,7 +52,8 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     .route('/', profileRoutes(kit, services.profile))
     .route('/', passwordRoutes(kit, services.passwords))
     .route('/', devicesRoutes(kit, services.devices))
-    .route('/', accountRoutes(kit, services.account));
+    .route('/', accountRoutes(kit, services.account))
+    .route('/', iceServersRoutes(kit, services.iceServers));
   return {
     name: 'accounts',
     audit,

@@ -42,6 +42,7 @@ export function createRelayClient(options: RelayClientOptions) {
   const dataProducers = rpc.v1['data-producers'];
   const dataConsumers = rpc.v1['data-consumers'];
   const pipeTransports = rpc.v1['pipe-transports'];
+  const iceServers = rpc.v1['ice-servers'];
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -88,6 +89,8 @@ export function createRelayClient(options: RelayClientOptions) {
     createPipeProducer: (id: string, body: Parameters<(typeof pipeTransports)[':id']['producers']['$post']>[0]['json']) =>
       json(pipeTransports[':id'].producers.$post({ param: { id }, json: body })),
     closePipeTransport: (id: string) => empty(pipeTransports[':id'].$delete({ param: { id } })),
+    /** TURN servers with a short-lived credential for `userId` (`{iceServers: [], expiresIn: 0}` when the relay has no TURN). */
+    iceServers: (body: Parameters<typeof iceServers.$post>[0]['json'] = {}) => json(iceServers.$post({ json: body })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

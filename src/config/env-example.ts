@@ -8,6 +8,7 @@ const AREA_TITLES: Record<ConfigArea, string> = {
   accounts: 'The account API: tokens, budgets, rate limits, mail',
   relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
   events: "The relay's events: replay buffer, streams, webhook",
+  turn: "TURN: the relay's coturn and the short-lived credentials handed out for it",
 };
 
 /**
@@ -26,6 +27,8 @@ const DEFAULT_NOTES: Record<string, string> = {
 const COMPOSE_VALUES: Record<string, string> = {
   DATABASE_URL: 'postgres://chat:chat@127.0.0.1:5432/chat',
   REDIS_URL: 'redis://127.0.0.1:6379',
+  TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turn:127.0.0.1:3478?transport=tcp',
+  TURN_SECRET: 'local-turn-secret-0123456789',
 };
 
 export function renderEnvExample(): string {

@@ -13,7 +13,7 @@ import { MediaService, type MediaServiceOptions } from './index.js';
 import { registerRelayMetrics } from './metrics.js';
 
 export interface RelayDeps {
-  config: Pick<Config, 'media' | 'events'>;
+  config: Pick<Config, 'media' | 'events'> & Partial<Pick<Config, 'turn'>>;
   logger: Logger;
   /** Where the rate limits count now, for /internal/info. */
   rateLimitMode?: () => RateLimitMode;
@@ -40,7 +40,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     name: 'relay',
     media,
     events,
-    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode }) }],
+    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, turn: deps.config.turn }) }],
     ready: () => ({
       media: media.aliveWorkerCount() > 0 ? 'ok' : 'no live worker',
       // A draining relay takes no new clients: the proxy routes them to another machine at once.

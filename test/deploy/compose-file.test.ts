@@ -8,7 +8,10 @@ import { loadConfig } from '../../src/config/index.js';
 import { ROOT } from '../support/server-process.js';
 
 interface Service {
-  image: string;
+  image?: string;
+  build?: string;
+  network_mode?: string;
+  command?: string[];
   environment?: Record<string, string>;
   ports?: string[];
   healthcheck?: { test: string[] };
@@ -26,13 +29,30 @@ function composeValue(name: string): string {
 
 describe('compose.yaml', () => {
   it('runs PostgreSQL and Redis, fully named images, published on 127.0.0.1 only, with health checks', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['postgres', 'redis']);
+    expect(Object.keys(compose.services).sort()).toEqual(['coturn', 'postgres', 'redis']);
     for (const [name, service] of Object.entries(compose.services)) {
+      if (name === 'coturn') continue;
       expect(service.image, name).toMatch(/^docker\.io\/library\/[a-z]+:[0-9][\w.-]*$/);
       expect(service.ports?.length, name).toBeGreaterThan(0);
       for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
       expect(service.healthcheck?.test.length, name).toBeGreaterThan(0);
     }
+  });
+
+  // Issue 28: coturn on the host's network (it relays to the media relay's 127.0.0.1), bound to 127.0.0.1 only.
+  it("runs coturn from deploy/coturn on 127.0.0.1 only, with .env.example's TURN_SECRET, where TURN_URLS points", () => {
+    const coturn = compose.services.coturn!;
+    expect(coturn.build).toBe('deploy/coturn');
+    expect(coturn.network_mode).toBe('host');
+    const flags = coturn.command ?? [];
+    const values = (flag: string) => flags.filter((f) => f.startsWith(`--${flag}=`)).map((f) => f.slice(flag.length + 3));
+    expect(values('listening-ip')).toEqual(['127.0.0.1']);
+    expect(values('relay-ip')).toEqual(['127.0.0.1']);
+    expect(flags).toContain('--use-auth-secret');
+    expect(flags).toContain('--no-cli');
+    expect(values('static-auth-secret')).toEqual([composeValue('TURN_SECRET')]);
+    const config = loadConfig({ TURN_URLS: composeValue('TURN_URLS'), TURN_SECRET: composeValue('TURN_SECRET') });
+    for (const url of config.turn!.urls) expect(url).toMatch(new RegExp(`^turn:127\\.0\\.0\\.1:${values('listening-port')[0]}\\?transport=(udp|tcp)$`));
   });
 
   it("is what .env.example's DATABASE_URL and REDIS_URL reach", () => {

@@ -19,6 +19,8 @@ const PUBLIC_OPERATIONS = [
   'DELETE /api/v1/auth/account 200,400,401,403,429,500',
   'POST /api/v1/auth/password/forgot 200,400,404,429,500,503',
   'POST /api/v1/auth/password/reset 200,400,404,429,500',
+  // Issue 28, added after the documents were generated: TURN credentials.
+  'GET /api/v1/auth/ice-servers 200,401,429,500',
   'GET /healthz 200,429,500',
   'GET /readyz 200,429,500',
   'GET /api/v1/openapi.json 200,429,500',
@@ -101,9 +103,9 @@ describe('the documents of every area composed', () => {
       }
       return Object.keys(byTag).sort();
     };
-    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'observability', 'password', 'profile', 'session', 'sessions']);
+    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'ice-servers', 'observability', 'password', 'profile', 'session', 'sessions']);
     expect(tagsOf(internalDoc)).toEqual(
-      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
+      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
     );
     const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
     expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);

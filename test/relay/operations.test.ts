@@ -49,6 +49,8 @@ const RELAY_OPERATIONS: Array<[string, number[]]> = [
   // hand-kept document named only the 202 and said so in its description).
   ['POST /internal/v1/drain', [200, 202, 401, 500]],
   ['GET /internal/v1/events', [200, 400, 503]],
+  // Issue 28: TURN credentials for a signaling server.
+  ['POST /internal/v1/ice-servers', [200, 400, 401, 500]],
 ];
 
 type Doc = {

@@ -26,6 +26,7 @@ import {
 } from './support/fuzz.js';
 
 const API_LIMIT = 64 * 1024;
+const TURN_SECRET = 'fuzz-turn-secret-0123456789abcdef';
 /** Forgot-password answers take 250 ms each by design; its run count is capped. */
 const FUZZ_RUNS_FORGOT = Math.max(1, Number(process.env.FUZZ_RUNS ?? 60));
 const stats = new FuzzStats('/api');
@@ -47,6 +48,10 @@ beforeAll(async () => {
     RATE_LIMIT_AUTH_PER_MIN: '1000000',
     RATE_LIMIT_REFRESH_PER_MIN: '1000000',
     RATE_LIMIT_API_PER_MIN: '1000000',
+    RATE_LIMIT_ICE_SERVERS_PER_MIN: '1000000',
+    // Issue 28: GET /ice-servers hands out TURN credentials.
+    TURN_URLS: 'turn:127.0.0.1:3478?transport=udp',
+    TURN_SECRET: TURN_SECRET,
   }, { areas: { relay: false } });
   owner = await register(t.app);
   const second = await register(t.app);
@@ -337,6 +342,18 @@ describe('fuzz /api/v1/auth', () => {
           expectApiAnswer(a, [0, 1002], describeRequest('GET', '/profile', r));
         },
       ),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /ice-servers', async () => {
+    await fc.assert(
+      fc.asyncProperty(requests(anyJson, authorization(() => owner.tokens.token)), async (r) => {
+        const a = await send('GET', '/api/v1/auth/ice-servers', r);
+        expectApiAnswer(a, [0, 1002], describeRequest('GET', '/ice-servers', r));
+        if ((a.body as { code: number }).code === 0) expect((a.body as { data: { ice_servers: { username: string }[] } }).data.ice_servers[0]!.username).toMatch(new RegExp(`^\\d+:${owner.id}$`));
+        expect(JSON.stringify(a.body)).not.toContain(TURN_SECRET);
+      }),
       fuzzParameters(),
     );
   });

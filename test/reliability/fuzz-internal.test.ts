@@ -29,6 +29,7 @@ import { EngineWatch } from './support/engine.js';
 import { dtls } from './support/traffic.js';
 
 const RELAY_LIMIT = 256 * 1024;
+const TURN_SECRET = 'fuzz-turn-secret-0123456789abcdef';
 const stats = new FuzzStats('/internal');
 
 /** Every engine object created while the file runs, to check at the end that none is left open. */
@@ -121,7 +122,15 @@ const routerCodecs = () => [
 beforeAll(async () => {
   // One WebRtcServer port and four for the pipe transports (at most one open at a time, cleaned up after each run).
   const ports = allocateRtcPorts(5);
-  t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' });
+  // TURN configured (issue 28): transports' answers carry iceServers, POST /v1/ice-servers hands them out.
+  t = await buildTestApp({
+    MEDIASOUP_RESTART_BASE_MS: '200',
+    RTC_MIN_PORT: String(ports.min),
+    RTC_MAX_PORT: String(ports.max),
+    MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1',
+    TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turns:turn.test:443?transport=tcp',
+    TURN_SECRET: TURN_SECRET,
+  });
   const before = await info();
   pidsBefore = before.workers.map((w) => w.pid);
   countsBefore = before.counts;
@@ -248,13 +257,17 @@ describe('fuzz /internal', () => {
 
   it('POST /v1/transports', async () => {
     const valid = () => ({ routerId: base.routerId, direction: 'send', enableSctp: true, appData: { peer: 'p1' } });
+    // appData.userId becomes the TURN username's user key when it fits one.
+    const withUser = () => ({ ...valid(), direction: 'recv', appData: { userId: 'user-1' } });
     await fc.assert(
-      fc.asyncProperty(requests(fc.oneof(anyJson, mutatedHostile(valid), mutatedHostile(() => ({ ...valid(), direction: 'recv' })))), async (r) => {
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutatedHostile(valid), mutatedHostile(() => ({ ...valid(), direction: 'recv' })), mutatedHostile(withUser))), async (r) => {
         const a = await send('POST', '/internal/v1/transports', r);
         expectRelayAnswer(a, 201, ['VALIDATION_ERROR', 'NOT_FOUND'], what('POST', '/transports', r));
         if (a.status === 201) {
-          const transport = a.body as { id: string; iceCandidates: unknown[]; dtlsParameters: unknown };
+          const transport = a.body as { id: string; iceCandidates: unknown[]; dtlsParameters: unknown; iceServers: { username: string }[] };
           expect(transport.iceCandidates.length).toBeGreaterThan(0);
+          expect(transport.iceServers[0]!.username).toMatch(/^\d+:[A-Za-z0-9_.@+-]{1,128}$/);
+          expect(a.text).not.toContain(TURN_SECRET);
           created.push({ kind: 'transports', id: transport.id });
         }
       }),
@@ -427,6 +440,23 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('POST /v1/ice-servers {userId?}', async () => {
+    const valid = () => ({ userId: 'user-1' });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutatedHostile(valid), mutatedHostile(() => ({ userId: 42 })), mutatedHostile(() => ({})))), async (r) => {
+        const a = await send('POST', '/internal/v1/ice-servers', r);
+        expectRelayAnswer(a, 200, ['VALIDATION_ERROR'], what('POST', '/ice-servers', r));
+        if (a.status === 200) {
+          const answer = a.body as { iceServers: { username: string }[]; expiresIn: number };
+          expect(answer.iceServers[0]!.username).toMatch(/^\d+:[A-Za-z0-9_.@+-]{1,128}$/);
+          expect(answer.expiresIn).toBe(3600);
+        }
+        expect(a.text).not.toContain(TURN_SECRET);
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('pipe transports: POST, connect, consumers, producers, DELETE', async () => {
     const create = () => ({ routerId: base.routerId, enableSrtp: true, appData: { peerRelay: 'b' } });
     const connect = () => ({ ip: '127.0.0.1', port: 9, srtpParameters: { ...base.srtp } });
@@ -502,6 +532,7 @@ describe('fuzz /internal', () => {
         success: 201,
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
       },
+      { path: '/internal/v1/ice-servers', body: () => ({ userId: 'user-1' }), success: 200, codes: ['VALIDATION_ERROR'] },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },

@@ -37,11 +37,12 @@ export interface LaunchedChromium {
 }
 
 /** A headless Chromium with a fresh profile (removed by close()). */
-export async function launchChromium(options: { viewport?: { width: number; height: number } } = {}): Promise<LaunchedChromium> {
+export async function launchChromium(options: { viewport?: { width: number; height: number }; executablePath?: string } = {}): Promise<LaunchedChromium> {
   const profile = await mkdtemp(path.join(tmpdir(), 'chromium-profile-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      // Another path: a wrapper that starts Chromium elsewhere (test/e2e/turn-relay.test.ts: inside a network namespace).
+      executablePath: options.executablePath ?? CHROMIUM,
       headless: true,
       args: CHROMIUM_FLAGS,
       viewport: options.viewport ?? { width: 1100, height: 800 },

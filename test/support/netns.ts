@@ -87,3 +87,55 @@ export function makeTwoHosts(): TwoHosts {
     return loopback(reason);
   }
 }
+
+/** A client "machine" behind a firewall (issue 28's relayed call): a namespace on a veth pair to the root namespace. */
+export interface ClientNamespace {
+  netns: string;
+  /** The root namespace's end of the veth: where the relay and coturn listen. */
+  hostIp: string;
+  /** The namespace's end: the client's address. */
+  clientIp: string;
+  /** Runs `nft -f -` with `rules` inside the namespace. */
+  nft(rules: string): void;
+  /** Removes the namespace (its nftables tables with it) and the veth; safe to call twice. */
+  cleanup(): void;
+}
+
+/**
+ * A namespace whose only way out is a veth to the root namespace, on 10.78.x.0/24 (x from the pid).
+ * Throws when namespaces cannot be made (not root, no `ip`): the caller's test needs them.
+ */
+export function makeClientNamespace(): ClientNamespace {
+  const prefix = `tn${process.pid}`;
+  const subnet = `10.78.${(process.pid % 200) + 20}`;
+  const netns = `${prefix}c`;
+  const outer = `${prefix}o`;
+  const inner = `${prefix}i`;
+  const cleanup = () => {
+    quietly('netns', 'del', netns);
+    quietly('link', 'del', outer);
+  };
+  cleanup(); // leftovers of an earlier process with this pid
+  try {
+    ip('netns', 'add', netns);
+    ip('link', 'add', outer, 'type', 'veth', 'peer', 'name', inner);
+    ip('link', 'set', inner, 'netns', netns);
+    ip('addr', 'add', `${subnet}.1/24`, 'dev', outer);
+    ip('link', 'set', outer, 'up');
+    ip('-n', netns, 'addr', 'add', `${subnet}.2/24`, 'dev', inner);
+    ip('-n', netns, 'link', 'set', inner, 'up');
+    ip('-n', netns, 'link', 'set', 'lo', 'up');
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
+  return {
+    netns,
+    hostIp: `${subnet}.1`,
+    clientIp: `${subnet}.2`,
+    nft(rules) {
+      execFileSync('ip', ['netns', 'exec', netns, 'nft', '-f', '-'], { input: rules, stdio: ['pipe', 'ignore', 'pipe'], timeout: 10_000 });
+    },
+    cleanup,
+  };
+}

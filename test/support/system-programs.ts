@@ -22,8 +22,13 @@ export const POSTGRES_SERVER: SystemProgram = { command: 'initdb', path: '/usr/l
 /** Debian's Chromium for the real-browser tests (test/support/browser.ts checks it with REQUIRE_BROWSER). */
 export const CHROMIUM_BROWSER: SystemProgram = { command: 'chromium', path: '/usr/bin/chromium', debianPackage: 'chromium', requireVariable: 'REQUIRE_BROWSER' };
 
+/** Debian's coturn: its `turnserver` for the TURN tests (test/support/coturn.ts), issue 28. */
+export const TURN_SERVER: SystemProgram = { command: 'turnserver', path: '/usr/bin/turnserver', debianPackage: 'coturn', requireVariable: 'REQUIRE_TURN' };
+/** nftables: the firewall rule of the relayed-call test's network namespace (test/e2e/turn-relay.test.ts). */
+export const NFTABLES: SystemProgram = { command: 'nft', path: '/usr/sbin/nft', debianPackage: 'nftables', requireVariable: 'REQUIRE_NFTABLES' };
+
 /** Every program, for the README's one `apt-get install` line and .ci/run's REQUIRE_* (test/ci/system-programs.test.ts). */
-export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER];
+export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER, TURN_SERVER, NFTABLES];
 
 const found = new Map<SystemProgram, boolean>();
 

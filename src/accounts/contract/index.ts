@@ -4,3 +4,4 @@ export * from './devices.js';
 export * from './password.js';
 export * from './profile.js';
 export * from './session.js';
+export * from './ice-servers.js';

@@ -30,6 +30,8 @@ export interface RouteKit {
   refreshLimit: MiddlewareHandler;
   /** Every authenticated endpoint. */
   apiLimit: MiddlewareHandler;
+  /** GET /ice-servers: its own budget, so a client polling TURN credentials cannot spend the API's. */
+  iceServersLimit: MiddlewareHandler;
   /** `Authorization: Bearer <access token>`, checked; the caller in `c.var.auth`. */
   requireSession: MiddlewareHandler<AuthEnv>;
   /** Who sent the request, as sessions and the audit trail keep it. */
@@ -50,6 +52,7 @@ export function createRouteKit(deps: { config: Config; stores: RateLimitStores; 
     authLimit: rateLimit({ tooMany, perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') }),
     refreshLimit: rateLimit({ tooMany, perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') }),
     apiLimit: rateLimit({ tooMany, perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') }),
+    iceServersLimit: rateLimit({ tooMany, perMinute: config.iceServersPerMin, trustProxy, store: stores.store('ice-servers') }),
     requireSession: createMiddleware<AuthEnv>(async function requireSession(c, next) {
       const match = BEARER.exec(c.req.header('authorization') ?? '');
       if (!match) throw new AuthError('invalid_access_token', 'access token missing (Authorization: Bearer <token>)');

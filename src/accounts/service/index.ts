@@ -12,6 +12,7 @@ import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
 import { AccountService } from './account.service.js';
 import { DeviceService } from './devices.service.js';
+import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
 import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
@@ -24,6 +25,8 @@ export interface AccountServices {
   passwords: PasswordService;
   devices: DeviceService;
   account: AccountService;
+  /** TURN credentials (issue 28). */
+  iceServers: IceServersService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -85,5 +88,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
     account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
+    iceServers: new IceServersService({ turn: config.turn, now }),
   };
 }

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type * as consumers from './consumers.js';
 import type * as controls from './controls.js';
 import type * as data from './data.js';
+import type * as iceServers from './ice-servers.js';
 import type * as pipes from './pipes.js';
 import type * as producers from './producers.js';
 import type { AnyRelayRoute } from './route.js';
@@ -25,7 +26,8 @@ export type RelayRoutes =
   | RoutesOf<typeof controls>
   | RoutesOf<typeof data>
   | RoutesOf<typeof pipes>
-  | RoutesOf<typeof service>;
+  | RoutesOf<typeof service>
+  | RoutesOf<typeof iceServers>;
 
 /** `/v1/routers/{id}` → `/v1/routers/:id` (Hono's form). */
 type HonoPath<P extends string> = P extends `${infer Start}{${infer Param}}${infer Rest}` ? `${Start}:${Param}${HonoPath<Rest>}` : P;

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { appDataSchema } from './bounds.js';
 import { connectedSchema, id } from './common.js';
+import { iceServerSchema } from './ice-servers.js';
 import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
 import { relayRoute } from './route.js';
 import { dtlsParametersSchema, dtlsParametersView, iceParametersView, sctpParametersView } from './rtp.js';
@@ -38,6 +39,10 @@ export const transportSchema = z.object({
   iceCandidates: z.array(iceCandidateSchema),
   dtlsParameters: dtlsParametersView,
   sctpParameters: sctpParametersView.optional(),
+  iceServers: z
+    .array(iceServerSchema)
+    .optional()
+    .describe("only when TURN is configured: the TURN servers with a credential for appData.userId (else the transport's id), for mediasoup-client's transport option of that name"),
 });
 
 export const createTransport = relayRoute({

@@ -6,13 +6,17 @@ import type { AppEnv } from '../../http/env.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { controlsRoutes } from './controls.routes.js';
 import { dataRoutes } from './data.routes.js';
+import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
 import { pipesRoutes } from './pipes.routes.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
 import { transportsRoutes } from './transports.routes.js';
 
-export type InternalAppDeps = ServiceRoutesDeps;
+export type InternalAppDeps = ServiceRoutesDeps & {
+  /** TURN (issue 28): when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
+  turn?: TurnSettings;
+};
 
 /**
  * The relay's routes under RELAY_PREFIX (`/internal`). The app puts the internal token guard (an
@@ -26,10 +30,11 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', serviceRoutes(deps))
     .route('/v1', deps.events.streams.routes)
     .route('/', routersRoutes(media))
-    .route('/', transportsRoutes(media))
+    .route('/', transportsRoutes(media, deps.turn))
     .route('/', producersRoutes(media))
     .route('/', consumersRoutes(media))
     .route('/', controlsRoutes(media))
     .route('/', dataRoutes(media))
-    .route('/', pipesRoutes(media));
+    .route('/', pipesRoutes(media))
+    .route('/', iceServersRoutes(deps.turn));
 }

@@ -4,13 +4,18 @@ import type { z } from 'zod';
 import { closeTransport, connectTransport, createTransport, type iceCandidateSchema, type transportSchema } from '../contract/transports.js';
 import type { MediaService } from '../index.js';
 import type { TransportEntry } from '../registry/kinds.js';
+import { relayIceServers, transportUserKey, type TurnSettings } from './ice-servers.routes.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function transportsRoutes(media: MediaService) {
+/** `turn`: the TURN configuration; when set, a new transport's answer carries its `iceServers`. */
+export function transportsRoutes(media: MediaService, turn: TurnSettings = undefined) {
   return relayRouter()
     .openapi(withJsonBody(createTransport), async (c) => {
-      const entry = await media.forRequest(c.get('requestId')).createTransport(c.req.valid('json'));
-      return c.json(transportView(entry), 201);
+      const body = c.req.valid('json');
+      const entry = await media.forRequest(c.get('requestId')).createTransport(body);
+      const view = transportView(entry);
+      if (!turn) return c.json(view, 201);
+      return c.json({ ...view, iceServers: relayIceServers(turn, transportUserKey(view.id, body.appData)).iceServers }, 201);
     })
     .openapi(withJsonBody(connectTransport), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).connectTransport(c.req.valid('param').id, c.req.valid('json').dtlsParameters);

@@ -1,0 +1,31 @@
+// The ICE servers a client gives its RTCPeerConnection (issue 28): TURN with short-lived credentials.
+import { z } from 'zod';
+import { accountRoute, BEARER, okResponse } from './envelope.js';
+
+/** One RTCIceServer: coturn's URLs and the TURN REST scheme's username and credential. */
+export const iceServer = z.strictObject({
+  urls: z.array(z.string().max(256)).min(1).max(16).describe('turn: and turns: URLs (RFC 7065)'),
+  username: z.string().max(160).describe('`<expiry unix seconds>:<user id>`'),
+  credential: z.string().max(64).describe('base64(HMAC-SHA1(TURN_SECRET, username))'),
+});
+
+export const iceServers = z.strictObject({
+  ice_servers: z.array(iceServer).max(1).describe('empty when the service has no TURN configured (TURN_URLS unset)'),
+  expires_in: z.number().int().min(0).describe('seconds the credential stays valid (TURN_CREDENTIAL_TTL_S); 0 when ice_servers is empty'),
+});
+
+export type IceServersView = z.output<typeof iceServers>;
+
+export const getIceServers = accountRoute(
+  {
+    tags: ['ice-servers'],
+    method: 'get',
+    path: '/ice-servers',
+    summary: 'TURN servers and a short-lived credential for WebRTC (RTCPeerConnection iceServers)',
+    description:
+      'The credential is valid for expires_in seconds (TURN_CREDENTIAL_TTL_S) for every URL listed; ask again before it runs out (an allocation made with it keeps working until it is released). Rate limited per client by RATE_LIMIT_ICE_SERVERS_PER_MIN.',
+    security: BEARER,
+    responses: { 200: okResponse('the ICE servers', iceServers) },
+  },
+  ['invalid_access_token'],
+);
