@@ -69,6 +69,9 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
   const internalMounts = modules.flatMap((m) => m.mounts).filter((mount) => mount.surface === 'internal');
   if (servesInternal && internalMounts.length > 0) {
     if (!options.internalToken) throw new Error('createApp: an internal mount needs the internal token');
+    // What holds no data (the relay's docs page shell) answers before the guard: Hono runs a path's
+    // handlers in the order they were added, and these routes answer without calling the rest.
+    for (const mount of internalMounts) if (mount.withoutToken) app.route(mount.prefix, mount.routes);
     // Every /internal path checks X-Internal-Token before anything else (401 before 404 or 413), then
     // its 256 KiB body limit.
     const tooLarge = (c: Context) => c.json(internalBodyTooLarge, 413);
@@ -76,7 +79,7 @@ export function createApp(modules: readonly Module[], options: AppOptions) {
   }
 
   for (const module of modules) {
-    for (const mount of module.mounts) if (serves(mount.surface)) app.route(mount.prefix, mount.routes);
+    for (const mount of module.mounts) if (serves(mount.surface) && !mount.withoutToken) app.route(mount.prefix, mount.routes);
   }
 
   app.notFound((c) => {

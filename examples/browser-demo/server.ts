@@ -11,7 +11,7 @@ import { HTTPException } from 'hono/http-exception';
 import { proxy } from 'hono/proxy';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
-import { createRelayClient, RelayClientError, type RelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
+import { createRelayClient, RelayClientError, type DtlsParameters, type RelayClient, type RelayStreamEvent, type RtpCapabilities, type RtpParameters } from '../../src/client/relay-client.js';
 
 export interface SignalingOptions {
   /** Origin of the chat-backend service, e.g. `http://127.0.0.1:3100`: account API and relay. */
@@ -80,9 +80,6 @@ const produceDataBody = z.object({
 });
 const consumeDataBody = z.object({ transportId: z.string(), dataProducerId: z.string() });
 
-type DtlsParameters = Parameters<RelayClient['connectTransport']>[1];
-type RtpParameters = Parameters<RelayClient['createProducer']>[0]['rtpParameters'];
-type RtpCapabilities = Parameters<RelayClient['createConsumer']>[0]['rtpCapabilities'];
 
 async function parse<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   const body = await c.req.json().catch(() => undefined);
@@ -292,7 +289,7 @@ export function createSignalingApp(options: SignalingOptions) {
       const id = c.req.param('transportId');
       if (!session.transports.has(id)) forbidden('transport');
       const { dtlsParameters } = await parse(c, connectBody);
-      await relay.connectTransport(id, dtlsParameters as DtlsParameters);
+      await relay.connectTransport(id, dtlsParameters as unknown as DtlsParameters);
       return c.json({ connected: true });
     })
     .post('/sessions/:sessionId/producers', async (c) => {
@@ -302,7 +299,7 @@ export function createSignalingApp(options: SignalingOptions) {
       const producer = await relay.createProducer({
         transportId,
         kind: body.kind,
-        rtpParameters: body.rtpParameters as RtpParameters,
+        rtpParameters: body.rtpParameters as unknown as RtpParameters,
         // Whose it is, carried by the relay's events about it (router.activeSpeaker names it).
         appData: { userId: session.userId, username: session.username },
       });
@@ -357,7 +354,7 @@ export function createSignalingApp(options: SignalingOptions) {
       const consumer = await relay.createConsumer({
         transportId,
         producerId: body.producerId,
-        rtpCapabilities: body.rtpCapabilities as RtpCapabilities,
+        rtpCapabilities: body.rtpCapabilities as unknown as RtpCapabilities,
       });
       session.consumers.add(consumer.id);
       // What mediasoup-client's transport.consume() takes. The relay created it paused.

@@ -1,5 +1,20 @@
 // The typed client's error: an error body of the relay, or a failure that was not one.
-import { RELAY_ERROR_CODES, type RelayErrorCode } from '../relay/contract/errors.js';
+import type { RelayErrorCode } from './types.js';
+
+/** Every code of the relay's error table (src/relay/contract/errors.ts), in its order. */
+export const RELAY_ERROR_CODES: readonly RelayErrorCode[] = [
+  'VALIDATION_ERROR',
+  'UNAUTHORIZED',
+  'NOT_FOUND',
+  'CONFLICT',
+  'ROUTER_LIMIT_EXCEEDED',
+  'DRAINING',
+  'ROUTER_CAPACITY_EXCEEDED',
+  'STREAM_LIMIT_EXCEEDED',
+  'CAN_NOT_CONSUME',
+  'MEDIASOUP_ERROR',
+  'INTERNAL_ERROR',
+];
 
 /**
  * An error body of the relay (`{code, message, details?}`) or, when the answer was not one, a
@@ -17,7 +32,7 @@ export class RelayClientError extends Error {
   }
 }
 
-const CODES: ReadonlySet<string> = new Set<RelayErrorCode>(RELAY_ERROR_CODES);
+const CODES: ReadonlySet<string> = new Set(RELAY_ERROR_CODES);
 
 /** The RelayClientError of an answer that is not a success: its error body when it is one of the relay's. */
 export async function toError(res: { status: number; text(): Promise<string> }): Promise<RelayClientError> {

@@ -1,7 +1,8 @@
-// The typed relay client, as the package exports it (`chat-backend/relay-client`). Nothing under src/
-// imports it; its types come from the relay's contract alone.
+// The typed relay client, as the package exports it (`chat-backend/relay-client`,
+// packages/relay-client). Nothing under src/ imports it; its types are the wire types of types.ts,
+// so its declarations carry no server code.
 export { createRelayClient, type RelayClient } from './relay-client.js';
 export { RelayClientError } from './errors.js';
 export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';
-export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions } from './events.js';
-export type { PipeRelay, RelayApi, RelayClientOptions, RelayErrorCode, RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from './types.js';
+export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions, type WebhookVerificationFailure } from './events.js';
+export type * from './types.js';

@@ -1,18 +1,21 @@
 // Typed client of the internal media relay API for a signaling server written in TypeScript
-// (package subpath `chat-backend/relay-client`, src/client/index.ts), built on Hono's RPC client over
-// the API type of the relay's contract (src/relay/contract/api.ts): no server code in its types.
+// (package subpath `chat-backend/relay-client`, src/client/index.ts). Calls go through Hono's RPC
+// client over the API type of the relay's contract (src/relay/contract/api.ts), which checks every
+// path and body here; what the client promises is RelayClient, in the wire types of types.ts, so the
+// package's declarations need no server code, no hono and no zod.
 import { hc, type ClientResponse } from 'hono/client';
+import type { RelayApi } from '../relay/contract/api.js';
 import { toError } from './errors.js';
-import { eventsClient } from './events.js';
-import type { PipeRelay, RelayApi, RelayClientOptions } from './types.js';
+import { eventsClient, type EventsIterator, type EventsOptions } from './events.js';
+import type * as Wire from './types.js';
+import type { PipeRelay, RelayClientOptions } from './types.js';
 
 // What this module always exported, for the repository's own tests and demo that import this path
 // (the package's entry is index.ts).
 export { RelayClientError } from './errors.js';
 export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';
 export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions } from './events.js';
-export type { PipeRelay, RelayApi, RelayClientOptions, RelayErrorCode, RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from './types.js';
-
+export type * from './types.js';
 /** The success body of a typed call, or a RelayClientError for anything else. */
 async function json<T>(call: Promise<ClientResponse<T, number, 'json'>>): Promise<T> {
   const res = await call;
@@ -32,7 +35,7 @@ async function empty(call: Promise<ClientResponse<unknown, number, string>>): Pr
  * const transport = await relay.createTransport({ routerId: router.id, direction: 'send' })
  * try { await relay.resumeConsumer(id) } catch (e) { if (e instanceof RelayClientError && e.code === 'NOT_FOUND') … }
  */
-export function createRelayClient(options: RelayClientOptions) {
+export function createRelayClient(options: RelayClientOptions): RelayClient {
   const base = `${options.baseUrl.replace(/\/+$/, '')}/internal`;
   const rpc = hc<RelayApi>(base, {
     headers: { 'X-Internal-Token': options.token },
@@ -45,57 +48,95 @@ export function createRelayClient(options: RelayClientOptions) {
   const iceServers = rpc.v1['ice-servers'];
 
   return {
-    /** The underlying Hono RPC client, for anything not wrapped below. */
-    rpc,
     info: () => json(rpc.info.$get()),
     /** Stops new routers here (DRAINING) while the open rooms go on; does not stop the process. */
     drain: () => json(rpc.v1.drain.$post()),
-    createRouter: (body: Parameters<typeof routers.$post>[0]['json'] = {}) => json(routers.$post({ json: body })),
+    createRouter: (body = {}) => json(routers.$post({ json: body })),
     /** Every open router `{id, appData, createdAt, workerPid, counts}`, oldest first. */
     listRouters: () => json(routers.$get()),
     /** One router with its transports, producers and consumers. */
-    getRouter: (id: string) => json(routers[':id'].$get({ param: { id } })),
-    closeRouter: (id: string) => empty(routers[':id'].$delete({ param: { id } })),
-    createTransport: (body: Parameters<typeof transports.$post>[0]['json']) => json(transports.$post({ json: body })),
-    connectTransport: (id: string, dtlsParameters: Parameters<(typeof transports)[':id']['connect']['$post']>[0]['json']['dtlsParameters']) =>
+    getRouter: (id) => json(routers[':id'].$get({ param: { id } })),
+    closeRouter: (id) => empty(routers[':id'].$delete({ param: { id } })),
+    createTransport: (body) => json(transports.$post({ json: body })),
+    connectTransport: (id, dtlsParameters) =>
       json(transports[':id'].connect.$post({ param: { id }, json: { dtlsParameters } })),
-    closeTransport: (id: string) => empty(transports[':id'].$delete({ param: { id } })),
-    createProducer: (body: Parameters<typeof producers.$post>[0]['json']) => json(producers.$post({ json: body })),
-    closeProducer: (id: string) => empty(producers[':id'].$delete({ param: { id } })),
-    createConsumer: (body: Parameters<typeof consumers.$post>[0]['json']) => json(consumers.$post({ json: body })),
-    resumeConsumer: (id: string) => json(consumers[':id'].resume.$post({ param: { id } })),
-    closeConsumer: (id: string) => empty(consumers[':id'].$delete({ param: { id } })),
-    pauseProducer: (id: string) => json(producers[':id'].pause.$post({ param: { id } })),
-    resumeProducer: (id: string) => json(producers[':id'].resume.$post({ param: { id } })),
-    producerStats: (id: string) => json(producers[':id'].stats.$get({ param: { id } })),
-    pauseConsumer: (id: string) => json(consumers[':id'].pause.$post({ param: { id } })),
-    setConsumerPreferredLayers: (id: string, layers: Parameters<(typeof consumers)[':id']['preferred-layers']['$post']>[0]['json']) =>
+    closeTransport: (id) => empty(transports[':id'].$delete({ param: { id } })),
+    createProducer: (body) => json(producers.$post({ json: body })),
+    closeProducer: (id) => empty(producers[':id'].$delete({ param: { id } })),
+    createConsumer: (body) => json(consumers.$post({ json: body })),
+    resumeConsumer: (id) => json(consumers[':id'].resume.$post({ param: { id } })),
+    closeConsumer: (id) => empty(consumers[':id'].$delete({ param: { id } })),
+    pauseProducer: (id) => json(producers[':id'].pause.$post({ param: { id } })),
+    resumeProducer: (id) => json(producers[':id'].resume.$post({ param: { id } })),
+    producerStats: (id) => json(producers[':id'].stats.$get({ param: { id } })),
+    pauseConsumer: (id) => json(consumers[':id'].pause.$post({ param: { id } })),
+    setConsumerPreferredLayers: (id, layers) =>
       json(consumers[':id']['preferred-layers'].$post({ param: { id }, json: layers })),
-    setConsumerPriority: (id: string, priority: number) => json(consumers[':id'].priority.$post({ param: { id }, json: { priority } })),
-    requestKeyFrame: (id: string) => empty(consumers[':id']['key-frame'].$post({ param: { id } })),
-    consumerStats: (id: string) => json(consumers[':id'].stats.$get({ param: { id } })),
-    restartIce: (id: string) => json(transports[':id']['restart-ice'].$post({ param: { id } })),
-    setMaxIncomingBitrate: (id: string, bitrate: number) => empty(transports[':id']['max-incoming-bitrate'].$post({ param: { id }, json: { bitrate } })),
-    transportStats: (id: string) => json(transports[':id'].stats.$get({ param: { id } })),
-    createDataProducer: (body: Parameters<typeof dataProducers.$post>[0]['json']) => json(dataProducers.$post({ json: body })),
-    closeDataProducer: (id: string) => empty(dataProducers[':id'].$delete({ param: { id } })),
-    createDataConsumer: (body: Parameters<typeof dataConsumers.$post>[0]['json']) => json(dataConsumers.$post({ json: body })),
-    closeDataConsumer: (id: string) => empty(dataConsumers[':id'].$delete({ param: { id } })),
+    setConsumerPriority: (id, priority) => json(consumers[':id'].priority.$post({ param: { id }, json: { priority } })),
+    requestKeyFrame: (id) => empty(consumers[':id']['key-frame'].$post({ param: { id } })),
+    consumerStats: (id) => json(consumers[':id'].stats.$get({ param: { id } })),
+    restartIce: (id) => json(transports[':id']['restart-ice'].$post({ param: { id } })),
+    setMaxIncomingBitrate: (id, bitrate) => empty(transports[':id']['max-incoming-bitrate'].$post({ param: { id }, json: { bitrate } })),
+    transportStats: (id) => json(transports[':id'].stats.$get({ param: { id } })),
+    createDataProducer: (body) => json(dataProducers.$post({ json: body })),
+    closeDataProducer: (id) => empty(dataProducers[':id'].$delete({ param: { id } })),
+    createDataConsumer: (body) => json(dataConsumers.$post({ json: body })),
+    closeDataConsumer: (id) => empty(dataConsumers[':id'].$delete({ param: { id } })),
     /** Cascading (src/client/pipes.ts does the whole sequence): a pipe transport on a router, SRTP unless `enableSrtp: false`. */
-    createPipeTransport: (body: Parameters<typeof pipeTransports.$post>[0]['json']) => json(pipeTransports.$post({ json: body })),
-    connectPipeTransport: (id: string, body: Parameters<(typeof pipeTransports)[':id']['connect']['$post']>[0]['json']) =>
+    createPipeTransport: (body) => json(pipeTransports.$post({ json: body })),
+    connectPipeTransport: (id, body) =>
       json(pipeTransports[':id'].connect.$post({ param: { id }, json: body })),
-    createPipeConsumer: (id: string, producerId: string) => json(pipeTransports[':id'].consumers.$post({ param: { id }, json: { producerId } })),
-    createPipeProducer: (id: string, body: Parameters<(typeof pipeTransports)[':id']['producers']['$post']>[0]['json']) =>
+    createPipeConsumer: (id, producerId) => json(pipeTransports[':id'].consumers.$post({ param: { id }, json: { producerId } })),
+    createPipeProducer: (id, body) =>
       json(pipeTransports[':id'].producers.$post({ param: { id }, json: body })),
-    closePipeTransport: (id: string) => empty(pipeTransports[':id'].$delete({ param: { id } })),
-    /** TURN servers with a short-lived credential for `userId` (`{iceServers: [], expiresIn: 0}` when the relay has no TURN). */
-    iceServers: (body: Parameters<typeof iceServers.$post>[0]['json'] = {}) => json(iceServers.$post({ json: body })),
+    closePipeTransport: (id) => empty(pipeTransports[':id'].$delete({ param: { id } })),
+    iceServers: (body = {}) => json(iceServers.$post({ json: body })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };
 }
 
-/** A relay client is also what piping needs of each relay (createPipes): checked here. */
-type PipeEnded<T extends PipeRelay> = T;
-export type RelayClient = PipeEnded<ReturnType<typeof createRelayClient>>;
+
+/**
+ * The relay's operations, in the wire types of types.ts. Each one answers the success body, or throws
+ * a RelayClientError (`code`, `message`, `details`) for an error body of the relay or anything else.
+ * A relay client is also what piping needs of each relay (createPipes).
+ */
+export interface RelayClient extends PipeRelay {
+  info(): Promise<Wire.RelayInfo>;
+  /** Stops new routers here (DRAINING) while the open rooms go on; does not stop the process. */
+  drain(): Promise<Wire.DrainState>;
+  createRouter(body?: Wire.CreateRouterBody): Promise<Wire.Router>;
+  /** Every open router `{id, appData, createdAt, workerPid, counts}`, oldest first. */
+  listRouters(): Promise<Wire.RouterList>;
+  /** One router with its transports, producers and consumers. */
+  getRouter(id: string): Promise<Wire.RouterState>;
+  closeRouter(id: string): Promise<void>;
+  createTransport(body: Wire.CreateTransportBody): Promise<Wire.Transport>;
+  connectTransport(id: string, dtlsParameters: Wire.DtlsParameters): Promise<Wire.Connected>;
+  closeTransport(id: string): Promise<void>;
+  restartIce(id: string): Promise<Wire.IceRestart>;
+  /** bps, 10 000-100 000 000. */
+  setMaxIncomingBitrate(id: string, bitrate: number): Promise<void>;
+  transportStats(id: string): Promise<Wire.Stats>;
+  createProducer(body: Wire.CreateProducerBody): Promise<Wire.Producer>;
+  producerStats(id: string): Promise<Wire.Stats>;
+  /** Always created paused: resume it once the client's receive transport is connected. */
+  createConsumer(body: Wire.CreateConsumerBody): Promise<Wire.Consumer>;
+  resumeConsumer(id: string): Promise<Wire.ConsumerState>;
+  pauseConsumer(id: string): Promise<Wire.ConsumerState>;
+  /** Simulcast or SVC consumers only (CONFLICT otherwise). */
+  setConsumerPreferredLayers(id: string, layers: Wire.PreferredLayersBody): Promise<Wire.ConsumerLayers>;
+  /** 1-255. */
+  setConsumerPriority(id: string, priority: number): Promise<Wire.ConsumerPriority>;
+  requestKeyFrame(id: string): Promise<void>;
+  consumerStats(id: string): Promise<Wire.Stats>;
+  createDataProducer(body: Wire.CreateDataProducerBody): Promise<Wire.DataProducer>;
+  closeDataProducer(id: string): Promise<void>;
+  createDataConsumer(body: Wire.CreateDataConsumerBody): Promise<Wire.DataConsumer>;
+  closeDataConsumer(id: string): Promise<void>;
+  /** TURN servers with a short-lived credential for `userId` (`{iceServers: [], expiresIn: 0}` when the relay has no TURN). */
+  iceServers(body?: Wire.IceServersBody): Promise<Wire.IceServers>;
+  /** The event stream, resuming on its own with Last-Event-ID (src/client/events.ts). */
+  events(options?: EventsOptions): EventsIterator;
+}

@@ -85,10 +85,12 @@ export function buildDocument(surface: Surface, modules: readonly Module[]): Ope
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       if (!METHODS.has(method) || typeof operation !== 'object' || operation === null) continue;
-      const op = operation as { operationId?: string; responses?: Record<string, unknown> };
-      // The responses any operation of the surface may give, where the operation states none for that status.
+      const op = operation as { operationId?: string; responses?: Record<string, unknown>; security?: unknown[] };
+      // The responses any operation of the surface may give, where the operation states none for that
+      // status; not the token's 401 to one that declares it needs none (`security: []`, the docs page).
       const responses = { ...op.responses };
-      for (const part of common) for (const [status, response] of Object.entries(part)) responses[status] ??= response;
+      const open = Array.isArray(op.security) && op.security.length === 0;
+      for (const part of common) for (const [status, response] of Object.entries(part)) if (!(open && status === '401')) responses[status] ??= response;
       // A copy: the operation may be a module's own object.
       item[method] = { ...op, operationId: op.operationId ?? operationId(method, path), responses };
     }

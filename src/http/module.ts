@@ -14,6 +14,12 @@ export interface Mount {
   surface: Surface | 'every';
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema of routes may be mounted
   routes: Hono<any, any, any>;
+  /**
+   * An internal mount answered without X-Internal-Token: only for what holds no data (the relay's
+   * docs page shell and its static assets). Its routes answer before the token guard; any other path
+   * under its prefix still needs the token.
+   */
+  withoutToken?: true;
 }
 
 /** The error shape of one path scope (e.g. `/api`): how its errors and its unknown routes are answered. */

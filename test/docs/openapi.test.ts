@@ -86,6 +86,40 @@ describe('OpenAPI documents', () => {
       expect(asset.headers.get('content-type')).toMatch(/javascript/);
     }
   });
+
+  // Issue 27 #7: the relay's page. Its shell answers without the token and holds no data; the
+  // document it loads stays behind the token (test/e2e/internal-docs-page.test.ts drives it in Chromium).
+  it('serve the relay docs page without the token, holding no data, its assets locally', async () => {
+    const page = await t.app.request('/internal/docs');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const html = await page.text();
+    expect(html).toContain('/internal/v1/openapi.json');
+    expect(html).toContain('X-Internal-Token');
+    expect(html).toContain('sessionStorage');
+    expect(html).not.toContain(t.internalToken);
+    // No operation of the document is in the shell.
+    expect(html).not.toMatch(/\/internal\/v1\/(routers|transports|producers|consumers)/);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.sort()).toEqual(['/internal/docs/assets/swagger-ui-dist/swagger-ui-bundle.js', '/internal/docs/assets/swagger-ui-dist/swagger-ui.css']);
+    for (const src of assets) {
+      const asset = await t.app.request(src);
+      expect(asset.status, src).toBe(200);
+      expect(asset.headers.get('content-type')).toMatch(/javascript|css/);
+    }
+    // Nothing else under it is open: other paths, methods and the document still need the token.
+    for (const [method, path] of [
+      ['GET', '/internal/docs/assets/swagger-ui-dist/index.html'],
+      ['GET', '/internal/docs/other'],
+      ['POST', '/internal/docs'],
+      ['GET', '/internal/v1/openapi.json'],
+      ['GET', '/internal/info'],
+    ] as const) {
+      const res = await t.app.request(path, { method });
+      expect(res.status, `${method} ${path}`).toBe(401);
+    }
+  });
 });
 
 describe('surfaces (separate internal listener)', () => {
@@ -101,6 +135,9 @@ describe('surfaces (separate internal listener)', () => {
     const create = await app.request('/internal/v1/routers', { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'content-type': 'application/json' }, body: '{}' });
     expect(create.status).toBe(404);
     expect(t.media.info().counts.routers).toBe(0);
+    // The relay's docs page is served only where /internal is.
+    expect((await app.request('/internal/docs')).status).toBe(404);
+    expect((await app.request('/internal/docs/assets/swagger-ui-dist/swagger-ui.css')).status).toBe(404);
   });
 
   it('internal: the relay with its token; no account API', async () => {
@@ -111,5 +148,7 @@ describe('surfaces (separate internal listener)', () => {
     expect((await app.request('/internal/info', { headers: { 'X-Internal-Token': t.internalToken } })).status).toBe(200);
     expect((await app.request('/api/v1/auth/profile')).status).toBe(404);
     expect((await app.request('/docs')).status).toBe(404);
+    expect((await app.request('/internal/docs')).status).toBe(200);
+    expect((await app.request('/internal/docs/assets/swagger-ui-dist/swagger-ui-bundle.js')).status).toBe(200);
   });
 });

@@ -27,8 +27,12 @@ const PUBLIC_OPERATIONS = [
   'GET /docs 200,429,500',
 ];
 
-/** The internal document's operations outside the relay: the audit trail, the metrics and the document itself. */
+/**
+ * The internal document's operations outside the relay: the audit trail, the metrics, the document
+ * itself and its page (which needs no token: no 401).
+ */
 const INTERNAL_OPERATIONS = [
+  'GET /internal/docs 200,500',
   'GET /internal/metrics 200,401,500',
   'GET /internal/v1/openapi.json 200,401,500',
   'GET /internal/v1/auth-events 200,400,401,500',
@@ -71,7 +75,7 @@ async function documents(t: TestApp): Promise<{ publicDoc: Doc; internalDoc: Doc
   return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
 }
 
-const NOT_RELAY = /^\/internal\/(metrics|v1\/openapi\.json|v1\/auth-events)$/;
+const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events)$/;
 
 describe('the documents of every area composed', () => {
   let t: TestApp;
