@@ -18,13 +18,17 @@ import { createRouter, createRouteKit } from './routes/kit.js';
 import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
+import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
 import { createAccountServices } from './service/index.js';
+import type { SigningKeys } from './signing-keys.js';
 
 export type { AccountsDeps } from './deps.js';
 
 export interface AccountsModule extends Module {
   /** The audit trail (tests read it; the routes write it). */
   audit: AuditLog;
+  /** The keys that sign access tokens (tests move their clock through them). */
+  signingKeys: SigningKeys;
 }
 
 /**
@@ -55,9 +59,12 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
   return {
     name: 'accounts',
     audit,
+    signingKeys: services.signingKeys,
     mounts: [
       { prefix: '/api/v1/auth', surface: 'public', routes: api },
+      { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
       { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
+      { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
     ],
     errors: [
       {
