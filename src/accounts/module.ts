@@ -19,6 +19,8 @@ import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
+import { moderationRoutes } from './routes/moderation.routes.js';
+import { Moderation } from './moderation.js';
 import { createAccountServices } from './service/index.js';
 import type { SigningKeys } from './signing-keys.js';
 
@@ -38,7 +40,7 @@ export interface AccountsModule extends Module {
  */
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
-  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays });
+  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays, publish: deps.publish });
   // One set of counters for the module's rate limits and budgets.
   const stores = deps.rateLimitStores ?? memoryStores();
   // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
@@ -65,6 +67,7 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
       { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
       { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
       { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
+      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(new Moderation({ db: deps.database.db, audit, now, publish: deps.publish }), now) },
     ],
     errors: [
       {

@@ -5,6 +5,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import { formatTime } from '../time.js';
 import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
 import { AuthError } from './errors.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
@@ -165,6 +166,8 @@ export class AuthService {
     }
     if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
     const now = this.deps.now();
+    // Only now, with the password verified: a ban reveals nothing to someone who does not have it.
+    assertNotBanned(user, now);
     // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
     await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
     // The session opens only if the password verified is still the user's: a password change that
@@ -174,9 +177,20 @@ export class AuthService {
     const { values } = session;
     const openedSession = db
       .$with('opened_session', { id: sql<number>`id`.as('id') })
-      .as(insertSelect(sessions, values, sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} for share returning id`));
+      .as(
+        insertSelect(
+          sessions,
+          values,
+          // A ban that committed meanwhile wins as well (it ends every session, this one included).
+          sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} and (users.banned_at is null or users.banned_until <= ${now}) for share returning id`,
+        ),
+      );
     const opened = await db.with(openedSession).select().from(openedSession);
-    if (opened.length === 0) throw new AuthError('wrong_password');
+    if (opened.length === 0) {
+      const [after] = await db.select().from(users).where(eq(users.id, user.id)).limit(1);
+      if (after && after.passwordHash === user.passwordHash) assertNotBanned(after, now);
+      throw new AuthError('wrong_password');
+    }
     return { user, tokens: await this.tokenSet(user, session, now), sessionPublicId: session.publicId };
   }
 
@@ -196,7 +210,7 @@ export class AuthService {
     const now = this.deps.now();
 
     const [session] = await db
-      .select({ id: sessions.id, publicId: sessions.publicId, refreshHash: sessions.refreshHash, refreshExpiresAt: sessions.refreshExpiresAt, user: { id: users.id, roles: users.roles } })
+      .select({ id: sessions.id, publicId: sessions.publicId, refreshHash: sessions.refreshHash, refreshExpiresAt: sessions.refreshExpiresAt, user: { id: users.id, roles: users.roles, bannedAt: users.bannedAt, bannedUntil: users.bannedUntil } })
       .from(sessions)
       .innerJoin(users, eq(users.id, sessions.userId))
       .where(eq(sessions.refreshId, parsed.id))
@@ -206,6 +220,8 @@ export class AuthService {
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
+    // A ban ends every session; this holds for one that a ban's end could not reach.
+    if (isBanned(session.user, now)) throw new AuthError('invalid_refresh_token');
     if (session.refreshExpiresAt.getTime() <= now.getTime()) {
       // The session can never be used again; drop it rather than keep it around.
       await db.delete(sessions).where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id)));
@@ -484,6 +500,16 @@ export class AuthService {
   private refreshExpiry(now: Date): Date {
     return new Date(now.getTime() + this.deps.refreshTokenTtl * 1000);
   }
+}
+
+/** Whether the user is banned at `now`: banned_at set and no end, or an end still ahead. */
+export function isBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): boolean {
+  return user.bannedAt !== null && (user.bannedUntil === null || user.bannedUntil.getTime() > now.getTime());
+}
+
+/** AuthError `account_banned` (2006, 403) with `until` in its data when the user is banned. */
+function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
+  if (isBanned(user, now)) throw new AuthError('account_banned', undefined, undefined, { until: user.bannedUntil ? formatTime(user.bannedUntil) : null });
 }
 
 /** The violated unique constraint's name, for PostgreSQL error 23505 from either driver (drizzle wraps it in `cause`). */

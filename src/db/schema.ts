@@ -17,6 +17,12 @@ export const users = pgTable(
     roles: text('roles').array().notNull().default(sql`ARRAY['user']::text[]`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When an operator banned the user (POST /internal/v1/users/:id/ban); null: not banned. */
+    bannedAt: timestamp('banned_at', { withTimezone: true }),
+    /** When the ban ends by itself; null with banned_at set: until lifted. */
+    bannedUntil: timestamp('banned_until', { withTimezone: true }),
+    /** The operator's reason, for operators only (never shown to the user). */
+    banReason: varchar('ban_reason', { length: 200 }),
   },
   (t) => [
     uniqueIndex('users_username_lower_key').on(sql`lower(${t.username})`),

@@ -81,7 +81,7 @@ describe('a second party verifies access tokens locally', () => {
     const user = await register(t.app);
     const { kid } = decodeProtectedHeader(user.tokens.token);
     const jwk = (await jwks()).keys.find((k) => k.kid === kid)!;
-    const pem = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
+    const pem = createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' }).toString();
     const verify = createVerifier({ key: pem, algorithms: ['EdDSA'], allowedIss: ISSUER, allowedAud: AUDIENCE, complete: false });
     const payload = verify(user.tokens.token) as Record<string, unknown>;
     expect(payload).toMatchObject({ iss: ISSUER, aud: AUDIENCE, sub: String(user.id), roles: ['user'] });
@@ -129,7 +129,7 @@ describe('forged or foreign tokens are refused with 1002', () => {
 
   it('HS256 signed with the public key (algorithm confusion)', async () => {
     const jwk = (await jwks()).keys.find((k) => k.kid === kid)!;
-    for (const secret of [Buffer.from(jwk.x!, 'base64url'), Buffer.from(JSON.stringify(jwk)), createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' })]) {
+    for (const secret of [Buffer.from(jwk.x!, 'base64url'), Buffer.from(JSON.stringify(jwk)), createPublicKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' }).export({ format: 'pem', type: 'spki' })]) {
       const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(createSecretKey(Buffer.from(secret)));
       expectError(await profile(forged), 401, 1002);
       const fastForged = createSigner({ key: Buffer.from(secret).toString('utf8'), algorithm: 'HS256', kid })(claims);
