@@ -5,7 +5,9 @@ import type { AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
 import type { Config } from './config/index.js';
+import type { AccountEventSink } from './accounts/contract/events.js';
 import type { Database } from './db/client.js';
+import type { EventBus } from './events/bus.js';
 import { createDocs } from './docs/routes.js';
 import type { Module } from './http/module.js';
 import { memoryStores, redisStores, type RateLimitStores } from './http/rate-limit-store.js';
@@ -70,15 +72,26 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
   // A Redis that is not there yet is not waited for: limits start in the per-instance fallback.
   if (ownStores) await rateLimitStores.ready(1000);
 
-  let accounts: AccountsModule | undefined;
-  if (areas.accounts) {
-    const authKeys = options.authKeys ?? (config.authKeySecret !== undefined ? new AuthKeys(config.authKeySecret) : undefined);
-    if (!authKeys) throw new Error('the account API needs AUTH_KEY_SECRET (options.authKeys or config.authKeySecret)');
-    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}) });
-  }
+  const authKeys = areas.accounts ? (options.authKeys ?? (config.authKeySecret !== undefined ? new AuthKeys(config.authKeySecret) : undefined)) : undefined;
+  if (areas.accounts && !authKeys) throw new Error('the account API needs AUTH_KEY_SECRET (options.authKeys or config.authKeySecret)');
   const relay = areas.relay
     ? await createRelay({ config, logger, rateLimitMode: () => rateLimitStores.mode(), ...(options.media ? { media: options.media } : {}) })
     : undefined;
+  // ONE bus for the process: the relay's carries the account area's events too (their own catalog,
+  // src/accounts/contract/events.ts), so its stream and webhook deliver both. The bus is generic over
+  // its catalog; the relay's type names only the relay's events, hence the widening here, the one
+  // place that knows both areas. Without the relay there is no stream or webhook to carry them.
+  const bus = relay?.events.bus as EventBus | undefined;
+  const publish: AccountEventSink | undefined = bus
+    ? (event) => {
+        bus.publish(event);
+      }
+    : undefined;
+
+  let accounts: AccountsModule | undefined;
+  if (areas.accounts && authKeys) {
+    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}), ...(publish ? { publish } : {}) });
+  }
 
   const modules: Module[] = [];
   const readiness = async () => {

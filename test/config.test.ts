@@ -25,6 +25,9 @@ describe('loadConfig', () => {
       failureWindowS: 900,
       hashMaxWaitMs: 2000,
       eventsRetentionDays: 90,
+      issuer: 'http://localhost:3000',
+      audience: 'chat-backend',
+      keyRotationDays: 30,
     });
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });

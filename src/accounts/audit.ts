@@ -4,6 +4,7 @@ import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { authEvents, passwordResetCodes } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import type { AccountEventSink, SessionEndReason } from './contract/events.js';
 
 export const AUTH_EVENT_TYPES = [
   'registered',
@@ -18,11 +19,24 @@ export const AUTH_EVENT_TYPES = [
   'password_reset_failed',
   'account_deleted',
   'account_deletion_failed',
+  'user_banned',
+  'user_unbanned',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** Who ended a session (`detail` of session_ended). */
-export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit';
+export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit' | 'ban';
+
+/** The reason an auth.session.ended event gives for a session_ended row, by its `detail`. */
+const REASON_OF_DETAIL: Record<SessionEndedBy, SessionEndReason> = {
+  user: 'logout',
+  password_change: 'password_changed',
+  password_reset: 'password_reset',
+  account_deletion: 'account_deleted',
+  refresh_reuse: 'reuse_detected',
+  session_limit: 'revoked',
+  ban: 'banned',
+};
 
 export interface AuthEventInput {
   type: AuthEventType;
@@ -32,6 +46,8 @@ export interface AuthEventInput {
   detail?: string | null | undefined;
   ip?: string | null | undefined;
   userAgent?: string | null | undefined;
+  /** session_ended only, not stored: the reason its bus event gives, when `detail` does not tell it (a device ended by its user: revoked). */
+  reason?: SessionEndReason | undefined;
 }
 
 export type AuthEvent = typeof authEvents.$inferSelect;
@@ -61,12 +77,17 @@ export class AuditLog {
   private pruning: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number },
+    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number; publish?: AccountEventSink | undefined },
   ) {}
 
-  /** Writes events; a failure is logged, never thrown (the audited action has happened already). */
+  /**
+   * Writes events; a failure is logged, never thrown (the audited action has happened already).
+   * Every session end and account deletion is recorded here, so this is also where they go on the
+   * bus (auth.session.ended, auth.user.deleted), before the write: other services learn at once.
+   */
   async record(...events: AuthEventInput[]): Promise<void> {
     if (events.length === 0) return;
+    this.publish(events);
     const occurredAt = this.deps.now();
     try {
       await this.deps.db.insert(authEvents).values(
@@ -85,6 +106,23 @@ export class AuditLog {
       this.deps.logger.error({ err: error instanceof Error ? error.message : String(error), types: events.map((e) => e.type) }, 'could not write auth events');
     }
     if (occurredAt.getTime() - this.lastPrune >= PRUNE_INTERVAL_MS) await this.prune();
+  }
+
+  private publish(events: AuthEventInput[]): void {
+    const { publish, logger } = this.deps;
+    if (!publish) return;
+    for (const e of events) {
+      try {
+        if (e.type === 'session_ended' && typeof e.userId === 'number' && e.sessionId) {
+          const reason = e.reason ?? REASON_OF_DETAIL[e.detail as SessionEndedBy] ?? 'revoked';
+          publish({ type: 'auth.session.ended', userId: e.userId, sessionId: e.sessionId, reason });
+        } else if (e.type === 'account_deleted' && typeof e.userId === 'number') {
+          publish({ type: 'auth.user.deleted', userId: e.userId });
+        }
+      } catch (error) {
+        logger.error({ err: error instanceof Error ? error.message : String(error), type: e.type }, 'could not publish an account event');
+      }
+    }
   }
 
   /** The oldest time still kept. */

@@ -10,6 +10,8 @@ export class AuthError extends Error {
     message: string = ACCOUNT_ERRORS[reason].message,
     /** Seconds, sent as Retry-After (for too_many_failures, source_throttled, mail_busy and server_busy). */
     readonly retryAfterS?: number,
+    /** The answer's `data`, for the failures whose row declares some (account_banned's `until`). */
+    readonly data?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'AuthError';

@@ -19,13 +19,19 @@ import { createRouter, createRouteKit } from './routes/kit.js';
 import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
+import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
+import { moderationRoutes } from './routes/moderation.routes.js';
+import { Moderation } from './moderation.js';
 import { createAccountServices } from './service/index.js';
+import type { SigningKeys } from './signing-keys.js';
 
 export type { AccountsDeps } from './deps.js';
 
 export interface AccountsModule extends Module {
   /** The audit trail (tests read it; the routes write it). */
   audit: AuditLog;
+  /** The keys that sign access tokens (tests move their clock through them). */
+  signingKeys: SigningKeys;
 }
 
 /**
@@ -35,7 +41,7 @@ export interface AccountsModule extends Module {
  */
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
-  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays });
+  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays, publish: deps.publish });
   // One set of counters for the module's rate limits and budgets.
   const stores = deps.rateLimitStores ?? memoryStores();
   // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
@@ -57,9 +63,13 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
   return {
     name: 'accounts',
     audit,
+    signingKeys: services.signingKeys,
     mounts: [
       { prefix: '/api/v1/auth', surface: 'public', routes: api },
+      { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
       { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
+      { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
+      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(new Moderation({ db: deps.database.db, audit, now, publish: deps.publish }), now) },
     ],
     errors: [
       {

@@ -1,12 +1,15 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
+import { randomUUID } from 'node:crypto';
 import { and, eq, getTableColumns, gt, inArray, is, lt, lte, ne, or, SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import { formatTime } from '../time.js';
+import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
 import { AuthError } from './errors.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
-import { issueToken, parseToken, secretMatches } from './tokens.js';
+import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
 
@@ -25,7 +28,21 @@ export interface SessionClient {
 
 export interface Authenticated {
   sessionId: number;
+  /** The session's public id (the `sid` of its access tokens). */
+  sessionPublicId: string;
   user: User;
+  /** When the access token presented expires. */
+  expiresAt: Date;
+}
+
+/** What introspection tells of an active access token (RFC 7662's members). */
+export interface ActiveToken {
+  sub: string;
+  sid: string;
+  username: string;
+  roles: string[];
+  iat: number;
+  exp: number;
 }
 
 export interface RegisterInput {
@@ -45,6 +62,8 @@ export interface ProfileChanges {
 
 export interface AuthServiceDeps {
   db: Db;
+  /** Signs the access tokens (JWTs) and verifies them. */
+  accessTokens: AccessTokens;
   /** Seconds. */
   accessTokenTtl: number;
   /** Seconds. */
@@ -79,6 +98,7 @@ export class AuthService {
     this.sessionByAccessId = deps.db
       .select({
         sessionId: sessions.id,
+        publicId: sessions.publicId,
         accessHash: sessions.accessHash,
         accessExpiresAt: sessions.accessExpiresAt,
         lastUsedAt: sessions.lastUsedAt,
@@ -92,7 +112,7 @@ export class AuthService {
   }
 
   /** Creates the user and opens its first session. The unique indexes decide races. */
-  async register(input: RegisterInput, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+  async register(input: RegisterInput, client: SessionClient): Promise<{ user: User; tokens: TokenSet; sessionPublicId: string }> {
     const { db } = this.deps;
     const email = input.email.toLowerCase();
     // A pre-check for a clear answer without hashing; the unique indexes below remain the source of truth.
@@ -105,7 +125,8 @@ export class AuthService {
 
     const passwordHash = await hashPassword(input.password, this.hashing(`client:${client.ip ?? ''}`));
     const now = this.deps.now();
-    const { tokens, values } = this.newSession(sql`new_user.id`, client, now);
+    const opened = this.newSession(sql`new_user.id`, client, now);
+    const { values } = opened;
     // One statement, so atomic without a client-side transaction (see `Db` on why there are none):
     // the user and its first session exist together or not at all.
     const newUser = db.$with('new_user').as(
@@ -119,7 +140,7 @@ export class AuthService {
       .as(insertSelect(sessions, values, sql`from new_user returning id`));
     try {
       const [user] = await db.with(newUser, firstSession).select().from(newUser);
-      return { user: user!, tokens };
+      return { user: user!, tokens: await this.tokenSet(user!, opened, now), sessionPublicId: opened.publicId };
     } catch (error) {
       const constraint = uniqueViolation(error);
       if (constraint === USERNAME_INDEX) throw new AuthError('username_taken');
@@ -129,7 +150,7 @@ export class AuthService {
   }
 
   /** `account` with an `@` is an e-mail address, otherwise a username; both case-insensitive. */
-  async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+  async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet; sessionPublicId: string }> {
     const { db } = this.deps;
     // One lane per account name, the same whether or not it exists.
     const hashing = this.hashing(`account:${account.toLowerCase()}`);
@@ -145,18 +166,32 @@ export class AuthService {
     }
     if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
     const now = this.deps.now();
+    // Only now, with the password verified: a ban reveals nothing to someone who does not have it.
+    assertNotBanned(user, now);
     // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
     await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
     // The session opens only if the password verified is still the user's: a password change that
     // committed during the verification wins, and this login fails as if the password were wrong.
     // FOR SHARE makes a change that is writing wait for this insert, or this insert for the change.
-    const { tokens, values } = this.newSession(sql`users.id`, client, now);
+    const session = this.newSession(sql`users.id`, client, now);
+    const { values } = session;
     const openedSession = db
       .$with('opened_session', { id: sql<number>`id`.as('id') })
-      .as(insertSelect(sessions, values, sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} for share returning id`));
+      .as(
+        insertSelect(
+          sessions,
+          values,
+          // A ban that committed meanwhile wins as well (it ends every session, this one included).
+          sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} and (users.banned_at is null or users.banned_until <= ${now}) for share returning id`,
+        ),
+      );
     const opened = await db.with(openedSession).select().from(openedSession);
-    if (opened.length === 0) throw new AuthError('wrong_password');
-    return { user, tokens };
+    if (opened.length === 0) {
+      const [after] = await db.select().from(users).where(eq(users.id, user.id)).limit(1);
+      if (after && after.passwordHash === user.passwordHash) assertNotBanned(after, now);
+      throw new AuthError('wrong_password');
+    }
+    return { user, tokens: await this.tokenSet(user, session, now), sessionPublicId: session.publicId };
   }
 
   /**
@@ -175,8 +210,9 @@ export class AuthService {
     const now = this.deps.now();
 
     const [session] = await db
-      .select({ id: sessions.id, refreshHash: sessions.refreshHash, refreshExpiresAt: sessions.refreshExpiresAt })
+      .select({ id: sessions.id, publicId: sessions.publicId, refreshHash: sessions.refreshHash, refreshExpiresAt: sessions.refreshExpiresAt, user: { id: users.id, roles: users.roles, bannedAt: users.bannedAt, bannedUntil: users.bannedUntil } })
       .from(sessions)
+      .innerJoin(users, eq(users.id, sessions.userId))
       .where(eq(sessions.refreshId, parsed.id))
       .limit(1);
     if (!session) {
@@ -184,6 +220,8 @@ export class AuthService {
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
+    // A ban ends every session; this holds for one that a ban's end could not reach.
+    if (isBanned(session.user, now)) throw new AuthError('invalid_refresh_token');
     if (session.refreshExpiresAt.getTime() <= now.getTime()) {
       // The session can never be used again; drop it rather than keep it around.
       await db.delete(sessions).where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id)));
@@ -240,18 +278,16 @@ export class AuthService {
         // The rotation stands and the new pair is valid; this old token only keeps counting as a lost race.
         this.deps.logger.warn({ err: error, sessionId: session.id }, 'could not record the rotation instant of a refresh token');
       });
-    return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
+    return this.tokenSet(session.user, { access, refresh, publicId: session.publicId }, now);
   }
 
-  /** The session and user behind an access token, or AuthError `invalid_access_token`. */
+  /**
+   * The session and user behind an access token, or AuthError `invalid_access_token`: a JWT we signed
+   * whose session still holds it, or an opaque token of the previous release until it expires.
+   */
   async authenticate(accessToken: string): Promise<Authenticated> {
     const { db } = this.deps;
-    const parsed = parseToken(accessToken);
-    if (!parsed) throw new AuthError('invalid_access_token');
-    const [row] = await this.sessionByAccessId.execute({ accessId: parsed.id });
-    if (!row || !secretMatches(parsed.secret, row.accessHash)) throw new AuthError('invalid_access_token');
-    const now = this.deps.now();
-    if (row.accessExpiresAt.getTime() <= now.getTime()) throw new AuthError('invalid_access_token');
+    const { row, now } = await this.sessionOf(accessToken);
 
     if (now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
       await db
@@ -259,7 +295,61 @@ export class AuthService {
         .set({ lastUsedAt: now })
         .where(and(eq(sessions.id, row.sessionId), lt(sessions.lastUsedAt, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))));
     }
-    return { sessionId: row.sessionId, user: row.user };
+    return { sessionId: row.sessionId, sessionPublicId: row.publicId, user: row.user, expiresAt: row.accessExpiresAt };
+  }
+
+  /**
+   * Introspection (RFC 7662): what an active access token stands for, or undefined for any other
+   * token (unknown, expired, revoked, malformed). Writes nothing.
+   */
+  async introspect(accessToken: string): Promise<ActiveToken | undefined> {
+    try {
+      const { row, claims } = await this.sessionOf(accessToken);
+      const exp = claims?.exp ?? Math.floor(row.accessExpiresAt.getTime() / 1000);
+      return {
+        sub: String(row.user.id),
+        sid: row.publicId,
+        username: row.user.username,
+        roles: row.user.roles,
+        // An opaque token of the previous release carries no issue time: its expiry less the lifetime.
+        iat: claims?.iat ?? exp - this.deps.accessTokenTtl,
+        exp,
+      };
+    } catch (error) {
+      if (error instanceof AuthError) return undefined;
+      throw error;
+    }
+  }
+
+  /** The session row an access token belongs to, checked; AuthError `invalid_access_token` otherwise. */
+  private async sessionOf(accessToken: string) {
+    if (looksLikeJwt(accessToken)) {
+      const claims = await this.deps.accessTokens.verify(accessToken);
+      const [row] = await this.sessionByAccessId.execute({ accessId: claims.jti });
+      // The session must still hold this token: a refresh, a logout or a revocation ends it at once here.
+      if (!row || row.publicId !== claims.sid || String(row.user.id) !== claims.sub) throw new AuthError('invalid_access_token');
+      const now = this.deps.now();
+      if (row.accessExpiresAt.getTime() <= now.getTime()) throw new AuthError('invalid_access_token');
+      return { row, now, claims };
+    }
+    // An opaque `<id>.<secret>` access token issued before the upgrade: valid until it expires.
+    const parsed = parseToken(accessToken);
+    if (!parsed) throw new AuthError('invalid_access_token');
+    const [row] = await this.sessionByAccessId.execute({ accessId: parsed.id });
+    if (!row || !secretMatches(parsed.secret, row.accessHash)) throw new AuthError('invalid_access_token');
+    const now = this.deps.now();
+    if (row.accessExpiresAt.getTime() <= now.getTime()) throw new AuthError('invalid_access_token');
+    return { row, now, claims: undefined };
+  }
+
+  /** The token set of a session: the access token signed (jti: its access id), the refresh token opaque. */
+  private async tokenSet(
+    user: Pick<User, 'id' | 'roles'>,
+    session: { access: IssuedToken; refresh: IssuedToken; publicId: string },
+    now: Date,
+  ): Promise<TokenSet> {
+    const accessToken = await this.deps.accessTokens.sign({ sub: String(user.id), sid: session.publicId, jti: session.access.id, roles: user.roles }, now);
+    return { accessToken, refreshToken: session.refresh.token, expiresIn: this.deps.accessTokenTtl };
   }
 
   /** Deletes the session; its access and refresh tokens are dead from now on. */
@@ -342,10 +432,15 @@ export class AuthService {
     }
   }
 
-  /** A new session's tokens and its row for `insertSelect`; `userId` is an expression of the select. */
-  private newSession(userId: SQL, client: SessionClient, now: Date): { tokens: TokenSet; values: Record<string, unknown> } {
+  /**
+   * A new session's token parts and its row for `insertSelect`; `userId` is an expression of the
+   * select. The access token's secret is never given out (the JWT refers to the row by its id); its
+   * digest fills the column opaque tokens of the previous release are checked against.
+   */
+  private newSession(userId: SQL, client: SessionClient, now: Date): { access: IssuedToken; refresh: IssuedToken; publicId: string; values: Record<string, unknown> } {
     const access = issueToken();
     const refresh = issueToken();
+    const publicId = randomUUID();
     const values = {
       userId,
       accessId: access.id,
@@ -358,9 +453,9 @@ export class AuthService {
       lastUsedAt: now,
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
-      publicId: sql`gen_random_uuid()`,
+      publicId,
     } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
-    return { tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl }, values };
+    return { access, refresh, publicId, values };
   }
 
   /**
@@ -405,6 +500,16 @@ export class AuthService {
   private refreshExpiry(now: Date): Date {
     return new Date(now.getTime() + this.deps.refreshTokenTtl * 1000);
   }
+}
+
+/** Whether the user is banned at `now`: banned_at set and no end, or an end still ahead. */
+export function isBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): boolean {
+  return user.bannedAt !== null && (user.bannedUntil === null || user.bannedUntil.getTime() > now.getTime());
+}
+
+/** AuthError `account_banned` (2006, 403) with `until` in its data when the user is banned. */
+function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
+  if (isBanned(user, now)) throw new AuthError('account_banned', undefined, undefined, { until: user.bannedUntil ? formatTime(user.bannedUntil) : null });
 }
 
 /** The violated unique constraint's name, for PostgreSQL error 23505 from either driver (drizzle wraps it in `cause`). */

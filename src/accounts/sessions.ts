@@ -42,12 +42,12 @@ export class SessionDirectory {
     return rows.map(({ id, ...row }) => ({ ...row, current: id === currentSessionId }));
   }
 
-  /** The session an access token id belongs to (right after login or register). */
-  async byAccessId(accessId: string): Promise<{ id: number; publicId: string; userId: number } | undefined> {
+  /** A session by its public id (right after login or register). */
+  async byPublicId(publicId: string): Promise<{ id: number; publicId: string; userId: number } | undefined> {
     const [row] = await this.deps.db
       .select({ id: sessions.id, publicId: sessions.publicId, userId: sessions.userId })
       .from(sessions)
-      .where(eq(sessions.accessId, accessId))
+      .where(eq(sessions.publicId, publicId))
       .limit(1);
     return row;
   }

@@ -53,14 +53,23 @@ export const accountsVariables = {
   CORS_ORIGINS: optionalString.pipe(corsOrigins.optional()),
   // How long a browser may keep a preflight's answer (Chromium keeps at most 7200 s).
   CORS_MAX_AGE_S: int(7200, 0, 86_400),
+  // The `iss` of access tokens (JWTs); unset: http://localhost:<PORT>. Set it to the service's public base URL.
+  AUTH_ISSUER: optionalString.pipe(z.string().max(256).optional()),
+  // The `aud` of access tokens: what a service verifying them expects.
+  AUTH_AUDIENCE: z.string().trim().min(1).max(256).default('chat-backend'),
+  // A new signing key every this many days (published one access-token lifetime before it signs).
+  AUTH_KEY_ROTATION_DAYS: int(30, 1, 3650),
 };
 
 // NODE_ENV belongs to the server slice; read here because production refuses CORS_ORIGINS=*.
 export const accountsConfig = z
-  .object({ NODE_ENV: serverVariables.NODE_ENV, ...accountsVariables })
+  .object({ NODE_ENV: serverVariables.NODE_ENV, PORT: serverVariables.PORT, ...accountsVariables })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.CORS_ORIGINS?.includes('*')) {
       ctx.addIssue({ code: 'custom', path: ['CORS_ORIGINS'], message: 'must list the origins when NODE_ENV=production (* lets any web page call the account API)' });
+    }
+    if (env.AUTH_KEY_ROTATION_DAYS * 86_400 < 2 * env.ACCESS_TOKEN_TTL) {
+      ctx.addIssue({ code: 'custom', path: ['AUTH_KEY_ROTATION_DAYS'], message: 'must be at least two access-token lifetimes (ACCESS_TOKEN_TTL), so a key signs for some time between its lead and its successor' });
     }
     if (env.REDIS_URL !== undefined && !/^rediss?:\/\//.test(env.REDIS_URL)) {
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be a redis:// or rediss:// URL' });
@@ -79,6 +88,12 @@ export const accountsConfig = z
       failureWindowS: env.LOGIN_FAILURE_WINDOW_S,
       /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
       hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
+      /** `iss` of access tokens. */
+      issuer: env.AUTH_ISSUER ?? `http://localhost:${env.PORT}`,
+      /** `aud` of access tokens. */
+      audience: env.AUTH_AUDIENCE,
+      /** Days between signing keys. */
+      keyRotationDays: env.AUTH_KEY_ROTATION_DAYS,
     },
     /** Per-client budgets of the password reset endpoints, per hour; 0 disables. */
     passwordReset: {

@@ -17,6 +17,12 @@ export const users = pgTable(
     roles: text('roles').array().notNull().default(sql`ARRAY['user']::text[]`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When an operator banned the user (POST /internal/v1/users/:id/ban); null: not banned. */
+    bannedAt: timestamp('banned_at', { withTimezone: true }),
+    /** When the ban ends by itself; null with banned_at set: until lifted. */
+    bannedUntil: timestamp('banned_until', { withTimezone: true }),
+    /** The operator's reason, for operators only (never shown to the user). */
+    banReason: varchar('ban_reason', { length: 200 }),
   },
   (t) => [
     uniqueIndex('users_username_lower_key').on(sql`lower(${t.username})`),
@@ -136,4 +142,30 @@ export const authEvents = pgTable(
     index('auth_events_user_id_idx').on(t.userId, t.id),
     index('auth_events_type_idx').on(t.type, t.id),
   ],
+);
+
+/**
+ * The keys that sign access tokens (Ed25519, EdDSA), shared by every instance. `generation` numbers
+ * them: the unique index makes two instances that create the same next key at once agree on one.
+ * The private key is stored only encrypted (AES-256-GCM under a subkey of AUTH_KEY_SECRET, which is
+ * not in the database; see src/accounts/signing-keys.ts). A key is published (in the JWKS) from
+ * publish_at, signs from sign_from (at least one access-token lifetime later, except the very first),
+ * and leaves the JWKS at retire_at (the last token it signed has expired by then); null while it is
+ * still the newest key.
+ */
+export const signingKeys = pgTable(
+  'signing_keys',
+  {
+    kid: varchar('kid', { length: 64 }).primaryKey(),
+    generation: integer('generation').notNull(),
+    /** The public key as a JWK (JSON text): {kty: OKP, crv: Ed25519, x}. */
+    publicJwk: varchar('public_jwk', { length: 512 }).notNull(),
+    /** `v1.<iv>.<ciphertext>.<tag>` (base64url) of the PKCS#8 private key; the kid is the additional data. */
+    privateKey: varchar('private_key', { length: 512 }).notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    publishAt: timestamp('publish_at', { withTimezone: true }).notNull(),
+    signFrom: timestamp('sign_from', { withTimezone: true }).notNull(),
+    retireAt: timestamp('retire_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('signing_keys_generation_key').on(t.generation)],
 );

@@ -15,6 +15,16 @@ export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
 export const DEFAULT_OVERFLOW_GRACE_MS = 2_000;
 /** At most this many router ids in one subscription's filter. */
 export const MAX_FILTER_ROUTER_IDS = 100;
+/** At most this many type patterns in one subscription's filter. */
+export const MAX_FILTER_TYPES = 50;
+
+/**
+ * Whether an event type passes a type filter: each pattern is a type exactly (`router.closed`), a
+ * prefix ending in `.*` (`auth.*`: every type that starts with `auth.`), or `*` (every type).
+ */
+export function typeMatches(patterns: readonly string[], type: string): boolean {
+  return patterns.some((p) => p === type || p === '*' || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
+}
 
 const SEQ_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits: ids stay fixed-width, so they sort as strings too.
 const EPOCH_PATTERN = /^[0-9a-f]{12}$/;
@@ -23,8 +33,13 @@ const ID_PATTERN = /^([0-9a-f]{12})-(\d{16})$/;
 export type SubscriptionEnd = 'closed' | 'overflow';
 
 export interface SubscribeOptions {
-  /** Only events about these routers (plus relay-wide ones: worker.restarted, relay.draining, resync). */
+  /**
+   * Only events about these routers, plus relay-wide ones (worker.restarted, relay.draining, resync).
+   * Events that concern no router at all (routersOf gives an empty list: the account area's) do not pass.
+   */
   routerIds?: readonly string[];
+  /** Only events of these types: exact, or a prefix such as `auth.*` (see typeMatches). Both filters apply when both are given. */
+  types?: readonly string[];
   /** Continue after this id: replay what the buffer holds after it, or start with `resync`. */
   lastEventId?: string;
   /** Live events a subscriber may stay behind (for the bus's overflowGraceMs) before it is cut off (default: the bus's). */
@@ -189,11 +204,13 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     private waker: ((ready: boolean) => void) | undefined;
     private endListeners: Array<(reason: SubscriptionEnd) => void> = [];
     private readonly filter: ReadonlySet<string> | undefined;
+    private readonly types: readonly string[] | undefined;
     private readonly maxQueued: number;
     private graceTimer: NodeJS.Timeout | undefined;
 
     constructor(opts: SubscribeOptions) {
       this.filter = opts.routerIds && opts.routerIds.length > 0 ? new Set(opts.routerIds) : undefined;
+      this.types = opts.types && opts.types.length > 0 ? [...opts.types] : undefined;
       this.maxQueued = opts.maxQueued ?? defaultMaxQueued;
       const start = opts.lastEventId === undefined ? { seq: ring.last } : resume(opts.lastEventId);
       if ('reason' in start) {
@@ -207,8 +224,9 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
       }
     }
 
-    /** Whether an event about these routers passes the filter (relay-wide events always do). */
-    matches(routers: EventRouters): boolean {
+    /** Whether an event of this type about these routers passes the filters (relay-wide events pass the router filter). */
+    matches(routers: EventRouters, type: string): boolean {
+      if (this.types && !typeMatches(this.types, type)) return false;
       if (!this.filter || routers === undefined) return true;
       if (typeof routers === 'string') return this.filter.has(routers);
       return routers.some((id) => this.filter!.has(id));
@@ -307,7 +325,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
 
     /** Moves past unread events about other routers (they never count in `pending`). */
     private passOthers(): void {
-      while (this.nextSeq <= ring.last && !this.matches(ring.routersOf(this.nextSeq))) this.nextSeq++;
+      while (this.nextSeq <= ring.last && !this.matches(ring.routersOf(this.nextSeq), ring.typeOf(this.nextSeq))) this.nextSeq++;
     }
 
     /** Events with a seq above this were published after subscribing (they count in `pending`). */
@@ -402,7 +420,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
         }
       }
       for (const sub of subscribers) {
-        if (sub.matches(routers)) sub.offer(event);
+        if (sub.matches(routers, type)) sub.offer(event);
         else sub.pass(seq);
       }
       return event;

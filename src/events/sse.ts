@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Logger } from '../logger.js';
 import type { EncodedEvent, EventBus, Subscription } from './bus.js';
-import { MAX_FILTER_ROUTER_IDS } from './bus.js';
+import { MAX_FILTER_ROUTER_IDS, MAX_FILTER_TYPES } from './bus.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_MAX_STREAMS = 50;
@@ -21,10 +21,13 @@ const WRITE_BATCH = 256;
  */
 export const COALESCE_MS = 20;
 const ROUTER_ID = /^[A-Za-z0-9_.:-]+$/;
+/** A type filter: a type (`router.closed`), a prefix ending in `.*` (`auth.*`), or `*`. */
+const TYPE_PATTERN = /^(\*|[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*(\.\*)?)$/;
+export const MAX_TYPE_PATTERN_LENGTH = 64;
 
 /** Error codes this sub-app answers with besides the guard's UNAUTHORIZED (same `{code, message, details?}` shape). */
 export const EVENT_STREAM_ERRORS = {
-  VALIDATION_ERROR: { status: 400, meaning: 'a routerId filter is malformed, too long, or there are more than 100' },
+  VALIDATION_ERROR: { status: 400, meaning: 'a routerId filter is malformed, too long, or there are more than 100; or a types filter is malformed or there are more than 50' },
   STREAM_LIMIT_EXCEEDED: { status: 503, meaning: 'EVENTS_MAX_STREAMS streams are open already; Retry-After is set' },
 } as const;
 
@@ -80,6 +83,17 @@ function routerFilterIssues(routerIds: string[]): Array<{ path: string; message:
   routerIds.forEach((id, i) => {
     if (id.length === 0 || id.length > MAX_ROUTER_ID_LENGTH || !ROUTER_ID.test(id)) {
       issues.push({ path: `routerId.${i}`, message: `must be 1 to ${MAX_ROUTER_ID_LENGTH} characters of A-Z a-z 0-9 _ . : -` });
+    }
+  });
+  return issues;
+}
+
+function typeFilterIssues(types: string[]): Array<{ path: string; message: string }> {
+  if (types.length > MAX_FILTER_TYPES) return [{ path: 'types', message: `at most ${MAX_FILTER_TYPES} types values` }];
+  const issues: Array<{ path: string; message: string }> = [];
+  types.forEach((type, i) => {
+    if (type.length > MAX_TYPE_PATTERN_LENGTH || !TYPE_PATTERN.test(type)) {
+      issues.push({ path: `types.${i}`, message: `an event type (router.closed), a prefix ending in .* (auth.*), or *; at most ${MAX_TYPE_PATTERN_LENGTH} characters` });
     }
   });
   return issues;
@@ -155,6 +169,9 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     const routerIds = c.req.queries('routerId') ?? [];
     const issues = routerFilterIssues(routerIds);
     if (issues.length > 0) return c.json(relayError('VALIDATION_ERROR', 'invalid routerId filter', { issues }), 400);
+    const types = c.req.queries('types') ?? [];
+    const typeIssues = typeFilterIssues(types);
+    if (typeIssues.length > 0) return c.json(relayError('VALIDATION_ERROR', 'invalid types filter', { issues: typeIssues }), 400);
     if (stats.open >= options.maxStreams) {
       if (!head) stats.refused++;
       c.header('Retry-After', '5');
@@ -168,7 +185,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
     }
     const header = c.req.header('Last-Event-ID');
     const lastEventId = header === undefined || header === '' ? undefined : header.length > MAX_LAST_EVENT_ID_LENGTH ? '' : header;
-    const sub = bus.subscribe({ routerIds, ...(lastEventId !== undefined ? { lastEventId } : {}), ...(options.maxQueued ? { maxQueued: options.maxQueued } : {}) });
+    const sub = bus.subscribe({ routerIds, types, ...(lastEventId !== undefined ? { lastEventId } : {}), ...(options.maxQueued ? { maxQueued: options.maxQueued } : {}) });
     stats.open++;
     stats.opened++;
     subscriptions.add(sub);

@@ -49,6 +49,8 @@ export function toInternalError(error: unknown): InternalError | undefined {
     if (error.status === 413) return new InternalError('VALIDATION_ERROR', 400, 'request body too large', { issues: [{ path: '', message: 'body too large' }] });
     if (error.status === 400) return internalValidationError([{ path: '', message: 'malformed JSON' }], 'request body is not valid JSON');
     if (error.status === 401) return new InternalError('UNAUTHORIZED', 401, 'missing or invalid internal token');
+    // A body whose Content-Type the operation does not take (@hono/zod-openapi's media-type gate).
+    if (error.status === 415) return internalValidationError([{ path: '', message: 'unsupported Content-Type for this operation' }], 'unsupported request body type');
   }
   return undefined;
 }

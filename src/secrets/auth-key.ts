@@ -12,7 +12,9 @@ export type AuthKeyPurpose =
   /** Reset codes at rest: HMAC of `<user id>:<code>`. */
   | 'reset-code-digest'
   /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
-  | 'client-address-digest';
+  | 'client-address-digest'
+  /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
+  | 'signing-key-encryption';
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 

@@ -8,7 +8,7 @@ import { buildTestApp, type TestApp } from '../support/app.js';
 /** `METHOD path statuses` of the public document (the account API, health and docs). */
 const PUBLIC_OPERATIONS = [
   'POST /api/v1/auth/register 200,400,409,429,500,503',
-  'POST /api/v1/auth/login 200,400,401,429,500,503',
+  'POST /api/v1/auth/login 200,400,401,403,429,500,503',
   'POST /api/v1/auth/logout 200,400,401,429,500',
   'POST /api/v1/auth/refresh-token 200,400,401,429,500',
   'GET /api/v1/auth/profile 200,401,429,500',
@@ -25,6 +25,7 @@ const PUBLIC_OPERATIONS = [
   'GET /readyz 200,429,500',
   'GET /api/v1/openapi.json 200,429,500',
   'GET /docs 200,429,500',
+  'GET /.well-known/jwks.json 200,429,500',
 ];
 
 /**
@@ -36,6 +37,11 @@ const INTERNAL_OPERATIONS = [
   'GET /internal/metrics 200,401,500',
   'GET /internal/v1/openapi.json 200,401,500',
   'GET /internal/v1/auth-events 200,400,401,500',
+  'POST /internal/v1/auth/introspect 200,400,401,500',
+  'GET /internal/v1/users 200,400,401,500',
+  'GET /internal/v1/users/{id} 200,400,401,404,500',
+  'POST /internal/v1/users/{id}/ban 200,400,401,404,500',
+  'DELETE /internal/v1/users/{id}/ban 200,400,401,404,500',
 ];
 
 /**
@@ -75,7 +81,7 @@ async function documents(t: TestApp): Promise<{ publicDoc: Doc; internalDoc: Doc
   return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
 }
 
-const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events)$/;
+const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events|v1\/auth\/introspect|v1\/users(\/\{id\}(\/ban)?)?)$/;
 
 describe('the documents of every area composed', () => {
   let t: TestApp;
@@ -107,9 +113,9 @@ describe('the documents of every area composed', () => {
       }
       return Object.keys(byTag).sort();
     };
-    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'ice-servers', 'observability', 'password', 'profile', 'session', 'sessions']);
+    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'ice-servers', 'keys', 'observability', 'password', 'profile', 'session', 'sessions']);
     expect(tagsOf(internalDoc)).toEqual(
-      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
+      ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
     );
     const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
     expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);

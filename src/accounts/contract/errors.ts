@@ -19,6 +19,8 @@ export const ApiCode = {
   WRONG_PASSWORD: 2003,
   NO_SUCH_ACCOUNT: 2004,
   INVALID_RESET_CODE: 2005,
+  /** The account is banned by an operator; answered only after the password verified. */
+  ACCOUNT_BANNED: 2006,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -29,7 +31,18 @@ export interface AccountErrorRow {
   message: string;
   /** What it means, for the document. */
   meaning: string;
+  /** The answer's `data` (null for every other failure). */
+  data?: z.ZodType;
 }
+
+/** `until` of a ban: yyyy-MM-dd HH:mm:ss (Asia/Shanghai), null for a ban until lifted. */
+const banData = z.strictObject({
+  until: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+    .nullable()
+    .describe('when the ban ends (yyyy-MM-dd HH:mm:ss, Asia/Shanghai); null: until an operator lifts it'),
+});
 
 const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
 const RATE_LIMITED_MEANING =
@@ -82,6 +95,13 @@ export const ACCOUNT_ERRORS = {
   // The caller is authenticated; a wrong old password refuses the action rather than the caller.
   wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong' },
   no_such_account: { code: ApiCode.NO_SUCH_ACCOUNT, status: 401, message: 'no account with that username or e-mail address', meaning: 'no account with that username or e-mail' },
+  account_banned: {
+    code: ApiCode.ACCOUNT_BANNED,
+    status: 403,
+    message: 'this account is banned',
+    meaning: 'the account is banned (answered only once the password verified; a wrong password is still 2003); data.until tells when the ban ends, null: until lifted',
+    data: banData,
+  },
   invalid_reset_code: {
     code: ApiCode.INVALID_RESET_CODE,
     status: 400,
@@ -95,6 +115,9 @@ export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;
 /** Every answer but a success: a non-zero code, a message, no data. */
 export const errorEnvelope = z.strictObject({ code: z.int().describe('non-zero error code'), message: z.string(), data: z.null() });
 
+/** The envelope of a status some of whose failures carry data (2006's `until`). */
+const errorEnvelopeWith = (data: z.ZodType) => z.strictObject({ code: z.int().describe('non-zero error code'), message: z.string(), data: z.union([data, z.null()]) });
+
 /** An error response a route declares: a kind of the table, or a kind with what it means on that route. */
 export type ErrorRow = AccountErrorKind | readonly [AccountErrorKind, string];
 
@@ -104,19 +127,20 @@ export type ErrorRow = AccountErrorKind | readonly [AccountErrorKind, string];
  * @example errorResponses(['invalid_request', 'username_taken', ['email_taken', 'e-mail already registered']])
  */
 export function errorResponses(rows: readonly ErrorRow[]) {
-  const byStatus = new Map<number, Array<{ code: number; meaning: string }>>();
+  const byStatus = new Map<number, Array<{ code: number; meaning: string; data?: z.ZodType }>>();
   for (const row of rows) {
     const [kind, meaning] = typeof row === 'string' ? [row, undefined] : row;
-    const { code, status, meaning: standard } = ACCOUNT_ERRORS[kind];
-    byStatus.set(status, [...(byStatus.get(status) ?? []), { code, meaning: meaning ?? standard }]);
+    const entry: AccountErrorRow = ACCOUNT_ERRORS[kind];
+    byStatus.set(entry.status, [...(byStatus.get(entry.status) ?? []), { code: entry.code, meaning: meaning ?? entry.meaning, ...(entry.data ? { data: entry.data } : {}) }]);
   }
-  const responses: Record<number, { description: string; content: { 'application/json': { schema: typeof errorEnvelope; examples: Record<string, { value: unknown }> } } }> = {};
+  const responses: Record<number, { description: string; content: { 'application/json': { schema: z.ZodType; examples: Record<string, { value: unknown }> } } }> = {};
   for (const [status, list] of byStatus) {
+    const data = list.find((entry) => entry.data)?.data;
     responses[status] = {
       description: list.map(({ code, meaning }) => `${code}: ${meaning}`).join('; '),
       content: {
         'application/json': {
-          schema: errorEnvelope,
+          schema: data ? errorEnvelopeWith(data) : errorEnvelope,
           examples: Object.fromEntries(list.map(({ code, meaning }) => [String(code), { value: { code, message: meaning, data: null } }])),
         },
       },

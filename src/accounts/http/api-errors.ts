@@ -24,7 +24,7 @@ export function answerOf(error: AuthError): ApiError {
   const { code, status } = ACCOUNT_ERRORS[error.reason];
   const headers: Record<string, string> = error.reason === 'invalid_access_token' ? { 'WWW-Authenticate': 'Bearer realm="api"' } : {};
   if (error.retryAfterS !== undefined) headers['Retry-After'] = String(error.retryAfterS);
-  return new ApiError(code, error.message, status, headers);
+  return new ApiError(code, error.message, status, headers, error.data);
 }
 
 export function toApiError(error: unknown): ApiError | undefined {

@@ -19,6 +19,8 @@ export class ApiError extends Error {
     message: string,
     readonly status: ContentfulStatusCode,
     readonly headers: Record<string, string> = {},
+    /** `data` of the answer; null unless the failure's row declares some. */
+    readonly data: Record<string, unknown> | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -32,5 +34,5 @@ export function ok<T>(c: Context, data: T) {
 
 export function envelopeError(c: Context, error: ApiError) {
   for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-  return c.json({ code: error.code, message: error.message, data: null } satisfies Envelope<null>, error.status);
+  return c.json({ code: error.code, message: error.message, data: error.data } satisfies Envelope<Record<string, unknown> | null>, error.status);
 }

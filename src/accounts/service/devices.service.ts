@@ -13,6 +13,6 @@ export class DeviceService {
   /** Ends one of the caller's sessions by its public id (AuthError `no_such_session` for another's or an unknown one). */
   async end(auth: Authenticated, publicId: string, client: SessionClient): Promise<void> {
     const ended = await this.deps.devices.end(auth.user.id, publicId);
-    await this.deps.audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', ip: client.ip, userAgent: client.userAgent });
+    await this.deps.audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', reason: 'revoked', ip: client.ip, userAgent: client.userAgent });
   }
 }

@@ -3,6 +3,7 @@
 import { createMailer } from '../../mail/mailer.js';
 import { NoticeThrottle } from '../../mail/notice-throttle.js';
 import { memoryStores } from '../../http/rate-limit-store.js';
+import { AccessTokens } from '../access-tokens.js';
 import { AccountDeletion } from '../account.js';
 import type { AuditLog } from '../audit.js';
 import type { AccountsDeps } from '../deps.js';
@@ -10,6 +11,7 @@ import { LoginGuard } from '../login-guard.js';
 import { PasswordReset, passwordChangedNotice } from '../password-reset.js';
 import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
+import { SigningKeys } from '../signing-keys.js';
 import { AccountService } from './account.service.js';
 import { DeviceService } from './devices.service.js';
 import { IceServersService } from './ice-servers.service.js';
@@ -18,6 +20,8 @@ import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
 
 export interface AccountServices {
+  /** The keys that sign access tokens (the JWKS). */
+  signingKeys: SigningKeys;
   /** Users, sessions and tokens: the access token of each authenticated request is checked here. */
   auth: AuthService;
   sessions: SessionService;
@@ -40,8 +44,13 @@ export interface AccountServicesDeps extends AccountsDeps {
 export function createAccountServices(deps: AccountServicesDeps): AccountServices {
   const { config, audit, now, logger } = deps;
   const db = deps.database.db;
+  const keys = deps.authKeys;
+  if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
+  const signingKeys = new SigningKeys({ db, keys, now, logger, accessTokenTtl: config.auth.accessTokenTtl, rotationDays: config.auth.keyRotationDays });
+  const accessTokens = new AccessTokens({ keys: signingKeys, issuer: config.auth.issuer, audience: config.auth.audience, ttl: config.auth.accessTokenTtl, now });
   const auth = new AuthService({
     db,
+    accessTokens,
     accessTokenTtl: config.auth.accessTokenTtl,
     refreshTokenTtl: config.auth.refreshTokenTtl,
     now,
@@ -61,8 +70,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
   const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded) }) : undefined;
-  const keys = deps.authKeys;
-  if (!keys) throw new Error('the account API needs AUTH_KEY_SECRET (deps.authKeys or config.authKeySecret)');
   const reset =
     mailer && notices
       ? new PasswordReset({
@@ -82,6 +89,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
   return {
+    signingKeys,
     auth,
     sessions: new SessionService({ db, logger, auth, devices, audit, failures }),
     profile: new ProfileService({ auth }),

@@ -27,7 +27,7 @@ export class SessionService {
   async register(body: RegisterBody, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     assertAcceptablePassword('password', body.password, body);
     const result = await this.deps.auth.register({ username: body.username, email: body.email, password: body.password, nickname: body.nickname }, client);
-    await this.opened('registered', result.user.id, result.tokens.accessToken, client);
+    await this.opened('registered', result.user.id, result.sessionPublicId, client);
     return result;
   }
 
@@ -45,7 +45,7 @@ export class SessionService {
       }
       throw error;
     }
-    await this.opened('login_succeeded', result.user.id, result.tokens.accessToken, client, normaliseAccount(account));
+    await this.opened('login_succeeded', result.user.id, result.sessionPublicId, client, normaliseAccount(account));
     return result;
   }
 
@@ -62,10 +62,10 @@ export class SessionService {
   }
 
   /** After register or login: the session cap, and the audit row with the new session's public id. */
-  private opened(type: 'registered' | 'login_succeeded', userId: number, accessToken: string, client: SessionClient, account?: string) {
+  private opened(type: 'registered' | 'login_succeeded', userId: number, sessionPublicId: string, client: SessionClient, account?: string) {
     const { devices, audit, logger } = this.deps;
     return afterwards(logger, type, async () => {
-      const session = await devices.byAccessId(accessToken.split('.')[0]!);
+      const session = await devices.byPublicId(sessionPublicId);
       const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
       await audit.record(
         { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },

@@ -6,7 +6,7 @@ import { createEventBus, type EventBus } from '../../events/bus.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
 import type { ResyncEvent as BusResyncEvent } from '../../events/types.js';
 import { createWebhookSink, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
-import { routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
+import { eventSchemas, routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
 
 export { createEventStreams, type EventStreams } from '../../events/sse.js';
 export { signWebhookBody } from '../../events/webhook.js';
@@ -22,7 +22,9 @@ void resyncAgrees;
 
 /** A bus for the relay's events (with no sink: the media service's own when none is given). */
 export function createRelayBus(options: { bufferSize?: number; maxQueued?: number; onListenerError?: (error: unknown, event: RelayEvent) => void } = {}): RelayBus {
-  return createEventBus<RelayEvent>({ ...options, routersOf });
+  // The process has one bus (src/compose.ts): an event of another area's catalog (auth.*) concerns
+  // no router, so a stream filtered by routerId does not get it (an empty list, not relay-wide).
+  return createEventBus<RelayEvent>({ ...options, routersOf: (event) => (event.type in eventSchemas ? routersOf(event) : []) });
 }
 
 export interface RelayEventsInfo {
