@@ -42,6 +42,7 @@ export function createRelayClient(options: RelayClientOptions) {
   const dataProducers = rpc.v1['data-producers'];
   const dataConsumers = rpc.v1['data-consumers'];
   const pipeTransports = rpc.v1['pipe-transports'];
+  const plainTransports = rpc.v1['plain-transports'];
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -88,6 +89,11 @@ export function createRelayClient(options: RelayClientOptions) {
     createPipeProducer: (id: string, body: Parameters<(typeof pipeTransports)[':id']['producers']['$post']>[0]['json']) =>
       json(pipeTransports[':id'].producers.$post({ param: { id }, json: body })),
     closePipeTransport: (id: string) => empty(pipeTransports[':id'].$delete({ param: { id } })),
+    /** Plain RTP (ffmpeg, GStreamer, OBS): produce or consume on it with createProducer/createConsumer, its id as transportId. */
+    createPlainTransport: (body: Parameters<typeof plainTransports.$post>[0]['json']) => json(plainTransports.$post({ json: body })),
+    connectPlainTransport: (id: string, body: Parameters<(typeof plainTransports)[':id']['connect']['$post']>[0]['json']) =>
+      json(plainTransports[':id'].connect.$post({ param: { id }, json: body })),
+    closePlainTransport: (id: string) => empty(plainTransports[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

@@ -38,9 +38,9 @@ let t: TestApp;
 let pidsBefore: (number | null)[];
 let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
-const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
+const base = { plain: '', routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports';
+type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports';
 const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -119,8 +119,8 @@ const routerCodecs = () => [
 ];
 
 beforeAll(async () => {
-  // One WebRtcServer port and four for the pipe transports (at most one open at a time, cleaned up after each run).
-  const ports = allocateRtcPorts(5);
+  // One WebRtcServer port and seven for the pipe and plain transports (a few open at a time, cleaned up after each run).
+  const ports = allocateRtcPorts(8);
   t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' });
   const before = await info();
   pidsBefore = before.workers.map((w) => w.pid);
@@ -138,6 +138,7 @@ beforeAll(async () => {
   base.dataProducerId = (await must('POST', '/internal/v1/data-producers', { transportId: base.sctpSend, sctpStreamParameters: { streamId: 1000 }, label: 'chat' }, 201)).id;
   const pipe = await must('POST', '/internal/v1/pipe-transports', { routerId: router.id }, 201);
   base.srtp = pipe.srtpParameters;
+  base.plain = (await must('POST', '/internal/v1/plain-transports', { routerId: router.id, comedia: true }, 201)).id;
   expect((await call('DELETE', `/internal/v1/pipe-transports/${pipe.id}`)).status).toBe(204);
 }, 60_000);
 
@@ -204,6 +205,13 @@ async function freshTransport(direction: 'send' | 'recv' = 'send'): Promise<stri
 async function freshPipe(): Promise<string> {
   const id = (await must('POST', '/internal/v1/pipe-transports', { routerId: base.routerId }, 201)).id as string;
   created.push({ kind: 'pipe-transports', id });
+  return id;
+}
+
+/** A plain transport of the base router made for one run. */
+async function freshPlain(body: Record<string, unknown> = {}): Promise<string> {
+  const id = (await must('POST', '/internal/v1/plain-transports', { routerId: base.routerId, ...body }, 201)).id as string;
+  created.push({ kind: 'plain-transports', id });
   return id;
 }
 
@@ -453,6 +461,34 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('plain transports: POST, connect, producers and consumers on them, DELETE', async () => {
+    const create = () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, enableSrtp: false, appData: { source: 'obs' } });
+    const connect = () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/plain-transports', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], body: fc.oneof(anyJson, mutatedHostile(create), mutatedHostile(() => ({ routerId: base.routerId, comedia: true }))) }),
+      idOf(() => freshPlain({ rtcpMux: false })).map((id) => ({ method: 'POST', path: async () => `/internal/v1/plain-transports/${await id()}/connect`, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(connect), mutatedHostile(() => ({ ip: '::1', port: 65535 })), mutatedHostile(() => ({ ip: '169.254.169.254', port: 80 }))) })),
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/producers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, kind: 'video', rtpParameters: vp8Parameters() }))) }),
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/consumers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) }))) }),
+      idOf(() => freshPlain()).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/plain-transports/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201) {
+          const kind: CreatedKind = path === '/internal/v1/plain-transports' ? 'plain-transports' : path === '/internal/v1/producers' ? 'producers' : 'consumers';
+          created.push({ kind, id: (a.body as { id: string }).id });
+        }
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(plainTransport|transport|producer|router|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
@@ -502,6 +538,8 @@ describe('fuzz /internal', () => {
         success: 201,
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
       },
+      { path: '/internal/v1/plain-transports', body: () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, appData: { source: 'obs' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'plain-transports' },
+      { path: '/internal/v1/plain-transports/{plain}/connect', body: () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
@@ -519,7 +557,9 @@ describe('fuzz /internal', () => {
               ? target.path.replace('{consumer}', await simulcastConsumer())
               : target.path.includes('{pipe}')
                 ? target.path.replace('{pipe}', await freshPipe())
-                : target.path.replace('{send}', base.send);
+                : target.path.includes('{plain}')
+                  ? target.path.replace('{plain}', await freshPlain({ rtcpMux: false }))
+                  : target.path.replace('{send}', base.send);
         const text = body === undefined ? undefined : expandDeep(JSON.stringify(body));
         const r: FuzzRequest = { token: 'valid', contentType: 'application/json', query: '', body: { text, note: 'oversized field' } };
         const a = await send('POST', path, r);

@@ -22,8 +22,11 @@ export const POSTGRES_SERVER: SystemProgram = { command: 'initdb', path: '/usr/l
 /** Debian's Chromium for the real-browser tests (test/support/browser.ts checks it with REQUIRE_BROWSER). */
 export const CHROMIUM_BROWSER: SystemProgram = { command: 'chromium', path: '/usr/bin/chromium', debianPackage: 'chromium', requireVariable: 'REQUIRE_BROWSER' };
 
+/** Debian's ffmpeg and ffprobe: recordings (the relay runs it), the RTP ingest sender and the checks of the files. */
+export const FFMPEG: SystemProgram = { command: 'ffmpeg', path: 'ffmpeg', debianPackage: 'ffmpeg', requireVariable: 'REQUIRE_FFMPEG' };
+
 /** Every program, for the README's one `apt-get install` line and .ci/run's REQUIRE_* (test/ci/system-programs.test.ts). */
-export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER];
+export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER, FFMPEG];
 
 const found = new Map<SystemProgram, boolean>();
 

@@ -8,6 +8,7 @@ import type * as consumers from './consumers.js';
 import type * as controls from './controls.js';
 import type * as data from './data.js';
 import type * as pipes from './pipes.js';
+import type * as plain from './plain.js';
 import type * as producers from './producers.js';
 import type { AnyRelayRoute } from './route.js';
 import type * as routers from './routers.js';
@@ -25,6 +26,7 @@ export type RelayRoutes =
   | RoutesOf<typeof controls>
   | RoutesOf<typeof data>
   | RoutesOf<typeof pipes>
+  | RoutesOf<typeof plain>
   | RoutesOf<typeof service>;
 
 /** `/v1/routers/{id}` → `/v1/routers/:id` (Hono's form). */

@@ -99,6 +99,11 @@ export const eventSchemas = {
     { pipeTransportId: z.string(), ...onRouter, reason: transportCloseReason },
     'A pipe transport (to another relay) closed; its producers and consumers close with it (transport_closed).',
   ),
+  'plainTransport.closed': event(
+    'plainTransport.closed',
+    { plainTransportId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A plain RTP transport closed; its producers and consumers close with it (transport_closed).',
+  ),
   'router.activeSpeaker': event(
     'router.activeSpeaker',
     { routerId: z.string(), producerId: z.string(), appData },

@@ -7,6 +7,7 @@ import { consumersRoutes } from './consumers.routes.js';
 import { controlsRoutes } from './controls.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { pipesRoutes } from './pipes.routes.js';
+import { plainRoutes } from './plain.routes.js';
 import { producersRoutes } from './producers.routes.js';
 import { routersRoutes } from './routers.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
@@ -31,5 +32,6 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', consumersRoutes(media))
     .route('/', controlsRoutes(media))
     .route('/', dataRoutes(media))
-    .route('/', pipesRoutes(media));
+    .route('/', pipesRoutes(media))
+    .route('/', plainRoutes(media));
 }
