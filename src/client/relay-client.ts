@@ -43,6 +43,7 @@ export function createRelayClient(options: RelayClientOptions) {
   const dataConsumers = rpc.v1['data-consumers'];
   const pipeTransports = rpc.v1['pipe-transports'];
   const plainTransports = rpc.v1['plain-transports'];
+  const { recordings } = rpc.v1;
 
   return {
     /** The underlying Hono RPC client, for anything not wrapped below. */
@@ -94,6 +95,12 @@ export function createRelayClient(options: RelayClientOptions) {
     connectPlainTransport: (id: string, body: Parameters<(typeof plainTransports)[':id']['connect']['$post']>[0]['json']) =>
       json(plainTransports[':id'].connect.$post({ param: { id }, json: body })),
     closePlainTransport: (id: string) => empty(plainTransports[':id'].$delete({ param: { id } })),
+    /** Records producers of a router (one audio and/or one video) into RECORDINGS_DIR; events recording.started/stopped/failed. */
+    createRecording: (body: Parameters<typeof recordings.$post>[0]['json']) => json(recordings.$post({ json: body })),
+    listRecordings: (query: Parameters<typeof recordings.$get>[0]['query'] = {}) => json(recordings.$get({ query })),
+    getRecording: (id: string) => json(recordings[':id'].$get({ param: { id } })),
+    /** Stops a recording; resolves once its file is finalised. */
+    stopRecording: (id: string) => json(recordings[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
   };

@@ -84,6 +84,12 @@ export const relayVariables = {
   MEDIASOUP_PLAIN_ANNOUNCED_IP: optionalString.pipe(z.ipv4().or(z.ipv6()).optional()),
   // A recording holds one per track; an ingest bridge one per stream it sends.
   MEDIASOUP_MAX_PLAIN_TRANSPORTS_PER_ROUTER: int(16, 1, 1024),
+  // Recordings (docs/media-relay.md "Recording and plain RTP"): one ffmpeg each, files named by id.
+  RECORDINGS_DIR: z.string().min(1).max(1024).default('./.data/recordings'),
+  // Sized from the benchmark (bench/RESULTS.md, recording-cpu-pct-per-track): a copy costs ffmpeg little CPU.
+  RECORDINGS_MAX: int(16, 1, 1000),
+  RECORDINGS_MIN_FREE_MB: int(1024, 0, 100_000_000),
+  RECORDINGS_MAX_DURATION_S: int(14_400, 1, 604_800),
   // A room's new transports stay on the worker that holds it until that worker carries this many
   // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
   MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
@@ -147,6 +153,13 @@ export const relayConfig = z
     }
   })
   .transform((env) => ({
+    /** The relay's recordings (src/relay/recordings/). */
+    recordings: {
+      dir: env.RECORDINGS_DIR,
+      max: env.RECORDINGS_MAX,
+      minFreeMb: env.RECORDINGS_MIN_FREE_MB,
+      maxDurationS: env.RECORDINGS_MAX_DURATION_S,
+    },
     media: {
       workers: env.MEDIASOUP_WORKERS,
       logLevel: env.MEDIASOUP_LOG_LEVEL,

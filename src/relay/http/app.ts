@@ -3,17 +3,19 @@
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
+import type { Recordings } from '../recordings/recorder.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { controlsRoutes } from './controls.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { pipesRoutes } from './pipes.routes.js';
 import { plainRoutes } from './plain.routes.js';
 import { producersRoutes } from './producers.routes.js';
+import { recordingsRoutes } from './recordings.routes.js';
 import { routersRoutes } from './routers.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
 import { transportsRoutes } from './transports.routes.js';
 
-export type InternalAppDeps = ServiceRoutesDeps;
+export type InternalAppDeps = ServiceRoutesDeps & { recordings: Recordings };
 
 /**
  * The relay's routes under RELAY_PREFIX (`/internal`). The app puts the internal token guard (an
@@ -33,5 +35,6 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', controlsRoutes(media))
     .route('/', dataRoutes(media))
     .route('/', pipesRoutes(media))
-    .route('/', plainRoutes(media));
+    .route('/', plainRoutes(media))
+    .route('/', recordingsRoutes(deps.recordings));
 }

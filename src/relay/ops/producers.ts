@@ -2,6 +2,7 @@
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError } from '../errors.js';
+import type { ProducerEntry } from '../registry/kinds.js';
 import type { CreateProducerBody } from '../contract/producers.js';
 import { directionConflict, requireMediaTransport, type OpsDeps } from './deps.js';
 import { joinSpeakerDetection } from './speakers.js';
@@ -46,4 +47,9 @@ export function closeProducer(deps: OpsDeps, id: string): void {
   const { producer } = deps.registry.require('producer', id);
   deps.registry.markClosing(producer, 'api');
   producer.close();
+}
+
+/** A producer's entry (its kind, codecs and room), for what builds on producers (recordings). */
+export function getProducer(deps: OpsDeps, id: string): ProducerEntry {
+  return deps.registry.require('producer', id);
 }
