@@ -103,7 +103,7 @@ describe('the documents of every area composed', () => {
     };
     expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'observability', 'password', 'profile', 'session', 'sessions']);
     expect(tagsOf(internalDoc)).toEqual(
-      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'routers', 'service', 'transports'].sort(),
+      ['audit', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports'].sort(),
     );
     const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
     expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);

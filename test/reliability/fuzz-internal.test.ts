@@ -5,6 +5,9 @@
 // documented success, never a 5xx; no worker dies (checked after every case, and pids unchanged at
 // the end) and nothing leaks (registry and engine back to empty).
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routerListSchema, routerStateSchema } from '../../src/relay/contract/routers.js';
@@ -40,7 +43,7 @@ let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
 const base = { plain: '', routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports';
+type CreatedKind = 'recordings' | 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports';
 const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -121,7 +124,7 @@ const routerCodecs = () => [
 beforeAll(async () => {
   // One WebRtcServer port and seven for the pipe and plain transports (a few open at a time, cleaned up after each run).
   const ports = allocateRtcPorts(8);
-  t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '200', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' });
+  t = await buildTestApp({ RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'fuzz-recordings-')), RECORDINGS_MIN_FREE_MB: '0', MEDIASOUP_RESTART_BASE_MS: '200', RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' });
   const before = await info();
   pidsBefore = before.workers.map((w) => w.pid);
   countsBefore = before.counts;
@@ -190,7 +193,8 @@ const what = (method: string, path: string, r: FuzzRequest) =>
 async function cleanUp(): Promise<void> {
   for (const { kind, id } of created.splice(0).reverse()) {
     const a = await call('DELETE', `/internal/v1/${kind}/${id}`);
-    expect([204, 404]).toContain(a.status);
+    // DELETE /recordings/:id answers the stopped recording.
+    expect(kind === 'recordings' ? [200, 404] : [204, 404]).toContain(a.status);
   }
 }
 
@@ -489,6 +493,27 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('recordings: POST, GET list and one, DELETE', async () => {
+    const create = () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/recordings', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], body: fc.oneof(anyJson, mutatedHostile(create)) }),
+      fc.constantFrom('', '?routerId=x', '?routerId=', `?routerId=${'a'.repeat(300)}`, '?other=1').map((query) => ({ method: 'GET', path: async () => `/internal/v1/recordings${query}`, success: 200, codes: ['VALIDATION_ERROR'], body: anyJson })),
+      idOf(async () => 'no-such-recording').map((id) => ({ method: 'GET', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+      idOf(async () => '..%2F..%2Fetc%2Fpasswd').map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201) created.push({ kind: 'recordings', id: (a.body as { id: string }).id });
+        await cleanUp();
+      }),
+      // Each accepted body starts an ffmpeg: fewer runs than the other endpoints'.
+      fuzzParameters(60),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
@@ -538,6 +563,7 @@ describe('fuzz /internal', () => {
         success: 201,
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
       },
+      { path: '/internal/v1/recordings', body: () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], kind: 'recordings' },
       { path: '/internal/v1/plain-transports', body: () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, appData: { source: 'obs' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'plain-transports' },
       { path: '/internal/v1/plain-transports/{plain}/connect', body: () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },

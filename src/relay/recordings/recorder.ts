@@ -69,6 +69,8 @@ interface Recording {
   readonly tracks: Track[];
   process?: ChildProcess;
   exited?: Promise<void>;
+  /** Set once ffmpeg has exited or could not be spawned at all (no exit code then). */
+  gone?: boolean;
   ending?: Promise<void>;
   timers: NodeJS.Timeout[];
   stderr: string;
@@ -187,7 +189,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     r.state = 'stopping';
     r.ending = (async () => {
       const child = r.process;
-      if (child && child.exitCode === null && child.signalCode === null) {
+      if (child && !r.gone && child.exitCode === null && child.signalCode === null) {
         // Once: a second SIGINT aborts the file.
         child.kill('SIGINT');
         const killer = setTimeout(() => {
@@ -351,9 +353,13 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     r.exited = new Promise<void>((resolve) => {
       child.once('error', (error) => {
         r.stderr += `\n${error.message}`;
+        r.gone = true;
         resolve();
       });
-      child.once('exit', () => resolve());
+      child.once('exit', () => {
+        r.gone = true;
+        resolve();
+      });
     });
     void r.exited.then(() => {
       if (r.state === 'recording' || r.state === 'starting') {
@@ -379,7 +385,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   async function waitListening(r: Recording, child: ChildProcess): Promise<void> {
     const deadline = Date.now() + LISTEN_TIMEOUT_MS;
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null || r.state !== 'starting') {
+      if (r.gone || child.exitCode !== null || child.signalCode !== null || r.state !== 'starting') {
         throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
       }
       const held = await Promise.all(r.tracks.map((t) => portHeld(t.port)));
