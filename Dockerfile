@@ -20,8 +20,9 @@ RUN npm run build --ignore-scripts
 
 # --- runtime: slim Node, production dependencies only, compiled JavaScript, tini as PID 1, non-root ---
 FROM node:${NODE_VERSION}-slim AS runtime
+# ffmpeg: the relay's recordings run Debian's (one process per recording, stream copy; docs/media-relay.md).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini \
+  && apt-get install -y --no-install-recommends tini ffmpeg \
   && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 WORKDIR /app
 ENV NODE_ENV=production \
@@ -31,6 +32,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force && rm -rf /root/.npm
 COPY drizzle ./drizzle
 COPY --from=build /app/dist ./dist
+# RECORDINGS_DIR's default (./.data/recordings), writable by the service; mount a volume there to keep them.
+RUN mkdir -p /app/.data/recordings && chown -R node:node /app/.data
 # uid 1000 of the node base image
 USER node
 EXPOSE 3000 3001 40000-40199/udp 40000-40199/tcp

@@ -186,6 +186,8 @@ async function drainThenShutdown(signal: NodeJS.Signals) {
   logger.info({ signal, routers, drainTimeoutS: config.drainTimeoutS }, 'draining before shutdown');
   const emptied = await media.whenNoRouters(config.drainTimeoutS * 1000);
   if (!emptied && !shuttingDown) {
+    // Recordings end first, while their RTP still flows, so that ffmpeg finalises each file at once.
+    await composition.relay!.recordings.stopAll('shutdown');
     const closed = media.closeRouters();
     logger.warn({ routers: closed }, 'drain timeout passed; closed the rooms left');
     // The event streams are still open: let them carry the router.closed `shutdown` events before

@@ -46,6 +46,8 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
   const dataConsumers = rpc.v1['data-consumers'];
   const pipeTransports = rpc.v1['pipe-transports'];
   const iceServers = rpc.v1['ice-servers'];
+  const plainTransports = rpc.v1['plain-transports'];
+  const { recordings } = rpc.v1;
 
   return {
     info: () => json(rpc.info.$get()),
@@ -90,6 +92,13 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
     createPipeProducer: (id, body) =>
       json(pipeTransports[':id'].producers.$post({ param: { id }, json: body })),
     closePipeTransport: (id) => empty(pipeTransports[':id'].$delete({ param: { id } })),
+    createPlainTransport: (body) => json(plainTransports.$post({ json: body })),
+    connectPlainTransport: (id, body) => json(plainTransports[':id'].connect.$post({ param: { id }, json: body })),
+    closePlainTransport: (id) => empty(plainTransports[':id'].$delete({ param: { id } })),
+    createRecording: (body) => json(recordings.$post({ json: body })),
+    listRecordings: (query = {}) => json(recordings.$get({ query })),
+    getRecording: (id) => json(recordings[':id'].$get({ param: { id } })),
+    stopRecording: (id) => json(recordings[':id'].$delete({ param: { id } })),
     iceServers: (body = {}) => json(iceServers.$post({ json: body })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
@@ -135,6 +144,16 @@ export interface RelayClient extends PipeRelay {
   closeDataProducer(id: string): Promise<void>;
   createDataConsumer(body: Wire.CreateDataConsumerBody): Promise<Wire.DataConsumer>;
   closeDataConsumer(id: string): Promise<void>;
+  /** Plain RTP (ffmpeg, GStreamer, OBS): produce or consume on it with createProducer/createConsumer, its id as transportId. */
+  createPlainTransport(body: Wire.CreatePlainTransportBody): Promise<Wire.PlainTransport>;
+  connectPlainTransport(id: string, body: Wire.ConnectPlainTransportBody): Promise<Wire.Connected>;
+  closePlainTransport(id: string): Promise<void>;
+  /** Records producers of a router (one audio and/or one video) into RECORDINGS_DIR; events recording.started/stopped/failed. */
+  createRecording(body: Wire.CreateRecordingBody): Promise<Wire.Recording>;
+  listRecordings(query?: { routerId?: string | undefined }): Promise<Wire.RecordingList>;
+  getRecording(id: string): Promise<Wire.Recording>;
+  /** Stops a recording; resolves once its file is finalised. */
+  stopRecording(id: string): Promise<Wire.Recording>;
   /** TURN servers with a short-lived credential for `userId` (`{iceServers: [], expiresIn: 0}` when the relay has no TURN). */
   iceServers(body?: Wire.IceServersBody): Promise<Wire.IceServers>;
   /** The event stream, resuming on its own with Last-Event-ID (src/client/events.ts). */

@@ -357,12 +357,25 @@ export interface PipeTransportState {
   producers: ProducerState[];
   consumers: ConsumerReconcileState[];
 }
+export interface PlainTransportState {
+  id: string;
+  /** connect was called (and did not fail). */
+  connected: boolean;
+  comedia: boolean;
+  rtcpMux: boolean;
+  appData: AppData;
+  /** RTP received from an ingest sender. */
+  producers: ProducerState[];
+  /** This room's producers sent out as plain RTP (recordings among them). */
+  consumers: ConsumerReconcileState[];
+}
 
 /** GET /internal/v1/routers/{id}: a router and everything in it. */
 export interface RouterState extends RouterSummary {
   rtpCapabilities: AppData;
   transports: TransportState[];
   pipeTransports: PipeTransportState[];
+  plainTransports: PlainTransportState[];
 }
 
 export interface IceCandidate {
@@ -479,6 +492,63 @@ export interface DataConsumer {
   sctpStreamParameters: SctpStreamParametersView | null;
   label: string;
   protocol: string;
+}
+
+export interface CreatePlainTransportBody {
+  routerId: string;
+  /** true: learn where to send from the first packet received (an ingest sender behind NAT); no connect then. */
+  comedia?: boolean | undefined;
+  /** RTP and RTCP on one port; default true. */
+  rtcpMux?: boolean | undefined;
+  /** SRTP (AES_CM_128_HMAC_SHA1_80); default false. */
+  enableSrtp?: boolean | undefined;
+  appData?: AppData | undefined;
+}
+export interface ConnectPlainTransportBody {
+  /** Where the transport sends RTP: a unicast address of its listen family. */
+  ip: string;
+  port: number;
+  /** Only for a transport created with rtcpMux false. */
+  rtcpPort?: number | undefined;
+  srtpParameters?: SrtpParameters | undefined;
+}
+export interface PlainTransport {
+  id: string;
+  routerId: string;
+  /** Where an RTP sender sends to. */
+  ip: string;
+  port: number;
+  /** Present when the transport was created with rtcpMux false. */
+  rtcpPort?: number | undefined;
+  comedia: boolean;
+  rtcpMux: boolean;
+  srtpParameters?: SrtpParameters | undefined;
+}
+export type RecordingState = 'starting' | 'recording' | 'stopping' | 'stopped' | 'failed';
+export type RecordingStopReason = 'api' | 'producer_closed' | 'router_closed' | 'max_duration' | 'shutdown';
+export interface CreateRecordingBody {
+  routerId: string;
+  /** One audio and/or one video producer of the router (Opus; VP8, VP9 or H264). */
+  producerIds: string[];
+  appData?: AppData | undefined;
+}
+export interface Recording {
+  id: string;
+  routerId: string;
+  producerIds: string[];
+  state: RecordingState;
+  startedAt: string;
+  format: 'webm' | 'mkv' | 'ogg';
+  /** The file's name in RECORDINGS_DIR. */
+  file: string;
+  appData: AppData;
+  reason?: RecordingStopReason | undefined;
+  error?: string | undefined;
+  bytes?: number | undefined;
+  durationMs?: number | undefined;
+}
+export interface RecordingList {
+  recordings: Recording[];
 }
 
 export interface PipeTransport {
@@ -664,6 +734,28 @@ export interface PipeTransportClosedEvent extends EventBase<'pipeTransport.close
   pipeTransportId: string;
   reason: TransportCloseReason;
 }
+export interface PlainTransportClosedEvent extends EventBase<'plainTransport.closed'>, OnRouter {
+  plainTransportId: string;
+  reason: TransportCloseReason;
+}
+export interface RecordingStartedEvent extends EventBase<'recording.started'>, OnRouter {
+  recordingId: string;
+  producerIds: string[];
+  appData: AppData;
+}
+export interface RecordingStoppedEvent extends EventBase<'recording.stopped'>, OnRouter {
+  recordingId: string;
+  reason: RecordingStopReason;
+  file: string;
+  bytes: number;
+  durationMs: number;
+  appData: AppData;
+}
+export interface RecordingFailedEvent extends EventBase<'recording.failed'>, OnRouter {
+  recordingId: string;
+  error: string;
+  appData: AppData;
+}
 export interface ActiveSpeakerEvent extends EventBase<'router.activeSpeaker'>, OnRouter {
   producerId: string;
 }
@@ -702,9 +794,13 @@ export type RelayEvent =
   | DataProducerClosedEvent
   | DataConsumerClosedEvent
   | PipeTransportClosedEvent
+  | PlainTransportClosedEvent
   | ActiveSpeakerEvent
   | AudioLevelsEvent
   | SilenceEvent
+  | RecordingStartedEvent
+  | RecordingStoppedEvent
+  | RecordingFailedEvent
   | RelayDrainingEvent;
 
 export type RelayEventType = RelayEvent['type'];

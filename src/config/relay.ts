@@ -78,6 +78,18 @@ export const relayVariables = {
   MEDIASOUP_PIPE_PEER_CIDRS: optionalString.pipe(pipePeerCidrs.optional()),
   // One pipe transport per other relay the room reaches (the typed client reuses one per pair of rooms).
   MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER: int(32, 1, 1024),
+  // Plain RTP in and out of a room (docs/media-relay.md "Recording and plain RTP"): ffmpeg, GStreamer or
+  // an OBS bridge. Loopback by default: RTP without SRTP should not leave the machine unless asked to.
+  MEDIASOUP_PLAIN_LISTEN_IP: z.ipv4().or(z.ipv6()).default('127.0.0.1'),
+  MEDIASOUP_PLAIN_ANNOUNCED_IP: optionalString.pipe(z.ipv4().or(z.ipv6()).optional()),
+  // A recording holds one per track; an ingest bridge one per stream it sends.
+  MEDIASOUP_MAX_PLAIN_TRANSPORTS_PER_ROUTER: int(16, 1, 1024),
+  // Recordings (docs/media-relay.md "Recording and plain RTP"): one ffmpeg each, files named by id.
+  RECORDINGS_DIR: z.string().min(1).max(1024).default('./.data/recordings'),
+  // Sized from the benchmark (bench/RESULTS.md, recording-cpu-pct-per-track): a copy costs ffmpeg little CPU.
+  RECORDINGS_MAX: int(16, 1, 1000),
+  RECORDINGS_MIN_FREE_MB: int(1024, 0, 100_000_000),
+  RECORDINGS_MAX_DURATION_S: int(14_400, 1, 604_800),
   // A room's new transports stay on the worker that holds it until that worker carries this many
   // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
   MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
@@ -117,6 +129,13 @@ export const relayConfig = z
     } else if (env.MEDIASOUP_PIPE_ANNOUNCED_IP !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_PIPE_LISTEN_IP'], message: 'must be set when MEDIASOUP_PIPE_ANNOUNCED_IP is set' });
     }
+    if (env.MEDIASOUP_PLAIN_ANNOUNCED_IP === undefined && isUnspecifiedIp(env.MEDIASOUP_PLAIN_LISTEN_IP)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MEDIASOUP_PLAIN_ANNOUNCED_IP'],
+        message: 'must be set when MEDIASOUP_PLAIN_LISTEN_IP is a wildcard address (0.0.0.0 or ::): an RTP sender cannot be told to send there',
+      });
+    }
     if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
     }
@@ -134,6 +153,13 @@ export const relayConfig = z
     }
   })
   .transform((env) => ({
+    /** The relay's recordings (src/relay/recordings/). */
+    recordings: {
+      dir: env.RECORDINGS_DIR,
+      max: env.RECORDINGS_MAX,
+      minFreeMb: env.RECORDINGS_MIN_FREE_MB,
+      maxDurationS: env.RECORDINGS_MAX_DURATION_S,
+    },
     media: {
       workers: env.MEDIASOUP_WORKERS,
       logLevel: env.MEDIASOUP_LOG_LEVEL,
@@ -159,6 +185,9 @@ export const relayConfig = z
           ? undefined
           : { listenIp: env.MEDIASOUP_PIPE_LISTEN_IP, announcedIp: env.MEDIASOUP_PIPE_ANNOUNCED_IP, peerCidrs: env.MEDIASOUP_PIPE_PEER_CIDRS },
       maxPipeTransportsPerRouter: env.MEDIASOUP_MAX_PIPE_TRANSPORTS_PER_ROUTER,
+      /** Plain RTP transports (ingest, recordings): where they listen and the address they announce. */
+      plain: { listenIp: env.MEDIASOUP_PLAIN_LISTEN_IP, announcedIp: env.MEDIASOUP_PLAIN_ANNOUNCED_IP },
+      maxPlainTransportsPerRouter: env.MEDIASOUP_MAX_PLAIN_TRANSPORTS_PER_ROUTER,
       /** Consumers a worker carries before a room's new transports go to another worker. */
       workerMaxConsumers: env.MEDIASOUP_WORKER_MAX_CONSUMERS,
       /** Data producers and data consumers one transport may hold together. */

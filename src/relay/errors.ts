@@ -23,7 +23,7 @@ export class RelayError extends InternalError {
 }
 
 /** `route` names an unknown path (`GET /internal/nope`), every other value a resource kind. */
-export function notFound(resource: ResourceKind | 'route', id: string): RelayError {
+export function notFound(resource: ResourceKind | 'route' | 'recording', id: string): RelayError {
   return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
 }
 

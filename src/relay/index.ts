@@ -139,6 +139,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     producer: config.maxProducersPerRouter,
     consumer: config.maxConsumersPerRouter,
     pipeTransport: config.maxPipeTransportsPerRouter,
+    plainTransport: config.maxPlainTransportsPerRouter,
   });
   let draining = false;
   const deps = {

@@ -11,19 +11,24 @@ import { eventStreamPath, eventWebhooks } from './events/openapi.js';
 import { createInternalApp } from './http/app.js';
 import { MediaService, type MediaServiceOptions } from './index.js';
 import { registerRelayMetrics } from './metrics.js';
+import { createRecordings, type Recordings, type RecordingsDeps } from './recordings/recorder.js';
 
 export interface RelayDeps {
-  config: Pick<Config, 'media' | 'events'> & Partial<Pick<Config, 'turn'>>;
+  config: Pick<Config, 'media' | 'events' | 'recordings'> & Partial<Pick<Config, 'turn'>>;
   logger: Logger;
   /** Where the rate limits count now, for /internal/info. */
   rateLimitMode?: () => RateLimitMode;
   /** Engine options (tests shorten the worker backoff or the engine deadline). */
   media?: Omit<MediaServiceOptions, 'bus'>;
+  /** Recorder options (tests shorten the stop timeout). */
+  recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs'>;
 }
 
 export interface RelayModule extends Module {
   media: MediaService;
   events: RelayEvents;
+  /** The relay's recordings (one ffmpeg each); stopped, their files finalised, before the media closes. */
+  recordings: Recordings;
 }
 
 /**
@@ -36,11 +41,13 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   const events = createRelayEvents(deps.config.events, deps.logger);
   const media = await MediaService.create(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
+  const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, ...deps.recordings });
   return {
     name: 'relay',
     media,
     events,
-    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, turn: deps.config.turn }) }],
+    recordings,
+    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, recordings, turn: deps.config.turn }) }],
     ready: () => ({
       media: media.aliveWorkerCount() > 0 ? 'ok' : 'no live worker',
       // A draining relay takes no new clients: the proxy routes them to another machine at once.
@@ -54,6 +61,8 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     release: () => events.endStreams(),
     async stop({ deadlineMs }) {
       const started = Date.now();
+      // Recordings first, while their RTP still flows: ffmpeg then finalises each file at once.
+      await recordings.stopAll('shutdown');
       // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
       // then gets what time is left to deliver them.
       await media.close();

@@ -115,7 +115,7 @@ describe('the documents of every area composed', () => {
     };
     expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'ice-servers', 'keys', 'observability', 'password', 'profile', 'session', 'sessions']);
     expect(tagsOf(internalDoc)).toEqual(
-      ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'producers', 'routers', 'service', 'transports'].sort(),
+      ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports'].sort(),
     );
     const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
     expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);

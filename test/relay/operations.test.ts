@@ -44,6 +44,13 @@ const RELAY_OPERATIONS: Array<[string, number[]]> = [
   ['POST /internal/v1/pipe-transports/{id}/consumers', [201, 400, 401, 404, 429, 500]],
   ['POST /internal/v1/pipe-transports/{id}/producers', [201, 400, 401, 404, 409, 429, 500]],
   ['DELETE /internal/v1/pipe-transports/{id}', [204, 401, 404, 500]],
+  ['POST /internal/v1/plain-transports', [201, 400, 401, 404, 429, 500]],
+  ['POST /internal/v1/plain-transports/{id}/connect', [200, 400, 401, 404, 409, 500]],
+  ['DELETE /internal/v1/plain-transports/{id}', [204, 401, 404, 500]],
+  ['POST /internal/v1/recordings', [201, 400, 401, 404, 409, 429, 500, 507]],
+  ['GET /internal/v1/recordings', [200, 400, 401, 500]],
+  ['GET /internal/v1/recordings/{id}', [200, 401, 404, 500]],
+  ['DELETE /internal/v1/recordings/{id}', [200, 401, 404, 500]],
   ['GET /internal/info', [200, 401, 500]],
   // 200 added when the routes generated the document: a drain already under way answers 200 (the
   // hand-kept document named only the 202 and said so in its description).

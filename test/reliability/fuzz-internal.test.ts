@@ -5,6 +5,9 @@
 // documented success, never a 5xx; no worker dies (checked after every case, and pids unchanged at
 // the end) and nothing leaks (registry and engine back to empty).
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routerListSchema, routerStateSchema } from '../../src/relay/contract/routers.js';
@@ -39,9 +42,9 @@ let t: TestApp;
 let pidsBefore: (number | null)[];
 let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
-const base = { routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
+const base = { plain: '', routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-type CreatedKind = 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports';
+type CreatedKind = 'recordings' | 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports';
 const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -120,10 +123,12 @@ const routerCodecs = () => [
 ];
 
 beforeAll(async () => {
-  // One WebRtcServer port and four for the pipe transports (at most one open at a time, cleaned up after each run).
-  const ports = allocateRtcPorts(5);
+  // One WebRtcServer port and seven for the pipe and plain transports (a few open at a time, cleaned up after each run).
+  const ports = allocateRtcPorts(8);
   // TURN configured (issue 28): transports' answers carry iceServers, POST /v1/ice-servers hands them out.
   t = await buildTestApp({
+    RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'fuzz-recordings-')),
+    RECORDINGS_MIN_FREE_MB: '0',
     MEDIASOUP_RESTART_BASE_MS: '200',
     RTC_MIN_PORT: String(ports.min),
     RTC_MAX_PORT: String(ports.max),
@@ -147,6 +152,7 @@ beforeAll(async () => {
   base.dataProducerId = (await must('POST', '/internal/v1/data-producers', { transportId: base.sctpSend, sctpStreamParameters: { streamId: 1000 }, label: 'chat' }, 201)).id;
   const pipe = await must('POST', '/internal/v1/pipe-transports', { routerId: router.id }, 201);
   base.srtp = pipe.srtpParameters;
+  base.plain = (await must('POST', '/internal/v1/plain-transports', { routerId: router.id, comedia: true }, 201)).id;
   expect((await call('DELETE', `/internal/v1/pipe-transports/${pipe.id}`)).status).toBe(204);
 }, 60_000);
 
@@ -198,7 +204,8 @@ const what = (method: string, path: string, r: FuzzRequest) =>
 async function cleanUp(): Promise<void> {
   for (const { kind, id } of created.splice(0).reverse()) {
     const a = await call('DELETE', `/internal/v1/${kind}/${id}`);
-    expect([204, 404]).toContain(a.status);
+    // DELETE /recordings/:id answers the stopped recording.
+    expect(kind === 'recordings' ? [200, 404] : [204, 404]).toContain(a.status);
   }
 }
 
@@ -213,6 +220,13 @@ async function freshTransport(direction: 'send' | 'recv' = 'send'): Promise<stri
 async function freshPipe(): Promise<string> {
   const id = (await must('POST', '/internal/v1/pipe-transports', { routerId: base.routerId }, 201)).id as string;
   created.push({ kind: 'pipe-transports', id });
+  return id;
+}
+
+/** A plain transport of the base router made for one run. */
+async function freshPlain(body: Record<string, unknown> = {}): Promise<string> {
+  const id = (await must('POST', '/internal/v1/plain-transports', { routerId: base.routerId, ...body }, 201)).id as string;
+  created.push({ kind: 'plain-transports', id });
   return id;
 }
 
@@ -483,6 +497,55 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('plain transports: POST, connect, producers and consumers on them, DELETE', async () => {
+    const create = () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, enableSrtp: false, appData: { source: 'obs' } });
+    const connect = () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/plain-transports', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], body: fc.oneof(anyJson, mutatedHostile(create), mutatedHostile(() => ({ routerId: base.routerId, comedia: true }))) }),
+      idOf(() => freshPlain({ rtcpMux: false })).map((id) => ({ method: 'POST', path: async () => `/internal/v1/plain-transports/${await id()}/connect`, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(connect), mutatedHostile(() => ({ ip: '::1', port: 65535 })), mutatedHostile(() => ({ ip: '169.254.169.254', port: 80 }))) })),
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/producers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, kind: 'video', rtpParameters: vp8Parameters() }))) }),
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/consumers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) }))) }),
+      idOf(() => freshPlain()).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/plain-transports/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201) {
+          const kind: CreatedKind = path === '/internal/v1/plain-transports' ? 'plain-transports' : path === '/internal/v1/producers' ? 'producers' : 'consumers';
+          created.push({ kind, id: (a.body as { id: string }).id });
+        }
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(plainTransport|transport|producer|router|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('recordings: POST, GET list and one, DELETE', async () => {
+    const create = () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: async () => '/internal/v1/recordings', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], body: fc.oneof(anyJson, mutatedHostile(create)) }),
+      fc.constantFrom('', '?routerId=x', '?routerId=', `?routerId=${'a'.repeat(300)}`, '?other=1').map((query) => ({ method: 'GET', path: async () => `/internal/v1/recordings${query}`, success: 200, codes: ['VALIDATION_ERROR'], body: anyJson })),
+      idOf(async () => 'no-such-recording').map((id) => ({ method: 'GET', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+      idOf(async () => '..%2F..%2Fetc%2Fpasswd').map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201) created.push({ kind: 'recordings', id: (a.body as { id: string }).id });
+        await cleanUp();
+      }),
+      // Each accepted body starts an ffmpeg: fewer runs than the other endpoints'.
+      fuzzParameters(60),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the
@@ -533,6 +596,9 @@ describe('fuzz /internal', () => {
         codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'],
       },
       { path: '/internal/v1/ice-servers', body: () => ({ userId: 'user-1' }), success: 200, codes: ['VALIDATION_ERROR'] },
+      { path: '/internal/v1/recordings', body: () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], kind: 'recordings' },
+      { path: '/internal/v1/plain-transports', body: () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, appData: { source: 'obs' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'plain-transports' },
+      { path: '/internal/v1/plain-transports/{plain}/connect', body: () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
@@ -550,7 +616,9 @@ describe('fuzz /internal', () => {
               ? target.path.replace('{consumer}', await simulcastConsumer())
               : target.path.includes('{pipe}')
                 ? target.path.replace('{pipe}', await freshPipe())
-                : target.path.replace('{send}', base.send);
+                : target.path.includes('{plain}')
+                  ? target.path.replace('{plain}', await freshPlain({ rtcpMux: false }))
+                  : target.path.replace('{send}', base.send);
         const text = body === undefined ? undefined : expandDeep(JSON.stringify(body));
         const r: FuzzRequest = { token: 'valid', contentType: 'application/json', query: '', body: { text, note: 'oversized field' } };
         const a = await send('POST', path, r);

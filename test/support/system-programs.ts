@@ -26,9 +26,11 @@ export const CHROMIUM_BROWSER: SystemProgram = { command: 'chromium', path: '/us
 export const TURN_SERVER: SystemProgram = { command: 'turnserver', path: '/usr/bin/turnserver', debianPackage: 'coturn', requireVariable: 'REQUIRE_TURN' };
 /** nftables: the firewall rule of the relayed-call test's network namespace (test/e2e/turn-relay.test.ts). */
 export const NFTABLES: SystemProgram = { command: 'nft', path: '/usr/sbin/nft', debianPackage: 'nftables', requireVariable: 'REQUIRE_NFTABLES' };
+/** Debian's ffmpeg and ffprobe: recordings (the relay runs it), the RTP ingest sender and the checks of the files. */
+export const FFMPEG: SystemProgram = { command: 'ffmpeg', path: 'ffmpeg', debianPackage: 'ffmpeg', requireVariable: 'REQUIRE_FFMPEG' };
 
 /** Every program, for the README's one `apt-get install` line and .ci/run's REQUIRE_* (test/ci/system-programs.test.ts). */
-export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER, TURN_SERVER, NFTABLES];
+export const SYSTEM_PROGRAMS: readonly SystemProgram[] = [REDIS_SERVER, POSTGRES_SERVER, CHROMIUM_BROWSER, TURN_SERVER, NFTABLES, FFMPEG];
 
 const found = new Map<SystemProgram, boolean>();
 

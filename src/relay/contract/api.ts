@@ -9,7 +9,9 @@ import type * as controls from './controls.js';
 import type * as data from './data.js';
 import type * as iceServers from './ice-servers.js';
 import type * as pipes from './pipes.js';
+import type * as plain from './plain.js';
 import type * as producers from './producers.js';
+import type * as recordings from './recordings.js';
 import type { AnyRelayRoute } from './route.js';
 import type * as routers from './routers.js';
 import type * as service from './service.js';
@@ -26,6 +28,8 @@ export type RelayRoutes =
   | RoutesOf<typeof controls>
   | RoutesOf<typeof data>
   | RoutesOf<typeof pipes>
+  | RoutesOf<typeof plain>
+  | RoutesOf<typeof recordings>
   | RoutesOf<typeof service>
   | RoutesOf<typeof iceServers>;
 
@@ -33,7 +37,9 @@ export type RelayRoutes =
 type HonoPath<P extends string> = P extends `${infer Start}{${infer Param}}${infer Rest}` ? `${Start}:${Param}${HonoPath<Rest>}` : P;
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
-type JsonInput<R> = R extends { request: { body: { content: { 'application/json': { schema: infer B extends z.ZodType } } } } } ? { json: z.input<B> } : {};
+type JsonInput<R> = (R extends { request: { body: { content: { 'application/json': { schema: infer B extends z.ZodType } } } } } ? { json: z.input<B> } : {}) &
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
+  (R extends { request: { query: infer Q extends z.ZodType } } ? { query: z.input<Q> } : {});
 
 type SchemaOf<R> = R extends RouteConfig ? ToSchema<R['method'], HonoPath<R['path']>, JsonInput<R>, RouteConfigToTypedResponse<R>> : never;
 

@@ -14,6 +14,9 @@ export const RELAY_ERRORS = {
   // resources in that room, not waiting, is what lets the next creation through.
   ROUTER_CAPACITY_EXCEEDED: { status: 429, meaning: "the router holds its cap of this kind; details {routerId, resource, max}" },
   STREAM_LIMIT_EXCEEDED: { status: 503, meaning: 'EVENTS_MAX_STREAMS streams are open already; Retry-After is set' },
+  // The relay's recordings (RECORDINGS_MAX) are all in use: the service's own limit, as a quota.
+  RECORDING_CAPACITY_EXCEEDED: { status: 429, meaning: 'RECORDINGS_MAX recordings are under way on this relay; details {max}' },
+  RECORDING_STORAGE_FULL: { status: 507, meaning: 'RECORDINGS_DIR has less than RECORDINGS_MIN_FREE_MB free; details {freeMb, minFreeMb}' },
   CAN_NOT_CONSUME: { status: 400, meaning: 'the capabilities cannot consume this producer' },
   MEDIASOUP_ERROR: { status: 500, meaning: 'the media engine failed' },
   INTERNAL_ERROR: { status: 500, meaning: 'any other failure' },

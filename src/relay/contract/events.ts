@@ -15,6 +15,8 @@ export const eventId = z
 
 const appData = z.record(z.string(), z.unknown()).describe("the resource's appData as given at creation (the signaling server's own keys)");
 
+const recordingAppData = z.record(z.string(), z.unknown()).describe("the recording's appData as given to POST /recordings");
+
 /**
  * Close reasons name the NEAREST cause the relay saw: `api` when that very resource was closed by an
  * API call, `<parent>_closed` when its parent closed it (a router closed through the API yields
@@ -99,6 +101,11 @@ export const eventSchemas = {
     { pipeTransportId: z.string(), ...onRouter, reason: transportCloseReason },
     'A pipe transport (to another relay) closed; its producers and consumers close with it (transport_closed).',
   ),
+  'plainTransport.closed': event(
+    'plainTransport.closed',
+    { plainTransportId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A plain RTP transport closed; its producers and consumers close with it (transport_closed).',
+  ),
   'router.activeSpeaker': event(
     'router.activeSpeaker',
     { routerId: z.string(), producerId: z.string(), appData },
@@ -113,6 +120,29 @@ export const eventSchemas = {
     'The loudest audio producers of the router over the last interval (appData per producer).',
   ),
   'router.silence': event('router.silence', { routerId: z.string() }, 'No audio producer of the router is above the threshold.'),
+  'recording.started': event(
+    'recording.started',
+    { recordingId: z.string(), routerId: z.string(), producerIds: z.array(z.string()), appData: recordingAppData },
+    'A recording began (ffmpeg is writing its file).',
+  ),
+  'recording.stopped': event(
+    'recording.stopped',
+    {
+      recordingId: z.string(),
+      routerId: z.string(),
+      reason: z.enum(['api', 'producer_closed', 'router_closed', 'max_duration', 'shutdown']),
+      file: z.string().describe("the file's name in RECORDINGS_DIR"),
+      bytes: z.int().min(0),
+      durationMs: z.int().min(0),
+      appData: recordingAppData,
+    },
+    'A recording ended and its file is finalised.',
+  ),
+  'recording.failed': event(
+    'recording.failed',
+    { recordingId: z.string(), routerId: z.string(), error: z.string(), appData: recordingAppData },
+    'A recording failed (ffmpeg died or could not start, disk full, port trouble); a partial file is kept.',
+  ),
   'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
 } as const;
 

@@ -16,7 +16,7 @@ export interface KindRow<Kind extends string = string> {
   readonly closeWith: readonly Kind[];
   /**
    * A parent kind whose `<parent>Id` field in a child may name an entry of this kind instead: a
-   * pipe transport carries producers and consumers under their `transportId`, as a WebRTC one does.
+   * pipe or plain transport carries producers and consumers under their `transportId`, as a WebRTC one does.
    */
   readonly standsFor?: Kind;
 }
@@ -34,6 +34,7 @@ export const KINDS = defineKinds({
   dataProducer: { name: 'dataProducer', plural: 'dataProducers', parents: ['transport'], closeWith: [] },
   dataConsumer: { name: 'dataConsumer', plural: 'dataConsumers', parents: ['transport', 'dataProducer'], closeWith: ['dataProducer'] },
   pipeTransport: { name: 'pipeTransport', plural: 'pipeTransports', parents: ['router'], closeWith: [], standsFor: 'transport' },
+  plainTransport: { name: 'plainTransport', plural: 'plainTransports', parents: ['router'], closeWith: [], standsFor: 'transport' },
 });
 
 export type ResourceKind = keyof typeof KINDS;

@@ -19,7 +19,14 @@ interface Success<O extends z.ZodType | null> {
   schema: O;
 }
 
-export interface RouteSpec<M extends Method, P extends string, S extends SuccessStatus, O extends z.ZodType | null, B extends z.ZodType | undefined> {
+export interface RouteSpec<
+  M extends Method,
+  P extends string,
+  S extends SuccessStatus,
+  O extends z.ZodType | null,
+  B extends z.ZodType | undefined,
+  Q extends z.ZodObject | undefined = undefined,
+> {
   method: M;
   /** Under RELAY_PREFIX, with `{id}` for the resource's id. */
   path: P;
@@ -27,6 +34,8 @@ export interface RouteSpec<M extends Method, P extends string, S extends Success
   description?: string;
   /** The JSON body, checked before the handler runs (and documented from the same schema). */
   body?: B;
+  /** The query parameters, checked before the handler runs (a GET's filters). */
+  query?: Q;
   /** The success answers: usually one, all with the same body. */
   success: Record<S, Success<O>>;
   /** The errors it answers with besides COMMON_ERRORS (UNAUTHORIZED, MEDIASOUP_ERROR, INTERNAL_ERROR). */
@@ -36,22 +45,31 @@ export interface RouteSpec<M extends Method, P extends string, S extends Success
 type JsonContent<T> = { content: { 'application/json': { schema: T } } };
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
-type RequestOf<P extends string, B> = (P extends `${string}{id}${string}` ? { params: typeof idParams } : {}) &
+type RequestOf<P extends string, B, Q = undefined> = (P extends `${string}{id}${string}` ? { params: typeof idParams } : {}) &
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
-  (B extends z.ZodType ? { body: { required: true } & JsonContent<B> } : {});
+  (B extends z.ZodType ? { body: { required: true } & JsonContent<B> } : {}) &
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
+  (Q extends z.ZodObject ? { query: Q } : {});
 
 /**
  * A route of the relay as its handlers and the typed client see it: the success answers only (errors
  * are thrown and answered by the app's onError, so no handler returns one); the config itself also
  * lists every error answer, for the document.
  */
-export type RelayRoute<M extends Method, P extends string, S extends SuccessStatus, O extends z.ZodType | null, B extends z.ZodType | undefined> = {
+export type RelayRoute<
+  M extends Method,
+  P extends string,
+  S extends SuccessStatus,
+  O extends z.ZodType | null,
+  B extends z.ZodType | undefined,
+  Q extends z.ZodObject | undefined = undefined,
+> = {
   method: M;
   path: P;
   summary: string;
   operationId: string;
   description?: string;
-  request: RequestOf<P, B>;
+  request: RequestOf<P, B, Q>;
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
   responses: { [K in S]: { description: string } & (O extends z.ZodType ? JsonContent<O> : {}) };
 };
@@ -68,9 +86,14 @@ export type AnyRelayRoute = RouteConfig & { method: Method; operationId: string 
  *   errors: [VALIDATION, notFoundRow('transport')],
  * })
  */
-export function relayRoute<M extends Method, const P extends string, S extends SuccessStatus, O extends z.ZodType | null = null, B extends z.ZodType | undefined = undefined>(
-  spec: RouteSpec<M, P, S, O, B>,
-): RelayRoute<M, P, S, O, B> {
+export function relayRoute<
+  M extends Method,
+  const P extends string,
+  S extends SuccessStatus,
+  O extends z.ZodType | null = null,
+  B extends z.ZodType | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+>(spec: RouteSpec<M, P, S, O, B, Q>): RelayRoute<M, P, S, O, B, Q> {
   const responses: Record<string, unknown> = {};
   for (const [status, { description, schema }] of Object.entries<Success<O>>(spec.success)) {
     responses[status] = schema ? { description, content: { 'application/json': { schema: documented(schema, 'output') } } } : { description };
@@ -109,11 +132,12 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     request: {
       // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(hasId ? { params: idParams } : {}),
+      ...(spec.query ? { query: spec.query } : {}),
       // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: documented(spec.body, 'input') } } } } : {}),
     },
     responses: responses as RouteConfig['responses'],
-  }) as unknown as RelayRoute<M, P, S, O, B>;
+  }) as unknown as RelayRoute<M, P, S, O, B, Q>;
 }
 
 /**

@@ -70,10 +70,21 @@ export const pipeTransportStateSchema = z.object({
   consumers: z.array(consumerReconcileSchema).describe("this room's producers sent to another relay"),
 });
 
+export const plainTransportStateSchema = z.object({
+  id: z.string(),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  comedia: z.boolean(),
+  rtcpMux: z.boolean(),
+  appData: appDataView,
+  producers: z.array(producerStateSchema).describe('RTP received from an ingest sender'),
+  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent out as plain RTP (recordings among them)"),
+});
+
 export const routerStateSchema = routerSummarySchema.extend({
   rtpCapabilities: appDataView,
   transports: z.array(transportStateSchema),
   pipeTransports: z.array(pipeTransportStateSchema).describe('pipe transports to other relays (cascading)'),
+  plainTransports: z.array(plainTransportStateSchema).describe('plain RTP transports (ingest, recordings)'),
 });
 
 export const createRouter = relayRoute({

@@ -65,6 +65,13 @@ const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) =>
     appData: pipeTransport.appData,
     reason: reason as never,
   }),
+  plainTransport: ({ plainTransport, routerId }, reason) => ({
+    type: 'plainTransport.closed',
+    plainTransportId: plainTransport.id,
+    routerId,
+    appData: plainTransport.appData,
+    reason: reason as never,
+  }),
 };
 
 type Publish = (input: RelayEventInput) => void;

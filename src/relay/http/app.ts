@@ -3,17 +3,21 @@
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
+import type { Recordings } from '../recordings/recorder.js';
 import { consumersRoutes } from './consumers.routes.js';
 import { controlsRoutes } from './controls.routes.js';
 import { dataRoutes } from './data.routes.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
 import { pipesRoutes } from './pipes.routes.js';
+import { plainRoutes } from './plain.routes.js';
 import { producersRoutes } from './producers.routes.js';
+import { recordingsRoutes } from './recordings.routes.js';
 import { routersRoutes } from './routers.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
 import { transportsRoutes } from './transports.routes.js';
 
 export type InternalAppDeps = ServiceRoutesDeps & {
+  recordings: Recordings;
   /** TURN (issue 28): when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
   turn?: TurnSettings;
 };
@@ -36,5 +40,7 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', controlsRoutes(media))
     .route('/', dataRoutes(media))
     .route('/', pipesRoutes(media))
+    .route('/', plainRoutes(media))
+    .route('/', recordingsRoutes(deps.recordings))
     .route('/', iceServersRoutes(deps.turn));
 }

@@ -77,5 +77,14 @@ export function routerStateView(state: RouterState): z.output<typeof routerState
       producers: producers.map(producerStateView),
       consumers: consumers.map(consumerReconcileView),
     })),
+    plainTransports: state.plainTransports.map(({ entry, producers, consumers }) => ({
+      id: entry.plainTransport.id,
+      connected: entry.connected,
+      comedia: entry.comedia,
+      rtcpMux: entry.rtcpMux,
+      appData: entry.plainTransport.appData,
+      producers: producers.map(producerStateView),
+      consumers: consumers.map(consumerReconcileView),
+    })),
   };
 }

@@ -1,19 +1,20 @@
 // Consumers: a producer's media forwarded to a recv transport of the same room, piped from the
-// producer's worker when the transport lives on another one.
+// producer's worker when the transport lives on another one. A plain transport takes consumers too
+// (RTP out of the room: a recording, an RTMP bridge).
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { RelayError } from '../errors.js';
 import type { CreateConsumerBody } from '../contract/consumers.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
 import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
-import { directionConflict, type OpsDeps } from './deps.js';
+import { directionConflict, requireMediaTransport, type OpsDeps } from './deps.js';
 
 /** Consumers always start paused; `producerPaused` is what the engine reports. */
 export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): Promise<ConsumerEntry> {
   const { registry, engine, caps } = deps;
   const { transportId, producerId } = input;
-  const entry = registry.require('transport', transportId);
-  if (entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry);
+  const entry = requireMediaTransport(registry, transportId);
+  if (entry.kind === 'transport' && entry.entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry.entry);
   const producer = registry.require('producer', producerId);
   const rtpCapabilities = input.rtpCapabilities as unknown as ms.RtpCapabilities;
   const room = registry.require('router', entry.routerId);
@@ -31,11 +32,11 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
     const lease = await ensureProducerOn(deps, producerId, requirePart(room, entry.worker, 'create consumer'));
     try {
       const consumer = await engine('create consumer', () => entry.transport.consume({ producerId, rtpCapabilities, paused: true, ...(input.appData ? { appData: input.appData } : {}) }), [
-        ['transport', transportId],
+        [entry.kind, transportId],
         ['producer', producerId],
       ]);
       return adopt(consumer, () => {
-        if (!registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
+        if (!registry.has(entry.kind, transportId)) throw goneError('transport', transportId, entry.worker, 'create consumer');
         if (consumer.closed || !registry.has('producer', producerId)) throw goneError('producer', producerId, entry.worker, 'create consumer');
         return registry.add('consumer', { consumer, worker: entry.worker, routerId: entry.routerId, transportId, producerId });
       });

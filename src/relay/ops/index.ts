@@ -5,11 +5,12 @@ import * as controls from './controls.js';
 import * as data from './data.js';
 import type { OpsDeps } from './deps.js';
 import * as pipes from './pipes.js';
+import * as plain from './plain.js';
 import * as producers from './producers.js';
 import * as routers from './routers.js';
 import * as transports from './transports.js';
 
-const OPS = { ...routers, ...transports, ...producers, ...consumers, ...controls, ...data, ...pipes };
+const OPS = { ...routers, ...transports, ...producers, ...consumers, ...controls, ...data, ...pipes, ...plain };
 
 type Bound<T> = { [K in keyof T]: T[K] extends (deps: OpsDeps, ...args: infer A) => infer R ? (...args: A) => R : never };
 

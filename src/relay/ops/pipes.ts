@@ -13,7 +13,7 @@ import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProduc
 import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../registry/kinds.js';
 import type { MediaRegistry } from '../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';
-import type { OpsDeps } from './deps.js';
+import { workerPortsInUse, type OpsDeps } from './deps.js';
 import { pipePeerProblem } from './pipe-peer.js';
 import { joinSpeakerDetection } from './speakers.js';
 
@@ -33,7 +33,7 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
   // Each pipe transport holds one port of those the WebRtcServers leave (config.ts checks there is
   // one). Refused here with the reason; a race past this check gets the engine's own failure, the same code.
   const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-  const open = registry.count('pipeTransport');
+  const open = workerPortsInUse(registry);
   if (open >= ports) {
     throw new RelayError('MEDIASOUP_ERROR', `no port left for pipe transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
       pipeTransports: open,

@@ -1,16 +1,18 @@
-// Producers: media a client sends on a send transport.
+// Producers: media a client sends on a send transport, or an RTP sender on a plain transport (ingest).
 import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../engine/call.js';
 import { conflict, RelayError } from '../errors.js';
+import type { ProducerEntry } from '../registry/kinds.js';
 import type { CreateProducerBody } from '../contract/producers.js';
-import { directionConflict, type OpsDeps } from './deps.js';
+import { directionConflict, requireMediaTransport, type OpsDeps } from './deps.js';
 import { joinSpeakerDetection } from './speakers.js';
 
 export async function createProducer(deps: OpsDeps, input: CreateProducerBody): Promise<ms.Producer> {
   const { registry, engine, caps } = deps;
   const { transportId } = input;
-  const entry = registry.require('transport', transportId);
-  if (entry.direction !== 'send') throw directionConflict(`cannot produce on a recv transport: ${transportId}`, entry);
+  const entry = requireMediaTransport(registry, transportId);
+  if (entry.kind === 'transport' && entry.entry.direction !== 'send') throw directionConflict(`cannot produce on a recv transport: ${transportId}`, entry.entry);
+  const direction = entry.kind === 'transport' ? { direction: entry.entry.direction } : {};
   return caps.reserve(entry.routerId, 'producer', async () => {
     const producer = await engine(
       'create producer',
@@ -22,14 +24,14 @@ export async function createProducer(deps: OpsDeps, input: CreateProducerBody): 
           paused: input.paused ?? false,
           ...(input.appData ? { appData: input.appData } : {}),
         }),
-      [['transport', transportId]],
+      [[entry.kind, transportId]],
     ).catch((error: unknown) => {
       // An ssrc/MID clash with another producer: name the transport as every CONFLICT does.
-      if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, direction: entry.direction, ...error.details });
+      if (error instanceof RelayError && error.code === 'CONFLICT') throw conflict(error.message, { transportId, ...direction, ...error.details });
       throw error;
     });
     adopt(producer, () => {
-      if (producer.closed || !registry.has('transport', transportId)) throw goneError('transport', transportId, entry.worker, 'create producer');
+      if (producer.closed || !registry.has(entry.kind, transportId)) throw goneError('transport', transportId, entry.worker, 'create producer');
       registry.add('producer', { producer, worker: entry.worker, routerId: entry.routerId, transportId });
     });
     // An audio producer that could not join its room's speaker observers is closed, never left half-made.
@@ -45,4 +47,9 @@ export function closeProducer(deps: OpsDeps, id: string): void {
   const { producer } = deps.registry.require('producer', id);
   deps.registry.markClosing(producer, 'api');
   producer.close();
+}
+
+/** A producer's entry (its kind, codecs and room), for what builds on producers (recordings). */
+export function getProducer(deps: OpsDeps, id: string): ProducerEntry {
+  return deps.registry.require('producer', id);
 }

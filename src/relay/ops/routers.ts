@@ -5,7 +5,7 @@ import { adopt } from '../engine/call.js';
 import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
 import { RelayError } from '../errors.js';
 import type { CreateRouterBody } from '../contract/routers.js';
-import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
+import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, PlainTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
 import type { OpsDeps } from './deps.js';
 import { closeRoom } from '../rooms/rooms.js';
 import { startSpeakerDetection } from './speakers.js';
@@ -82,6 +82,8 @@ export interface RouterState extends RouterSummary {
   }[];
   /** Pipe transports to other relays, with their pipe producers and pipe consumers. */
   pipeTransports: { entry: PipeTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+  /** Plain RTP transports (ingest, recordings), with their producers and consumers. */
+  plainTransports: { entry: PlainTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
 }
 
 /** Bounded by the per-router caps (MEDIASOUP_MAX_*_PER_ROUTER). */
@@ -102,6 +104,11 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
       entry: pipe,
       producers: registry.children('transport', pipe.pipeTransport.id, 'producer'),
       consumers: registry.children('transport', pipe.pipeTransport.id, 'consumer'),
+    })),
+    plainTransports: registry.children('router', id, 'plainTransport').map((plain) => ({
+      entry: plain,
+      producers: registry.children('transport', plain.plainTransport.id, 'producer'),
+      consumers: registry.children('transport', plain.plainTransport.id, 'consumer'),
     })),
   };
 }

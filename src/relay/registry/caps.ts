@@ -9,10 +9,10 @@ import type { MediaRegistry } from './registry.js';
  * The kinds a router's caps count; a router itself is capped by MEDIASOUP_MAX_ROUTERS, and data
  * producers and consumers per transport (MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT).
  */
-export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer' | 'pipeTransport'>;
+export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer' | 'pipeTransport' | 'plainTransport'>;
 
 /** The kinds of /internal/info's `largestRouter`. */
-export const ROOM_KINDS: readonly Exclude<RoomKind, 'pipeTransport'>[] = ['transport', 'producer', 'consumer'];
+export const ROOM_KINDS: readonly Exclude<RoomKind, 'pipeTransport' | 'plainTransport'>[] = ['transport', 'producer', 'consumer'];
 
 export type RoomLimits = Record<RoomKind, number>;
 

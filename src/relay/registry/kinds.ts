@@ -81,6 +81,18 @@ export interface PipeTransportEntry {
   connected: boolean;
 }
 
+/** A plain RTP transport (src/relay/ops/plain.ts): ffmpeg, GStreamer or a recording; its producers and consumers name it as `transportId`. */
+export interface PlainTransportEntry {
+  readonly plainTransport: ms.PlainTransport;
+  readonly worker: ms.Worker;
+  readonly routerId: string;
+  readonly listenFamily: 4 | 6;
+  readonly comedia: boolean;
+  readonly rtcpMux: boolean;
+  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
+  connected: boolean;
+}
+
 export interface ProducerEntry {
   readonly producer: ms.Producer;
   readonly worker: ms.Worker;
@@ -124,6 +136,7 @@ export interface EntryOf {
   dataProducer: DataProducerEntry;
   dataConsumer: DataConsumerEntry;
   pipeTransport: PipeTransportEntry;
+  plainTransport: PlainTransportEntry;
 }
 
 export type RegistryCounts = Record<KindPlural, number>;

@@ -169,6 +169,15 @@ export class SendPeer {
     this.transceivers.video.sender.sendRtp(packet).catch((error: unknown) => this.sendErrors.push(error));
   }
 
+  /**
+   * Sends a packet made elsewhere (real opus or VP8 from an encoder such as ffmpeg) on the track of
+   * `kind`: werift gives it this peer's ssrc and payload type; sequence numbers and timestamps stay the encoder's.
+   */
+  forwardRtp(kind: MediaKind, packet: RtpPacket): void {
+    this.sent[kind] += 1;
+    this.transceivers[kind].sender.sendRtp(packet).catch((error: unknown) => this.sendErrors.push(error));
+  }
+
   /** Sends audio every 20 ms and video at 30 frames/s until stop(). */
   start(): void {
     if (this.timers.length) return;
@@ -208,7 +217,14 @@ export class RecvPeer {
       if (!consumer) return;
       const list = received.get(consumer.id)!;
       const read = consumer.kind === 'audio' ? readOpusPacket : readVp8Packet;
-      track.onReceiveRtp.subscribe((packet: RtpPacket) => list.push(read(packet)));
+      // Real encoder output (an ingest) carries no index: such packets are counted with index -1.
+      track.onReceiveRtp.subscribe((packet: RtpPacket) => {
+        try {
+          list.push(read(packet));
+        } catch {
+          list.push({ index: -1, sequenceNumber: packet.header.sequenceNumber, keyframe: false });
+        }
+      });
     };
     pc.onRemoteTransceiverAdded.subscribe((transceiver) => transceiver.onTrack.subscribe(attach));
 

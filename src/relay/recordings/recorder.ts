@@ -1,0 +1,444 @@
+// The relay's recordings: one ffmpeg per recording, fed over loopback plain transports (one per
+// track, RTCP on a port of its own as ffmpeg expects) with an SDP written for it, copying the streams
+// into RECORDINGS_DIR/<id>.<ext>. The order that gives a playable file (checked by hand with mediasoup
+// 3.11 and Debian's ffmpeg 5.1): consumers made paused, ffmpeg started and holding its ports, then the
+// consumers resumed and key frames requested. Stopping is one SIGINT while RTP still flows (a second
+// would abort the file); once the RTP has stopped (producer or router closed) ffmpeg finalises only
+// after its read timeout (about 10 s), so a stop waits for that, then kills.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createSocket, type Socket } from 'node:dgram';
+import { mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { types as ms } from 'mediasoup';
+import type { z } from 'zod';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../logger.js';
+import { formatTime } from '../../time.js';
+import { RECORDABLE_MIME_TYPES, type CreateRecordingBody, type recordingSchema, type recordingStopReason } from '../contract/recordings.js';
+import type { RelayEvent } from '../contract/events.js';
+import { notFound, RelayError, validationError } from '../errors.js';
+import type { RelayBus } from '../events/index.js';
+import type { MediaService } from '../index.js';
+import { mediaCodecOf, recordingSdp } from './sdp.js';
+
+export type StopReason = z.infer<typeof recordingStopReason>;
+export type RecordingView = z.output<typeof recordingSchema>;
+type Format = RecordingView['format'];
+
+/** How long a stop waits for ffmpeg to finalise before it is killed: its RTP read timeout is about 10 s. */
+export const STOP_TIMEOUT_MS = 15_000;
+/** How long ffmpeg may take to read its SDP and open its ports. */
+const LISTEN_TIMEOUT_MS = 10_000;
+/** Key frames asked for after the resume (ms): the first may cross ffmpeg's start. */
+const KEY_FRAME_DELAYS_MS = [0, 1000, 3000];
+/** Only ids the relay made reach a path: a UUID. */
+const RECORDING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface RecordingsDeps {
+  media: MediaService;
+  bus: RelayBus;
+  config: Config['recordings'];
+  logger: Logger;
+  /** The ffmpeg to run (default `ffmpeg` on PATH). */
+  ffmpegPath?: string;
+  stopTimeoutMs?: number;
+}
+
+interface Track {
+  kind: 'audio' | 'video';
+  producerId: string;
+  port: number;
+  plainTransportId?: string;
+  consumerId?: string;
+}
+
+interface Recording {
+  readonly id: string;
+  readonly routerId: string;
+  readonly producerIds: string[];
+  readonly appData: Record<string, unknown>;
+  readonly format: Format;
+  readonly file: string;
+  readonly startedAt: Date;
+  state: RecordingView['state'];
+  reason?: StopReason;
+  error?: string;
+  bytes?: number;
+  durationMs?: number;
+  readonly tracks: Track[];
+  process?: ChildProcess;
+  exited?: Promise<void>;
+  /** Set once ffmpeg has exited or could not be spawned at all (no exit code then). */
+  gone?: boolean;
+  ending?: Promise<void>;
+  timers: NodeJS.Timeout[];
+  stderr: string;
+}
+
+export interface Recordings {
+  start(input: CreateRecordingBody): Promise<RecordingView>;
+  get(id: string): RecordingView;
+  list(routerId?: string): RecordingView[];
+  /** Stops it (API); resolves once the file is finalised. */
+  stop(id: string): Promise<RecordingView>;
+  /** Stops every recording under way (shutdown, the end of a drain): their files are finalised. */
+  stopAll(reason: StopReason): Promise<void>;
+  /** Recordings starting or under way. */
+  active(): number;
+  /** The ffmpeg process of a recording, for the tests that kill it. */
+  processForTesting(id: string): ChildProcess | undefined;
+}
+
+const FORMATS: Record<Format, { muxer: string; ext: string }> = {
+  webm: { muxer: 'webm', ext: 'webm' },
+  mkv: { muxer: 'matroska', ext: 'mkv' },
+  ogg: { muxer: 'ogg', ext: 'ogg' },
+};
+
+export function createRecordings(deps: RecordingsDeps): Recordings {
+  const { media, bus, config, logger } = deps;
+  const ffmpeg = deps.ffmpegPath ?? 'ffmpeg';
+  const stopTimeoutMs = deps.stopTimeoutMs ?? STOP_TIMEOUT_MS;
+  const dir = path.resolve(config.dir);
+  const recordings = new Map<string, Recording>();
+  /** Loopback ports handed to a recording's ffmpeg and not yet given back. */
+  const portsInUse = new Set<number>();
+
+  const isActive = (r: Recording) => r.state === 'starting' || r.state === 'recording' || r.state === 'stopping';
+
+  /** The file's path; refuses anything but an id the relay made (ids never reach a path unchecked). */
+  function pathOf(id: string, ext: string): string {
+    if (!RECORDING_ID.test(id)) throw new Error(`not a recording id: ${id}`);
+    const file = path.resolve(dir, `${id}.${ext}`);
+    if (path.dirname(file) !== dir) throw new Error('recording path outside RECORDINGS_DIR');
+    return file;
+  }
+
+  function view(r: Recording): RecordingView {
+    return {
+      id: r.id,
+      routerId: r.routerId,
+      producerIds: [...r.producerIds],
+      state: r.state,
+      startedAt: formatTime(r.startedAt),
+      format: r.format,
+      file: r.file,
+      appData: r.appData,
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.error ? { error: r.error } : {}),
+      ...(r.bytes === undefined ? {} : { bytes: r.bytes }),
+      ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+    };
+  }
+
+  function require(id: string): Recording {
+    const r = recordings.get(id);
+    if (!r) throw notFound('recording', id);
+    return r;
+  }
+
+  /** Keeps the last RECORDINGS_MAX × 4 ended recordings for GET; older ones are forgotten. */
+  function trim(): void {
+    const ended = [...recordings.values()].filter((r) => !isActive(r));
+    for (const r of ended.slice(0, Math.max(0, ended.length - config.max * 4))) recordings.delete(r.id);
+  }
+
+  /** Closes what a recording holds in the relay (its plain transports take its consumers with them) and gives its ports back. */
+  function release(r: Recording): void {
+    for (const timer of r.timers) clearTimeout(timer);
+    r.timers = [];
+    for (const track of r.tracks) {
+      if (track.plainTransportId) {
+        try {
+          media.closePlainTransport(track.plainTransportId);
+        } catch {
+          // Gone already (router closed, worker died).
+        }
+      }
+      portsInUse.delete(track.port);
+      portsInUse.delete(track.port + 1);
+    }
+    void rm(pathOf(r.id, 'sdp'), { force: true }).catch(() => {});
+  }
+
+  async function fileSize(r: Recording): Promise<number> {
+    return stat(pathOf(r.id, FORMATS[r.format].ext)).then(
+      (s) => s.size,
+      () => 0,
+    );
+  }
+
+  function fail(r: Recording, error: string): void {
+    if (!isActive(r) && r.state !== 'starting') return;
+    r.state = 'failed';
+    r.error = error;
+    const child = r.process;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    release(r);
+    r.durationMs = Date.now() - r.startedAt.getTime();
+    logger.error({ recordingId: r.id, routerId: r.routerId, error, stderr: r.stderr.slice(-2000) }, 'recording failed');
+    bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error, appData: r.appData });
+    void fileSize(r).then((bytes) => (r.bytes = bytes));
+    trim();
+  }
+
+  function end(r: Recording, reason: StopReason): Promise<void> {
+    if (r.ending) return r.ending;
+    if (r.state !== 'recording' && r.state !== 'starting') return Promise.resolve();
+    r.state = 'stopping';
+    r.ending = (async () => {
+      const child = r.process;
+      if (child && !r.gone && child.exitCode === null && child.signalCode === null) {
+        // Once: a second SIGINT aborts the file.
+        child.kill('SIGINT');
+        const killer = setTimeout(() => {
+          logger.warn({ recordingId: r.id, stopTimeoutMs }, 'ffmpeg did not finish the recording in time; killed');
+          child.kill('SIGKILL');
+        }, stopTimeoutMs);
+        await r.exited;
+        clearTimeout(killer);
+      }
+      release(r);
+      r.state = 'stopped';
+      r.reason = reason;
+      r.durationMs = Date.now() - r.startedAt.getTime();
+      r.bytes = await fileSize(r);
+      logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
+      bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
+      trim();
+    })();
+    return r.ending;
+  }
+
+  /** What a close elsewhere in the relay means for the recordings: the bus tells it, as it tells every sink. */
+  function onEvent(event: RelayEvent): void {
+    for (const r of recordings.values()) {
+      if (!isActive(r) || r.state === 'stopping') continue;
+      const ownTransport = (id: string) => r.tracks.some((t) => t.plainTransportId === id);
+      const ownConsumer = (id: string) => r.tracks.some((t) => t.consumerId === id);
+      let outcome: StopReason | { error: string } | undefined;
+      const byReason = (reason: string, fallback: StopReason | { error: string }): StopReason | { error: string } =>
+        reason === 'shutdown' ? 'shutdown' : reason === 'router_closed' ? 'router_closed' : reason === 'worker_died' ? { error: 'the media worker holding it died' } : fallback;
+      if (event.type === 'router.closed' && event.routerId === r.routerId) outcome = byReason(event.reason, 'router_closed');
+      else if (event.type === 'producer.closed' && r.producerIds.includes(event.producerId)) outcome = byReason(event.reason, 'producer_closed');
+      else if (event.type === 'consumer.closed' && ownConsumer(event.consumerId)) {
+        outcome = byReason(event.reason, event.reason === 'producer_closed' ? 'producer_closed' : { error: `its consumer closed (${event.reason})` });
+      } else if (event.type === 'plainTransport.closed' && ownTransport(event.plainTransportId)) {
+        outcome = byReason(event.reason, { error: `its plain transport closed (${event.reason})` });
+      }
+      if (outcome === undefined) continue;
+      if (typeof outcome === 'string') void end(r, outcome);
+      else fail(r, outcome.error);
+    }
+  }
+  bus.listen(onEvent as (event: unknown) => void);
+
+  async function checkStorage(): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    const fs = await statfs(dir);
+    const freeMb = Math.floor((fs.bavail * fs.bsize) / 1024 / 1024);
+    if (freeMb < config.minFreeMb) {
+      throw new RelayError('RECORDING_STORAGE_FULL', `RECORDINGS_DIR has ${freeMb} MB free, less than RECORDINGS_MIN_FREE_MB (${config.minFreeMb})`, {
+        freeMb,
+        minFreeMb: config.minFreeMb,
+      });
+    }
+  }
+
+  /** A port p of loopback with p + 1 free too (RTP and RTCP of one track), not handed to another recording. */
+  async function freePortPair(): Promise<number> {
+    for (let attempt = 0; attempt < 32; attempt++) {
+      const first = await bindUdp(0);
+      const port = (first.address()).port;
+      const second = port < 65535 && !portsInUse.has(port) && !portsInUse.has(port + 1) ? await bindUdp(port + 1).catch(() => undefined) : undefined;
+      first.close();
+      second?.close();
+      if (second) {
+        portsInUse.add(port);
+        portsInUse.add(port + 1);
+        return port;
+      }
+    }
+    throw new RelayError('MEDIASOUP_ERROR', 'no free loopback port pair for a recording');
+  }
+
+  function plan(input: CreateRecordingBody): { tracks: Track[]; format: Format } {
+    const { routerId, producerIds } = input;
+    media.getRouter(routerId);
+    if (new Set(producerIds).size !== producerIds.length) throw validationError([{ path: 'producerIds', message: 'names a producer twice' }]);
+    const tracks: Track[] = [];
+    let video: string | undefined;
+    for (const [index, producerId] of producerIds.entries()) {
+      const entry = media.getProducer(producerId);
+      if (entry.routerId !== routerId) throw validationError([{ path: `producerIds.${index}`, message: 'a producer of another router' }]);
+      const { kind } = entry.producer;
+      if (tracks.some((t) => t.kind === kind)) throw validationError([{ path: `producerIds.${index}`, message: `a second ${kind} producer: one audio and one video at most` }]);
+      const mimeType = mediaCodecOf(entry.producer.rtpParameters).mimeType;
+      const known = RECORDABLE_MIME_TYPES.find((m) => m.toLowerCase() === mimeType.toLowerCase());
+      if (!known) throw validationError([{ path: `producerIds.${index}`, message: `${mimeType} is not recorded (${RECORDABLE_MIME_TYPES.join(', ')})` }]);
+      if (kind === 'video') video = known;
+      tracks.push({ kind, producerId, port: 0 });
+    }
+    const format: Format = video === undefined ? 'ogg' : video === 'video/H264' ? 'mkv' : 'webm';
+    return { tracks, format };
+  }
+
+  async function start(input: CreateRecordingBody): Promise<RecordingView> {
+    const { tracks, format } = plan(input);
+    const open = [...recordings.values()].filter(isActive).length;
+    if (open >= config.max) throw new RelayError('RECORDING_CAPACITY_EXCEEDED', `${config.max} recordings are under way (RECORDINGS_MAX)`, { max: config.max });
+    const id = randomUUID();
+    const ext = FORMATS[format].ext;
+    const r: Recording = {
+      id,
+      routerId: input.routerId,
+      producerIds: [...input.producerIds],
+      appData: input.appData ?? {},
+      format,
+      file: `${id}.${ext}`,
+      startedAt: new Date(),
+      state: 'starting',
+      tracks,
+      timers: [],
+      stderr: '',
+    };
+    // Counted against RECORDINGS_MAX from here, before anything is awaited.
+    recordings.set(id, r);
+    try {
+      await checkStorage();
+      await setUp(r);
+    } catch (error) {
+      if (r.state === 'starting') {
+        release(r);
+        recordings.delete(id);
+        const child = r.process;
+        if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+      throw error;
+    }
+    return view(r);
+  }
+
+  async function setUp(r: Recording): Promise<void> {
+    const ops = media;
+    const router = ops.getRouter(r.routerId).entry.router;
+    const rtpCapabilities = recordingCapabilities(router.rtpCapabilities);
+    const consumers: ms.RtpParameters[] = [];
+    for (const track of r.tracks) {
+      track.port = await freePortPair();
+      const plain = await ops.createPlainTransport({ routerId: r.routerId, rtcpMux: false, comedia: false, appData: { recordingId: r.id } });
+      track.plainTransportId = plain.plainTransport.id;
+      await ops.connectPlainTransport(plain.plainTransport.id, { ip: '127.0.0.1', port: track.port, rtcpPort: track.port + 1 });
+      const consumer = await ops.createConsumer({
+        transportId: plain.plainTransport.id,
+        producerId: track.producerId,
+        rtpCapabilities: rtpCapabilities as never,
+        appData: { recordingId: r.id },
+      });
+      track.consumerId = consumer.consumer.id;
+      consumers.push(consumer.consumer.rtpParameters);
+    }
+    const sdpPath = pathOf(r.id, 'sdp');
+    await writeFile(sdpPath, recordingSdp(r.tracks.map((t, i) => ({ kind: t.kind, port: t.port, rtpParameters: consumers[i]! }))), { mode: 0o600 });
+    if (r.state !== 'starting') throw new RelayError('MEDIASOUP_ERROR', `recording ${r.id} ended while it started`);
+    const output = pathOf(r.id, FORMATS[r.format].ext);
+    const child = spawn(
+      ffmpeg,
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-i', sdpPath, '-map', '0', '-c', 'copy', '-f', FORMATS[r.format].muxer, '-y', output],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    r.process = child;
+    child.stderr.on('data', (chunk: Buffer) => (r.stderr = (r.stderr + chunk.toString()).slice(-8192)));
+    r.exited = new Promise<void>((resolve) => {
+      child.once('error', (error) => {
+        r.stderr += `\n${error.message}`;
+        r.gone = true;
+        resolve();
+      });
+      child.once('exit', () => {
+        r.gone = true;
+        resolve();
+      });
+    });
+    void r.exited.then(() => {
+      if (r.state === 'recording' || r.state === 'starting') {
+        const how = child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`;
+        fail(r, `ffmpeg exited (${how})${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').at(-1)!.slice(0, 300)}` : ''}`);
+      }
+    });
+    await waitListening(r, child);
+    for (const track of r.tracks) await ops.resumeConsumer(track.consumerId!);
+    const video = r.tracks.find((t) => t.kind === 'video');
+    if (video) {
+      for (const delay of KEY_FRAME_DELAYS_MS) {
+        r.timers.push(setTimeout(() => void ops.requestConsumerKeyFrame(video.consumerId!).catch(() => {}), delay));
+      }
+    }
+    r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
+    r.state = 'recording';
+    logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file }, 'recording started');
+    bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
+  }
+
+  /** ffmpeg holds a port once it has read the SDP: a bind of it then fails. */
+  async function waitListening(r: Recording, child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+    for (;;) {
+      if (r.gone || child.exitCode !== null || child.signalCode !== null || r.state !== 'starting') {
+        throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
+      }
+      const held = await Promise.all(r.tracks.map((t) => portHeld(t.port)));
+      if (held.every(Boolean)) return;
+      if (Date.now() > deadline) throw new RelayError('MEDIASOUP_ERROR', 'ffmpeg did not open its ports in time');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  return {
+    start,
+    get: (id) => view(require(id)),
+    list: (routerId) => [...recordings.values()].filter((r) => routerId === undefined || r.routerId === routerId).map(view),
+    async stop(id) {
+      const r = require(id);
+      await end(r, 'api');
+      return view(r);
+    },
+    async stopAll(reason) {
+      await Promise.all([...recordings.values()].filter(isActive).map((r) => end(r, reason)));
+    },
+    active: () => [...recordings.values()].filter(isActive).length,
+    processForTesting: (id) => recordings.get(id)?.process,
+  };
+}
+
+/**
+ * What a recording's consumer may use: the router's codecs without RTX (ffmpeg's SDP input would see
+ * another payload type) and no header extensions (ffmpeg reads none of them).
+ */
+function recordingCapabilities(caps: ms.RtpCapabilities): ms.RtpCapabilities {
+  return {
+    codecs: (caps.codecs ?? []).filter((c) => !/\/rtx$/i.test(c.mimeType)).map((c) => ({ ...c, rtcpFeedback: [] })),
+    headerExtensions: [],
+  };
+}
+
+function bindUdp(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket('udp4');
+    socket.once('error', (error) => {
+      socket.close();
+      reject(error);
+    });
+    socket.bind(port, '127.0.0.1', () => resolve(socket));
+  });
+}
+
+async function portHeld(port: number): Promise<boolean> {
+  try {
+    (await bindUdp(port)).close();
+    return false;
+  } catch {
+    return true;
+  }
+}

@@ -1,0 +1,246 @@
+// Recordings with real ffmpeg and real media: a werift peer sends real VP8 + Opus (encoded by
+// Debian's ffmpeg from a generated test source, forwarded packet by packet through the peer's WebRTC
+// tracks) into a room, and the relay's recorder writes it to a file that ffprobe and a decode check read
+// back. Ends by DELETE, by a producer closing, and by ffmpeg being killed; the bounds answer as documented.
+import { createSocket, type Socket } from 'node:dgram';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RtpPacket } from 'werift';
+import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
+import type { RelayEvent } from '../../src/relay/contract/events.js';
+import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
+import { decodeErrors, ffprobe, INGEST, testSource, type TestSource } from '../support/ffmpeg.js';
+import { FFMPEG, skipWithout } from '../support/system-programs.js';
+import { SendPeer } from '../support/webrtc/peer.js';
+import { sleep, waitFor } from '../support/webrtc/wait.js';
+
+type Ev = RelayEvent & Record<string, any>;
+
+/** A room with a werift sender whose tracks carry ffmpeg's VP8 and Opus. */
+interface Room {
+  /** Opus packets (20 ms each) forwarded so far: the media time the generator has really sent. */
+  audioSent(): number;
+  routerId: string;
+  audioId: string;
+  videoId: string;
+  close(): Promise<void>;
+}
+
+describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () => {
+  let t: TestApp;
+  let relay: RelayClient;
+  let dir: string;
+  const events: Ev[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'recordings-'));
+    // One WebRtcServer port and eight for plain transports (two recordings of two tracks, RTP and RTCP each).
+    const ports = allocateRtcPorts(9);
+    t = await buildTestApp(
+      { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MAX: '2', RECORDINGS_MIN_FREE_MB: '1' },
+      { areas: { accounts: false } },
+    );
+    relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
+    t.events.bus.listen((event) => void events.push(event as Ev));
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function openRoom(): Promise<Room> {
+    const router = await relay.createRouter({});
+    const sendTransport = await relay.createTransport({ routerId: router.id, direction: 'send' });
+    const sender = await SendPeer.create(sendTransport);
+    const sockets: Socket[] = [];
+    let source: TestSource | undefined;
+    try {
+      await relay.connectTransport(sendTransport.id, sender.dtlsParameters);
+      await sender.connected();
+      const audio = await relay.createProducer({ transportId: sendTransport.id, kind: 'audio', rtpParameters: sender.rtpParameters.audio });
+      const video = await relay.createProducer({ transportId: sendTransport.id, kind: 'video', rtpParameters: sender.rtpParameters.video });
+      const forward = async (kind: 'audio' | 'video') => {
+        const socket = createSocket('udp4');
+        sockets.push(socket);
+        // RTCP comes to the same port: only RTP of the encoder's payload type is forwarded.
+        socket.on('message', (message) => {
+          if ((message[1]! & 0x7f) === INGEST[kind].payloadType) sender.forwardRtp(kind, RtpPacket.deSerialize(message));
+        });
+        await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+        return { ip: '127.0.0.1', port: socket.address().port };
+      };
+      source = testSource({ video: await forward('video'), audio: await forward('audio') });
+      await waitFor(() => sender.sent.audio > 20 && sender.sent.video > 10, { timeoutMs: 15_000, what: `ffmpeg's RTP through the peer (${source?.stderr()})` });
+      const started = source;
+      return {
+        audioSent: () => sender.sent.audio,
+        routerId: router.id,
+        audioId: audio.id,
+        videoId: video.id,
+        async close() {
+          await started.stop();
+          for (const socket of sockets) socket.close();
+          await sender.close();
+          await relay.closeRouter(router.id).catch(() => {});
+        },
+      };
+    } catch (error) {
+      await source?.stop();
+      for (const socket of sockets) socket.close();
+      await sender.close();
+      throw error;
+    }
+  }
+
+  const eventsOf = (recordingId: string) => events.filter((e) => e.recordingId === recordingId);
+
+  function expectNothingLeft(): void {
+    expect(t.media.info().counts).toMatchObject({ plainTransports: 0 });
+    expect(t.composition.relay!.recordings.active()).toBe(0);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.sdp'))).toEqual([]);
+  }
+
+  it('records VP8 + Opus for 6 s into a WebM whose streams, duration and decode check out', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const started = Date.now();
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm1' } });
+      const sentAtStart = room.audioSent();
+      expect(recording).toMatchObject({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], state: 'recording', format: 'webm', file: `${recording.id}.webm` });
+      expect(eventsOf(recording.id).map((e) => e.type)).toEqual(['recording.started']);
+      expect(eventsOf(recording.id)[0]).toMatchObject({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm1' } });
+      // The recording's plain transports and consumers are the room's like any other.
+      const state = await relay.getRouter(room.routerId);
+      expect(state.plainTransports.map((p) => p.appData)).toEqual([{ recordingId: recording.id }, { recordingId: recording.id }]);
+      expect((await relay.listRecordings({ routerId: room.routerId })).recordings.map((r) => r.id)).toEqual([recording.id]);
+
+      await sleep(6000 - (Date.now() - started));
+      const stopped = await relay.stopRecording(recording.id);
+      const wallS = (Date.now() - started) / 1000;
+      // What the generator really sent meanwhile: on a loaded machine its -re encoder falls behind the wall clock.
+      const sentS = ((room.audioSent() - sentAtStart) * 20) / 1000;
+      expect(stopped).toMatchObject({ state: 'stopped', reason: 'api' });
+      expect(stopped.bytes).toBeGreaterThan(10_000);
+      expect(eventsOf(recording.id).at(-1)).toMatchObject({ type: 'recording.stopped', reason: 'api', file: `${recording.id}.webm`, bytes: stopped.bytes, appData: { meeting: 'm1' } });
+
+      const file = path.join(dir, stopped.file);
+      const probe = await ffprobe(file);
+      expect(probe.streams.map((s) => [s.codec_type, s.codec_name]).sort()).toEqual([['audio', 'opus'], ['video', 'vp8']]);
+      // Within 10 % of the media time sent between the answer to POST and the answer to DELETE (the wall
+      // time of that window when the machine keeps up; the generator's own time when it cannot).
+      console.log(`recording: file ${probe.durationS} s, sent ${sentS} s, wall ${wallS} s`);
+      expect(Math.abs(probe.durationS - sentS) / sentS, `file ${probe.durationS} s, sent ${sentS} s, wall ${wallS} s`).toBeLessThanOrEqual(0.1);
+      expect(await decodeErrors(file)).toBe('');
+      expectNothingLeft();
+    } finally {
+      await room.close();
+    }
+  });
+
+  it('records Opus alone into Ogg; RECORDINGS_MAX answers 429; ids never reach a path', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const audio = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId] });
+      expect(audio).toMatchObject({ format: 'ogg', file: `${audio.id}.ogg` });
+      const video = await relay.createRecording({ routerId: room.routerId, producerIds: [room.videoId] });
+      await expect(relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId] })).rejects.toMatchObject({
+        status: 429,
+        code: 'RECORDING_CAPACITY_EXCEEDED',
+        details: { max: 2 },
+      });
+      await expect(relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.audioId] })).rejects.toMatchObject({ status: 400 });
+      for (const id of ['..%2F..%2Fetc%2Fpasswd', `${audio.id}.ogg`, '%2e%2e']) {
+        const res = await t.app.request(`/internal/v1/recordings/${id}`, { headers: { 'x-internal-token': t.internalToken } });
+        expect(res.status).toBe(404);
+      }
+      await sleep(3000);
+      await relay.stopRecording(video.id);
+      const stopped = await relay.stopRecording(audio.id);
+      const file = path.join(dir, stopped.file);
+      const probe = await ffprobe(file);
+      expect(probe.formatName).toBe('ogg');
+      expect(probe.streams.map((s) => s.codec_name)).toEqual(['opus']);
+      expect(probe.durationS).toBeGreaterThan(2);
+      expect(await decodeErrors(file)).toBe('');
+      expectNothingLeft();
+    } finally {
+      await room.close();
+    }
+  });
+
+  it('a producer closed mid-recording stops it (producer_closed) with a playable file', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
+      await sleep(3000);
+      await relay.closeProducer(room.videoId);
+      // ffmpeg finalises once its input ends: at once while audio still flows, after its read timeout (about 10 s) at most.
+      await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.stopped'), { timeoutMs: 30_000, what: 'recording.stopped' });
+      expect(eventsOf(recording.id).at(-1)).toMatchObject({ type: 'recording.stopped', reason: 'producer_closed' });
+      expect((await relay.getRecording(recording.id)).state).toBe('stopped');
+      const file = path.join(dir, `${recording.id}.webm`);
+      expect((await ffprobe(file)).streams.length).toBe(2);
+      expect(await decodeErrors(file)).toBe('');
+      expectNothingLeft();
+    } finally {
+      await room.close();
+    }
+  });
+
+  it('ffmpeg killed: recording.failed and nothing left behind (transports, consumers, ports, process)', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const consumersBefore = t.media.info().counts.consumers;
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm2' } });
+      expect(t.media.info().counts.consumers).toBe(consumersBefore + 2);
+      const child = t.composition.relay!.recordings.processForTesting(recording.id)!;
+      await sleep(1500);
+      child.kill('SIGKILL');
+      await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.failed'), { timeoutMs: 10_000, what: 'recording.failed' });
+      expect(eventsOf(recording.id).at(-1)).toMatchObject({ type: 'recording.failed', routerId: room.routerId, appData: { meeting: 'm2' } });
+      expect((eventsOf(recording.id).at(-1) as { error: string }).error).toMatch(/SIGKILL/);
+      expect(await relay.getRecording(recording.id)).toMatchObject({ state: 'failed' });
+      await waitFor(() => t.media.info().counts.consumers === consumersBefore, { timeoutMs: 5000, what: "the recording's consumers closed" });
+      expect(child.exitCode !== null || child.signalCode !== null).toBe(true);
+      expectNothingLeft();
+      // A stopped-or-failed recording answers DELETE with its state, and no event more.
+      const count = eventsOf(recording.id).length;
+      expect(await relay.stopRecording(recording.id)).toMatchObject({ state: 'failed' });
+      expect(eventsOf(recording.id)).toHaveLength(count);
+    } finally {
+      await room.close();
+    }
+  });
+
+  it('refuses to start with RECORDINGS_MIN_FREE_MB not free (507), and names a missing router or producer', { timeout: 60_000 }, async () => {
+    const ports = allocateRtcPorts(1);
+    const full = await buildTestApp(
+      { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MIN_FREE_MB: '100000000' },
+      { areas: { accounts: false } },
+    );
+    try {
+      const client = createRelayClient({ baseUrl: 'http://relay.test', token: full.internalToken, fetch: full.app.request });
+      const router = await client.createRouter({});
+      const transport = await client.createTransport({ routerId: router.id, direction: 'send' });
+      const peer = await SendPeer.create(transport);
+      try {
+        const producer = await client.createProducer({ transportId: transport.id, kind: 'audio', rtpParameters: peer.rtpParameters.audio });
+        await expect(client.createRecording({ routerId: router.id, producerIds: [producer.id] })).rejects.toMatchObject({
+          status: 507,
+          code: 'RECORDING_STORAGE_FULL',
+          details: { minFreeMb: 100_000_000 },
+        });
+        await expect(client.createRecording({ routerId: router.id, producerIds: ['nope'] })).rejects.toMatchObject({ status: 404, details: { resource: 'producer' } });
+        await expect(client.createRecording({ routerId: 'nope', producerIds: [producer.id] })).rejects.toMatchObject({ status: 404, details: { resource: 'router' } });
+        expect(full.composition.relay!.recordings.active()).toBe(0);
+      } finally {
+        await peer.close();
+      }
+    } finally {
+      await full.close();
+    }
+  });
+});
