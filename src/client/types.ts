@@ -580,6 +580,7 @@ export interface PipeProducer {
 export interface ResourceCounts extends RoomCounts {
   routers: number;
   pipeTransports: number;
+  plainTransports: number;
 }
 
 /** GET /internal/info. */
@@ -634,6 +635,8 @@ export type RelayErrorCode =
   | 'DRAINING'
   | 'ROUTER_CAPACITY_EXCEEDED'
   | 'STREAM_LIMIT_EXCEEDED'
+  | 'RECORDING_CAPACITY_EXCEEDED'
+  | 'RECORDING_STORAGE_FULL'
   | 'CAN_NOT_CONSUME'
   | 'MEDIASOUP_ERROR'
   | 'INTERNAL_ERROR';
