@@ -17,6 +17,8 @@ export default defineConfig(
       // A leading underscore marks a binding kept on purpose (`for (const _ of s)`), and a rest
       // sibling drops a key from a copy (`const { $schema: _ignored, ...rest } = doc`).
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // A caught error or a rejection is `unknown`; passing it on unchanged (`reject(error)`) is right.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
     },
   },
   {
