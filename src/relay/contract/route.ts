@@ -104,12 +104,9 @@ export function relayRoute<M extends Method, const P extends string, S extends S
     summary: spec.summary,
     tags: [tagOf(spec.path)],
     operationId: operationIdOf(spec.method, `${RELAY_PREFIX}${spec.path}`),
-    // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
     ...(spec.description ? { description: spec.description } : {}),
     request: {
-      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(hasId ? { params: idParams } : {}),
-      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
       ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: documented(spec.body, 'input') } } } } : {}),
     },
     responses: responses as RouteConfig['responses'],
