@@ -85,7 +85,7 @@ type RtpParameters = Parameters<RelayClient['createProducer']>[0]['rtpParameters
 type RtpCapabilities = Parameters<RelayClient['createConsumer']>[0]['rtpCapabilities'];
 
 async function parse<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  const body = await c.req.json().catch(() => undefined);
+  const body: unknown = await c.req.json().catch(() => undefined);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
