@@ -1,5 +1,6 @@
 // `npm run lint`: ESLint's and typescript-eslint's recommended rules, with type information, over the
-// TypeScript of src/, test/, bench/ and examples/. Each file is typed by its nearest tsconfig.json
+// TypeScript of src/, test/, bench/, examples/ and scripts/, and ESLint's recommended rules over the
+// plain JavaScript of scripts/ and packages/. Each TypeScript file is typed by its nearest tsconfig.json
 // (projectService), so test/browser and examples/browser-demo get their DOM library.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -8,7 +9,7 @@ import tseslint from 'typescript-eslint';
 export default defineConfig(
   globalIgnores(['**/dist/', '**/generated/', 'drizzle/', 'coverage/', '.data/', '.tmp/']),
   {
-    files: ['{src,test,bench,examples}/**/*.{ts,tsx,mts,cts}'],
+    files: ['{src,test,bench,examples,scripts}/**/*.{ts,tsx,mts,cts}'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
@@ -17,7 +18,15 @@ export default defineConfig(
       // A leading underscore marks a binding kept on purpose (`for (const _ of s)`), and a rest
       // sibling drops a key from a copy (`const { $schema: _ignored, ...rest } = doc`).
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // A caught error or a rejection is `unknown`; passing it on unchanged (`reject(error)`) is right.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
     },
+  },
+  {
+    // Node scripts in plain JavaScript (ES modules): no type information, so the rules that need none.
+    files: ['{scripts,packages}/**/*.{js,mjs}'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'module', globals: { console: 'readonly', process: 'readonly', URL: 'readonly' } },
   },
   {
     // Tests and benchmarks read HTTP replies as untyped JSON (`Reply<T = any>`, `res.json()`) and then

@@ -219,7 +219,7 @@ export async function relayControl(): Promise<void> {
  * is the server): the reader shares the two cores with the server, and fetch's web streams cost
  * several times node:http's per chunk.
  */
-export async function subscribe(url: string): Promise<{ events(): number; stop(): void }> {
+export async function subscribe(url: string): Promise<{ events: () => number; stop: () => void }> {
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
     const req = http.get(`${url}/internal/v1/events`, { headers: { 'x-internal-token': BENCH_TOKEN, accept: 'text/event-stream' } }, resolve);
     req.once('error', reject);

@@ -166,7 +166,8 @@ function udpDrops(ports: number[]): number {
 
 let cpuStart = process.cpuUsage();
 
-process.on('message', async (command: GeneratorCommand) => {
+process.on('message', (command: GeneratorCommand) => void onCommand(command));
+async function onCommand(command: GeneratorCommand): Promise<void> {
   switch (command.type) {
     case 'start': {
       config = command;
@@ -224,7 +225,7 @@ process.on('message', async (command: GeneratorCommand) => {
       process.disconnect();
       break;
   }
-});
+}
 process.on('disconnect', close);
 
 let closed = false;

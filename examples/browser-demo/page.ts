@@ -107,11 +107,16 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = new FormData(event.target as HTMLFormElement);
   const action = (event.submitter as HTMLButtonElement | null)?.value === 'login' ? 'login' : 'register';
-  const username = String(form.get('username') ?? '');
-  const password = String(form.get('password') ?? '');
+  // Text inputs: a field's value is a string (a File only for file inputs, which the form has none of).
+  const field = (name: string) => {
+    const value = form.get(name);
+    return typeof value === 'string' ? value : '';
+  };
+  const username = field('username');
+  const password = field('password');
   const request =
     action === 'register'
-      ? account('register', { username, password, email: String(form.get('email') || `${username}@example.com`) })
+      ? account('register', { username, password, email: field('email') || `${username}@example.com` })
       : account('login', { account: username, password });
   request.then(() => {
     setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');

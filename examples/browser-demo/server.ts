@@ -82,7 +82,7 @@ const consumeDataBody = z.object({ transportId: z.string(), dataProducerId: z.st
 
 
 async function parse<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
-  const body = await c.req.json().catch(() => undefined);
+  const body: unknown = await c.req.json().catch(() => undefined);
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

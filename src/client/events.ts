@@ -145,7 +145,7 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
               },
               maxBufferSize: MAX_EVENT_BYTES,
             });
-            const reader = response.body.getReader();
+            const reader = (response.body as ReadableStream<Uint8Array>).getReader();
             const decoder = new TextDecoder();
             let idle: NodeJS.Timeout | undefined;
             const watch = () => {

@@ -44,7 +44,8 @@ export const CONFIG_VARIABLES: readonly { name: string; area: ConfigArea; defaul
       if (seen.has(name)) continue;
       const unset = (schema as z.ZodType).safeParse(undefined);
       const value = unset.success ? unset.data : undefined;
-      seen.set(name, { name, area, default: value === undefined ? undefined : String(value) });
+      const spelled = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+      seen.set(name, { name, area, default: value === undefined ? undefined : spelled });
     }
   }
   return [...seen.values()];

@@ -19,7 +19,7 @@ export class DatabaseUnreachableError extends Error {
 
 /** What went wrong, short: `ECONNREFUSED 127.0.0.1:5432`, `ENOTFOUND db.example`, or the server's own words. */
 export function connectFailure(error: unknown): string {
-  const e = error as { code?: unknown; address?: unknown; port?: unknown; hostname?: unknown; message?: unknown };
+  const e = error as { code?: unknown; address?: unknown; port?: number; hostname?: unknown; message?: unknown }; // Node's system errors: a numeric port
   if (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code)) {
     const where = typeof e.address === 'string' ? `${e.address}${e.port === undefined ? '' : `:${String(e.port)}`}` : typeof e.hostname === 'string' ? e.hostname : '';
     return where ? `${e.code} ${where}` : e.code;

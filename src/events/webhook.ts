@@ -62,7 +62,7 @@ export interface WebhookBatch<E extends BusEvent = AnyEvent> {
 
 export interface WebhookSink<E extends BusEvent = AnyEvent> {
   /** Synchronous and cheap: for `bus.listen(sink.enqueue)`. */
-  enqueue(event: E): void;
+  enqueue(this: void, event: E): void;
   /**
    * Stops taking events and delivers what is queued until `deadlineMs` has passed (then aborts the
    * attempt in flight). Resolves with what was left undelivered (also counted as dropped and logged).
@@ -76,7 +76,7 @@ export interface WebhookSink<E extends BusEvent = AnyEvent> {
  * `TypeError: fetch failed` (the system error is its `cause`, possibly an AggregateError of several).
  */
 export function failureCause(error: unknown): string {
-  for (let e = error as { name?: unknown; message?: unknown; code?: unknown; address?: unknown; port?: unknown; cause?: unknown; errors?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
+  for (let e = error as { name?: unknown; message?: unknown; code?: unknown; address?: unknown; port?: number; cause?: unknown; errors?: unknown } | undefined, depth = 0; e && depth < 5; depth++) {
     if (typeof e.code === 'string' && /^E[A-Z_]+$/.test(e.code)) {
       return typeof e.address === 'string' ? `${e.code} ${e.address}${e.port === undefined ? '' : `:${String(e.port)}`}` : e.code;
     }

@@ -171,10 +171,11 @@ export function redisStores(options: RedisStoresOptions): RateLimitStores {
       if (redis.status === 'ready') return;
       await deadline(new Promise<void>((resolve) => redis.once('ready', () => resolve())), ms).catch(fellBack);
     },
-    async close() {
+    close() {
       closed = true;
       clearTimeout(probe);
       redis.disconnect();
+      return Promise.resolve();
     },
   };
 }

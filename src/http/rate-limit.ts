@@ -80,7 +80,7 @@ function socketAddress(c: Context): string | undefined {
  * 429); the 429 itself answered by `tooMany` (the area's own shape), or a plain 429 JSON body.
  * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none', tooMany: (c) => c.json({…}, 429) }), handler)
  */
-export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store; tooMany?: (c: Context) => Response | Promise<Response> }): MiddlewareHandler {
+export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store; tooMany?: (c: Context) => Response }): MiddlewareHandler {
   const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore(), tooMany = (c: Context) => c.json({ error: 'too many requests' }, 429) } = options;
   if (!Number.isInteger(perMinute) || perMinute < 0) throw new RangeError(`rate limit must be a non-negative integer, got ${perMinute}`);
   if (perMinute === 0) {

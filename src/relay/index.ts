@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
-import { createEventBridge, type EventBridge } from './events/bridge.js';
+import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
 import { bindOps, opsBinder, type MediaOps } from './ops/index.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
@@ -114,12 +114,12 @@ export interface MediaService extends MediaOps {
  */
 export async function createMedia(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
   const startedAt = new Date();
-  let bridge: EventBridge | undefined;
-  const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
-  const rooms = new RoomBook({ registry, onPart: (room, part) => bridge!.watchPart(room, part) });
+  // The bridge watches what the registry and the rooms add; it is made after them, before anything is added.
+  const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge.watch(kind, entry) });
+  const rooms = new RoomBook({ registry, onPart: (room, part) => bridge.watchPart(room, part) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
   const bus = options.bus ?? createRelayBus({ bufferSize: 1 });
-  bridge = createEventBridge({ registry, rooms, pool, bus, logger });
+  const bridge = createEventBridge({ registry, rooms, pool, bus, logger });
   const { engine, engineFor, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
@@ -241,9 +241,10 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 
     roomForTesting: (routerId) => registry.get('router', routerId),
 
-    async close() {
+    close() {
       for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');
       pool.close();
+      return Promise.resolve();
     },
   };
 }

@@ -17,11 +17,11 @@ const deleteAccount = (token: string | undefined, body?: unknown) => call(t.app,
 
 /** Every row of every table of the public schema, as row_to_json text. */
 export async function dumpAllTables(database: TestApp['database']): Promise<Record<string, string[]>> {
-  const tables = (await database.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)) as unknown;
+  const tables: unknown = await database.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`);
   const names = (Array.isArray(tables) ? tables : (tables as { rows: unknown[] }).rows).map((r) => (r as { table_name: string }).table_name);
   const out: Record<string, string[]> = {};
   for (const name of names) {
-    const result = (await database.db.execute(sql.raw(`select row_to_json(t)::text as row from "${name}" t`))) as unknown;
+    const result: unknown = await database.db.execute(sql.raw(`select row_to_json(t)::text as row from "${name}" t`));
     out[name] = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows).map((r) => (r as { row: string }).row);
   }
   return out;

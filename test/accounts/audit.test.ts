@@ -203,7 +203,7 @@ describe('auth_events', () => {
 
 describe('control characters (issue 32 #15)', () => {
   /** C0 and C1 controls, DEL, and the bidi formatting characters: never in what the trail serves. */
-  const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+  const CONTROL = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u; // \p{Cc}: U+0000-001F, U+007F-009F
 
   async function sessionsOf(token: string) {
     return (await call(t.app, 'GET', '/sessions', { token })).body.data as { device: string | null; ip: string | null }[];

@@ -238,7 +238,7 @@ describe('concurrent guesses (issue 32 #10)', () => {
 describe('reset codes at rest (issue 32 #5)', () => {
   /** The code row as a dump shows it: every column, whatever the schema calls them. */
   async function dumpedCodeRow(userId: number): Promise<Record<string, unknown>> {
-    const result = (await t.database.db.execute(sql`select row_to_json(c)::text as row from password_reset_codes c where user_id = ${userId} order by id desc limit 1`)) as unknown;
+    const result: unknown = await t.database.db.execute(sql`select row_to_json(c)::text as row from password_reset_codes c where user_id = ${userId} order by id desc limit 1`);
     const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<{ row: string }>;
     return JSON.parse(rows[0]!.row) as Record<string, unknown>;
   }

@@ -62,7 +62,7 @@ describe('relay client', () => {
     const odd = createRelayClient({
       baseUrl: 'http://relay.test',
       token: TEST_INTERNAL_TOKEN,
-      fetch: async () => new Response('<html>bad gateway</html>', { status: 502 }),
+      fetch: () => Promise.resolve(new Response('<html>bad gateway</html>', { status: 502 })),
     });
     await expect(odd.createRouter()).rejects.toMatchObject({ status: 502, code: 'INTERNAL_ERROR', details: { body: '<html>bad gateway</html>' } });
   });

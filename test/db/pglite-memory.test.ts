@@ -14,10 +14,10 @@ describe('embedded PGlite', () => {
   });
 
   it('runs with 16 MB of shared buffers and PGlite’s own start parameters kept', async () => {
-    const setting = (await database.db.execute(sql`select setting, unit from pg_settings where name = 'shared_buffers'`)) as unknown as { rows: Array<{ setting: string; unit: string }> };
-    expect(setting.rows[0]).toEqual({ setting: '2048', unit: '8kB' });
+    const setting: unknown = await database.db.execute(sql`select setting, unit from pg_settings where name = 'shared_buffers'`);
+    expect((setting as { rows: Array<{ setting: string; unit: string }> }).rows[0]).toEqual({ setting: '2048', unit: '8kB' });
     // PostgreSQL's own default would be '"$user", public': PGlite's defaults are still passed.
-    const searchPath = (await database.db.execute(sql`show search_path`)) as unknown as { rows: Array<{ search_path: string }> };
-    expect(searchPath.rows[0]?.search_path).toBe('public');
+    const searchPath: unknown = await database.db.execute(sql`show search_path`);
+    expect((searchPath as { rows: Array<{ search_path: string }> }).rows[0]?.search_path).toBe('public');
   });
 });

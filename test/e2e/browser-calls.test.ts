@@ -103,7 +103,7 @@ describe('calls in a real Chromium', () => {
   const selectedPair = (which: 'send' | 'recv') => page.evaluate((w) => (globalThis as unknown as PageWindow).calls.selectedPair(w), which);
 
   /** Polls `read` until `done` holds, at most `timeoutMs`; returns the last value read. */
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+  async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await read();
@@ -193,7 +193,7 @@ describe('calls in a real Chromium', () => {
       // reports as transport.dtls closed (a werift peer, which sends none, gives nothing: transport-events).
       await page.evaluate(() => (globalThis as unknown as PageWindow).calls.closeTransport('send'));
       await until(
-        async () => published.filter((e) => e.type === 'transport.dtls' && e.transportId === opened.sendTransportId).map((e) => (e as { state: string }).state),
+        () => published.filter((e) => e.type === 'transport.dtls' && e.transportId === opened.sendTransportId).map((e) => (e as { state: string }).state),
         (states) => states.includes('closed'),
         10_000,
         'transport.dtls closed for the send transport',

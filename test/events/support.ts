@@ -2,7 +2,7 @@
 // and a reader of its SSE responses.
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { serve } from '@hono/node-server';
 import { createParser } from 'eventsource-parser';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -19,7 +19,7 @@ export interface StreamServer {
   server: Server;
   url: string;
   /** The server's open connections now. */
-  connections(): Promise<number>;
+  connections(this: void): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -171,7 +171,7 @@ export function useStreamServers() {
     await Promise.all(servers.splice(0).map((s) => s.close()));
   });
   return {
-    async start(...args: Parameters<typeof startStreamServer>): Promise<StreamServer> {
+    start: async (...args: Parameters<typeof startStreamServer>): Promise<StreamServer> => {
       const s = await startStreamServer(...args);
       let closing: Promise<void> | undefined;
       const close = s.close.bind(s);
@@ -179,7 +179,7 @@ export function useStreamServers() {
       servers.push(once);
       return once;
     },
-    abortable(): AbortController {
+    abortable: (): AbortController => {
       const controller = new AbortController();
       controllers.push(controller);
       return controller;

@@ -230,7 +230,8 @@ describe('event webhook', () => {
     const calls: Array<{ ids: string[]; settle: (response: Response) => void }> = [];
     let answering = false;
     const hungFetch = ((_url: URL, init: RequestInit) => {
-      const ids = webhookBatchSchema.parse(JSON.parse(String(init.body))).events.map((e) => e.id);
+      // The sink posts its batch as JSON text.
+      const ids = webhookBatchSchema.parse(JSON.parse(init.body as string)).events.map((e) => e.id);
       return new Promise<Response>((resolve) => {
         calls.push({ ids, settle: resolve });
         if (answering) resolve(new Response(null, { status: 200 }));

@@ -16,6 +16,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { inspect } from 'node:util';
 import postgres from 'postgres';
 import { parse as parseToml } from 'smol-toml';
 import { createRelayClient } from '../../src/client/relay-client.js';
@@ -66,7 +67,8 @@ async function check(name: CheckName, fn: () => Promise<string | void>, required
   const started = performance.now();
   try {
     const detail = (await fn()) ?? '';
-    if (interrupted) throw new Error(`interrupted by ${interrupted}`);
+    // A signal may have come during the await (TypeScript's narrowing above does not know it).
+    if (interrupted) throw new Error(`interrupted by ${interrupted as NodeJS.Signals}`);
     const took = ((performance.now() - started) / 1000).toFixed(1);
     results.set(name, { ok: true, detail });
     console.log(`  ok    ${name} (${took} s)${detail ? `: ${detail}` : ''}`);
@@ -522,7 +524,7 @@ try {
   await cleanup();
 }
 if (crashed) {
-  console.log(`  FAIL  run stopped: ${crashed instanceof Error ? crashed.stack ?? crashed.message : String(crashed)}`);
+  console.log(`  FAIL  run stopped: ${crashed instanceof Error ? crashed.stack ?? crashed.message : inspect(crashed)}`);
 }
 console.log(`test:image finished in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 const failed = printSummary();

@@ -40,7 +40,7 @@ describe('NoticeThrottle', () => {
     throttle.close();
   });
 
-  it('keeps one window per account and one per recipient, and kinds apart', async () => {
+  it('keeps one window per account and one per recipient, and kinds apart', () => {
     const throttle = new NoticeThrottle({ mailer, logger: createLogger({ level: 'silent' }), compose, windowMs: 60_000 });
     const to = address();
     const at = new Date();

@@ -52,7 +52,7 @@ describe('engine call deadline', () => {
   it('answers calls that settle in time, and leaves no timer running once none is under way', async () => {
     const engine = caller();
     const before = timers();
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => engine('op', async () => i)));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => engine('op', () => Promise.resolve(i))));
     expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i));
     const refused = await engine('op', () => Promise.reject(new Error('boom'))).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RelayError);

@@ -6,7 +6,7 @@ import type { types as ms } from 'mediasoup';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
-import { allowSlowTests, relay, vp8Parameters, waitFor } from './support.js';
+import { allowSlowTests, relay, waitFor } from './support.js';
 
 allowSlowTests();
 
@@ -35,10 +35,6 @@ afterEach(async () => {
 });
 
 type Room = Awaited<ReturnType<ReturnType<typeof relay>['router']>>;
-
-function pidOf(slot: number): number {
-  return t.media.pool.slots[slot]!.worker!.pid;
-}
 
 async function roomState(id: string) {
   const res = await api.get(`/internal/v1/routers/${id}`);

@@ -20,7 +20,7 @@ mediasoup.observer.on('newworker', (worker) =>
   }),
 );
 
-const { t, api } = useRelayApp();
+const { api } = useRelayApp();
 
 /** What the worker itself holds: producer id → ids of the observers it is in. */
 async function observedProducers(routerId: string): Promise<Record<string, string[]>> {

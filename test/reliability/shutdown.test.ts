@@ -62,7 +62,8 @@ function send(port: number, method: string, path: string, body?: unknown, agent?
   return { written: writtenP, reply };
 }
 
-function tryConnect(port: number): Promise<'connected' | string> {
+/** 'connected', or the error code of the attempt. */
+function tryConnect(port: number): Promise<string> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {

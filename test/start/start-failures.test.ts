@@ -3,7 +3,7 @@
 // DATABASE_CONNECT_TIMEOUT_S with one line per attempt naming its host and port (never the
 // password), then one fatal line; a port already in use is named by its variable.
 import { createSocket } from 'node:dgram';
-import { createServer, connect, type Server } from 'node:net';
+import { createServer, connect } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';

@@ -44,8 +44,8 @@ export async function runScript(name: string, options: { cwd: string; env?: Reco
   const append = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-262_144);
   };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const killGroup = (signal: NodeJS.Signals) => {
     try {

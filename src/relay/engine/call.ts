@@ -41,9 +41,9 @@ export interface EngineCaller {
   /** Engine calls made for no HTTP request (start-up, reconciliation, tests calling the service). */
   engine: EngineCall;
   /** Engine calls made for the HTTP request `requestId`: its failures and a worker's death name it. */
-  engineFor(requestId: string | undefined): EngineCall;
+  engineFor(this: void, requestId: string | undefined): EngineCall;
   /** The calls under way on `worker`, for the log line of its death. */
-  inFlightOn(worker: ms.Worker): InFlightCall[];
+  inFlightOn(this: void, worker: ms.Worker): InFlightCall[];
 }
 
 class EngineTimeout extends Error {}

@@ -29,7 +29,7 @@ export const DEFAULT_MEDIA_CODECS: readonly RouterMediaCodec[] = [
 export function copyCodecs(codecs: readonly RouterMediaCodec[]): RouterMediaCodec[] {
   return codecs.map((codec) => {
     const copy = { ...codec };
-    if (codec.parameters) copy.parameters = { ...codec.parameters };
+    if (codec.parameters) copy.parameters = { ...(codec.parameters as Record<string, unknown>) }; // `any` in 3.11's typings
     if (codec.rtcpFeedback) copy.rtcpFeedback = codec.rtcpFeedback.map((feedback) => ({ ...feedback }));
     return copy;
   });

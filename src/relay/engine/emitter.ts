@@ -3,7 +3,8 @@
 export type EventMap = Record<string, unknown[]>;
 
 export class TypedEmitter<Events extends EventMap> {
-  private readonly listeners = new Map<keyof Events, Set<(...args: any[]) => void>>();
+  /** Each set holds the listeners of its own event (any listener fits `never`; emit gives it back its type). */
+  private readonly listeners = new Map<keyof Events, Set<(...args: never) => void>>();
 
   constructor(private readonly onListenerError: <E extends keyof Events>(error: unknown, event: E, args: Events[E]) => void) {}
 
@@ -21,7 +22,7 @@ export class TypedEmitter<Events extends EventMap> {
 
   /** Calls the listeners in the order they were added, synchronously. */
   emit<E extends keyof Events>(event: E, ...args: Events[E]): void {
-    for (const listener of [...(this.listeners.get(event) ?? [])]) {
+    for (const listener of [...(this.listeners.get(event) ?? [])] as ((...args: Events[E]) => void)[]) {
       try {
         listener(...args);
       } catch (error) {

@@ -213,7 +213,7 @@ function countsBy(count: (kind: ResourceKind) => number): RegistryCounts {
 
 function addTo<Key>(index: Map<Key, IdSets>, key: Key, kind: ResourceKind, id: string): void {
   let byKind = index.get(key);
-  if (!byKind) index.set(key, (byKind = new Map()));
+  if (!byKind) index.set(key, (byKind = new Map<ResourceKind, Set<string>>()));
   let ids = byKind.get(kind);
   if (!ids) byKind.set(kind, (ids = new Set()));
   ids.add(id);

@@ -184,7 +184,7 @@ export async function ensureProducerOn(
   }
   if (part.worker === source.worker) return NO_LEASE;
   let copies = room.pipes.get(producerId);
-  if (!copies) room.pipes.set(producerId, (copies = new Map()));
+  if (!copies) room.pipes.set(producerId, (copies = new Map<ms.Worker, PipedCopy>()));
   let copy = copies.get(part.worker);
   if (copy?.pipeConsumer?.closed) {
     copies.delete(part.worker);

@@ -1,7 +1,7 @@
 // One call through the relay, set up the way a signaling server sets it up: a router, a send transport
 // with a werift SendPeer producing opus and VP8, a recv transport with a RecvPeer consuming both.
 // Shared by the e2e tests and the image check (so no vitest here: see call-app.ts); each asserts what it needs on the returned parts.
-import { createRelayClient, type RelayClient } from '../../../src/client/relay-client.js';
+import type { RelayClient } from '../../../src/client/relay-client.js';
 import { OPUS, RecvPeer, SendPeer, VP8, type SendPeerOptions } from './peer.js';
 import { receiverRtpCapabilities } from './sdp.js';
 
