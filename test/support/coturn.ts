@@ -22,6 +22,8 @@ export interface CoturnOptions {
   secret: string;
   /** Peers coturn may relay to (allowed-peer-ip): the relay's media address. Loopback peers are refused otherwise. */
   allowedPeers: string[];
+  /** The relayed addresses' ports (min-port, max-port); coturn's default is 49152-65535. */
+  relayPorts?: { min: number; max: number };
 }
 
 export interface Coturn {
@@ -161,6 +163,7 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
       'simple-log',
       'no-stdout-log',
       'no-multicast-peers',
+      ...(options.relayPorts ? [`min-port=${options.relayPorts.min}`, `max-port=${options.relayPorts.max}`] : []),
       ...options.allowedPeers.map((peer) => `allowed-peer-ip=${peer}`),
       ...(options.allowedPeers.some((peer) => peer.startsWith('127.') || peer === '::1') ? ['allow-loopback-peers'] : []),
     ];
