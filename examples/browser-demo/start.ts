@@ -30,6 +30,10 @@ export interface DemoOptions {
   serviceLogLevel?: string;
   /** `inherit` writes the service's output to this terminal; `capture` keeps its tail for `serviceLog()`. */
   serviceOutput?: 'inherit' | 'capture';
+  /** More of the service's environment (the relayed-call test gives TURN_URLS and TURN_SECRET this way; npm run demo inherits its own). */
+  serviceEnv?: Record<string, string>;
+  /** How long to wait for the service's /readyz (default 30 s; a test on a loaded machine waits longer). */
+  readyTimeoutMs?: number;
 }
 
 export interface RunningDemo {
@@ -97,6 +101,7 @@ function startService(options: DemoOptions & { servicePort: number; internalToke
         // The signaling server proxies the account API and appends the browser's address.
         TRUST_PROXY: 'xff',
         LOG_LEVEL: options.serviceLogLevel ?? 'warn',
+        ...options.serviceEnv,
       },
       stdio: ['pipe', options.serviceOutput === 'capture' ? 'pipe' : 'inherit', options.serviceOutput === 'capture' ? 'pipe' : 'inherit'],
     },
@@ -111,10 +116,10 @@ function startService(options: DemoOptions & { servicePort: number; internalToke
   return { child, exited, log: () => log };
 }
 
-async function waitReady(serviceUrl: string, exited: Promise<number | string>, log: () => string): Promise<void> {
+async function waitReady(serviceUrl: string, exited: Promise<number | string>, log: () => string, timeoutMs = READY_TIMEOUT_MS): Promise<void> {
   let exit: number | string | undefined;
   void exited.then((e) => (exit = e));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exit !== undefined) throw new Error(`the service exited (${exit}) before it was ready\n${log()}`);
     const ready = await fetch(`${serviceUrl}/readyz`).then(
@@ -124,7 +129,7 @@ async function waitReady(serviceUrl: string, exited: Promise<number | string>, l
     if (ready) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`the service was not ready within ${READY_TIMEOUT_MS} ms\n${log()}`);
+  throw new Error(`the service was not ready within ${timeoutMs} ms\n${log()}`);
 }
 
 async function stopService(child: ChildProcess, exited: Promise<number | string>): Promise<void> {
@@ -159,7 +164,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   };
 
   try {
-    const [assets] = await Promise.all([buildPage(), waitReady(serviceUrl, service.exited, service.log)]);
+    const [assets] = await Promise.all([buildPage(), waitReady(serviceUrl, service.exited, service.log, options.readyTimeoutMs)]);
     signaling = createSignalingApp({ serviceUrl, internalToken, assets });
     const port = await new Promise<number>((resolve, reject) => {
       server = serve({ fetch: signaling!.app.fetch, port: options.demoPort, hostname: HOST }, (info) => resolve(info.port));

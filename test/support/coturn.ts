@@ -22,6 +22,8 @@ export interface CoturnOptions {
   secret: string;
   /** Peers coturn may relay to (allowed-peer-ip): the relay's media address. Loopback peers are refused otherwise. */
   allowedPeers: string[];
+  /** The relayed addresses' ports (min-port, max-port); coturn's default is 49152-65535. */
+  relayPorts?: { min: number; max: number };
 }
 
 export interface Coturn {
@@ -45,7 +47,7 @@ export interface Coturn {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A port free for both TCP and UDP on `ip`. */
-async function freePort(ip: string, avoid: number[] = []): Promise<number> {
+export async function freePort(ip: string, avoid: number[] = []): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = await new Promise<number>((resolve, reject) => {
       const server = createServer();
@@ -64,6 +66,27 @@ async function freePort(ip: string, avoid: number[] = []): Promise<number> {
     if (udpFree) return port;
   }
   throw new Error(`no free TCP+UDP port on ${ip}`);
+}
+
+/**
+ * Runs `turnserver -c configFile` until it listens on every one of `ports` (TCP) on `ip`, at most 15 s;
+ * `log` reads its log for the error message. Kill the returned child to stop it.
+ */
+export async function runTurnserver(configFile: string, ip: string, ports: number[], log: () => string): Promise<ChildProcess> {
+  const child = spawn(TURN_SERVER.path, ['-c', configFile], { stdio: 'ignore' });
+  const until = Date.now() + 15_000;
+  try {
+    for (;;) {
+      const listening = await Promise.all(ports.map((port) => accepts(ip, port)));
+      if (listening.every(Boolean)) return child;
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`turnserver exited at start-up:\n${log()}`);
+      if (Date.now() > until) throw new Error(`turnserver did not listen on ${ip}:${ports.join(', :')} within 15 s:\n${log()}`);
+      await sleep(100);
+    }
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
 }
 
 function accepts(ip: string, port: number): Promise<boolean> {
@@ -140,19 +163,13 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
       'simple-log',
       'no-stdout-log',
       'no-multicast-peers',
+      ...(options.relayPorts ? [`min-port=${options.relayPorts.min}`, `max-port=${options.relayPorts.max}`] : []),
       ...options.allowedPeers.map((peer) => `allowed-peer-ip=${peer}`),
       ...(options.allowedPeers.some((peer) => peer.startsWith('127.') || peer === '::1') ? ['allow-loopback-peers'] : []),
     ];
     const configFile = path.join(dir, 'turnserver.conf');
     writeFileSync(configFile, `${config.join('\n')}\n`, { mode: 0o600 });
-    child = spawn(TURN_SERVER.path, ['-c', configFile], { stdio: 'ignore' });
-    const started = child;
-    const until = Date.now() + 15_000;
-    while (!((await accepts(options.ip, port)) && (await accepts(options.ip, tlsPort)))) {
-      if (started.exitCode !== null || started.signalCode !== null) throw new Error(`turnserver exited at start-up:\n${log()}`);
-      if (Date.now() > until) throw new Error(`turnserver did not listen on ${options.ip}:${port} and :${tlsPort} within 15 s:\n${log()}`);
-      await sleep(100);
-    }
+    child = await runTurnserver(configFile, options.ip, [port, tlsPort], log);
     const host = options.ip.includes(':') ? `[${options.ip}]` : options.ip;
     return {
       ip: options.ip,

@@ -2,6 +2,7 @@
 // creation answer's `iceServers` and POST /internal/v1/ice-servers; with TURN unset, nothing changes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient } from '../../src/client/relay-client.js';
+import { createLogger } from '../../src/logger.js';
 import { turnCredential } from '../../src/turn/index.js';
 import { call, expectError, register } from '../accounts/helpers.js';
 import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
@@ -25,10 +26,20 @@ function parts(username: string): { expiry: number; key: string } {
 
 describe('TURN configured', () => {
   let t: TestApp;
+  /** Every log line of the app, at debug level. */
+  const lines: string[] = [];
   beforeAll(async () => {
-    t = await buildTestApp({ ...TURN_ENV, RATE_LIMIT_ICE_SERVERS_PER_MIN: '3', RATE_LIMIT_API_PER_MIN: '100' });
+    const logger = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(line) } });
+    t = await buildTestApp({ ...TURN_ENV, RATE_LIMIT_ICE_SERVERS_PER_MIN: '3', RATE_LIMIT_API_PER_MIN: '100', LOG_LEVEL: 'debug' }, { logger });
   }, 60_000);
-  afterAll(() => t?.close(), 20_000);
+  afterAll(async () => {
+    await t?.close();
+    // The secret never reaches a log line, and neither does a credential it signed.
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('')).not.toContain(SECRET);
+    for (const credential of handedOut) expect(lines.join('')).not.toContain(credential);
+  }, 20_000);
+  const handedOut: string[] = [];
 
   it('GET /ice-servers: the URLs, a credential for the account that expires after TURN_CREDENTIAL_TTL_S', async () => {
     const user = await register(t.app);
@@ -46,6 +57,7 @@ describe('TURN configured', () => {
     expect(expiry).toBeLessThanOrEqual(after + 900);
     expect(server!.credential).toBe(turnCredential(SECRET, server!.username));
     expect(JSON.stringify(reply.body)).not.toContain(SECRET);
+    handedOut.push(server!.credential);
   });
 
   it('GET /ice-servers without a valid access token: the usual 401 envelope', async () => {
@@ -74,6 +86,7 @@ describe('TURN configured', () => {
     expect(withUser.iceServers[0]!.urls).toEqual(URLS);
     expect(parts(withUser.iceServers[0]!.username).key).toBe('alice');
     expect(withUser.iceServers[0]!.credential).toBe(turnCredential(SECRET, withUser.iceServers[0]!.username));
+    handedOut.push(withUser.iceServers[0]!.credential);
     for (const appData of [undefined, { userId: 'not:usable' }, { userId: { nested: true } }]) {
       const res = await internal(t, 'POST', '/v1/transports', { routerId: router.id, direction: 'recv', ...(appData ? { appData } : {}) });
       const transport = (await res.json()) as { id: string; iceServers: Array<{ username: string }> };
