@@ -11,7 +11,7 @@ import { HTTPException } from 'hono/http-exception';
 import { proxy } from 'hono/proxy';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
-import { createRelayClient, RelayClientError, type DtlsParameters, type RelayClient, type RelayStreamEvent, type RtpCapabilities, type RtpParameters } from '../../src/client/relay-client.js';
+import { createRelayClient, RelayClientError, type DtlsParameters, type RelayStreamEvent, type RtpCapabilities, type RtpParameters } from '../../src/client/relay-client.js';
 
 export interface SignalingOptions {
   /** Origin of the chat-backend service, e.g. `http://127.0.0.1:3100`: account API and relay. */

@@ -605,7 +605,10 @@ describe('fuzz /internal', () => {
     ];
     const cases = fc.oneof(
       ...targets.map((target) => mutated(target.body, { oversized: 'only' }).map((body) => ({ target, body }))),
-      mutated(() => ({ dtlsParameters: dtls() }), { oversized: 'only' }).map((body): { target: Target; body: unknown } => ({ target: { path: 'connect', body: () => body, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] }, body })),
+      mutated(() => ({ dtlsParameters: dtls() }), { oversized: 'only' }).map((body) => {
+        const target: Target = { path: 'connect', body: () => body, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] };
+        return { target, body };
+      }),
     );
     await fc.assert(
       fc.asyncProperty(cases, async ({ target, body }) => {
@@ -652,9 +655,21 @@ describe('fuzz /internal', () => {
     );
   });
 
-  it('GET /info, unknown routes and wrong methods under /internal', async () => {
+  it('GET /info, the docs page, unknown routes and wrong methods under /internal', async () => {
     const path = fc.oneof(
       fc.constantFrom('/internal', '/internal/', '/internal/info', '/internal/info/', '/internal/v1', '/internal/v2/routers', '/internal/v1/ROUTERS', '/internal/v1/routers/', '/internal/v1/routers', '/internal/metrics'),
+      // The docs page and its assets answer without the token; nothing else near them does.
+      fc.constantFrom(
+        '/internal/docs',
+        '/internal/docs/',
+        '/internal/DOCS',
+        '/internal/docs/assets',
+        '/internal/docs/assets/swagger-ui-dist/swagger-ui.css',
+        '/internal/docs/assets/swagger-ui-dist/swagger-ui-bundle.js',
+        '/internal/docs/assets/swagger-ui-dist/index.html',
+        '/internal/docs/assets/swagger-ui-dist/swagger-ui.css.map',
+        '/internal/docs/assets/swagger-ui-dist/..%2F..%2F..%2Fpackage.json',
+      ),
       fc
         .tuple(
           fc.constantFrom('routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers', 'pipe-transports'),
@@ -671,6 +686,10 @@ describe('fuzz /internal', () => {
         if (resolved === '/internal' || resolved.startsWith('/internal/')) {
           expect(a.status, what(method, p, r)).toBeLessThan(500);
           if (a.status >= 400) expectRelayAnswer(a, 0, ['NOT_FOUND', 'VALIDATION_ERROR', 'CONFLICT', 'CAN_NOT_CONSUME'], what(method, p, r));
+          // Without a valid token, only the page and its two assets answer (and only to GET).
+          if (a.status === 200 && r.token !== 'valid') {
+            expect([method, resolved], what(method, p, r)).toEqual(['GET', expect.stringMatching(/^\/internal\/docs(\/assets\/swagger-ui-dist\/swagger-ui(\.css|-bundle\.js))?$/)]);
+          }
           if (a.status === 201 && resolved === '/internal/v1/routers') created.push({ kind: 'routers', id: (a.body as { id: string }).id });
         } else {
           expect(a.status, what(method, p, r)).toBe(404);
