@@ -17,6 +17,9 @@ export interface TokenSet {
   expiresIn: number;
 }
 
+/** The columns of a session row that hold its current token pair. */
+type SessionTokenColumns = Pick<typeof sessions.$inferInsert, 'accessId' | 'accessHash' | 'accessExpiresAt' | 'refreshId' | 'refreshHash' | 'refreshExpiresAt'>;
+
 /** Who opened a session, kept on the session row so a session list is cheap later. */
 export interface SessionClient {
   ip?: string | undefined;
@@ -190,22 +193,13 @@ export class AuthService {
       throw new AuthError('invalid_refresh_token');
     }
 
-    const access = issueToken();
-    const refresh = issueToken();
+    const pair = this.issueTokenPair(now);
     // One atomic compare-and-swap on the current refresh id (a concurrent rotation makes it match
     // nothing), recording the rotated-away token in the same statement.
     const swapped = db.$with('swapped').as(
       db
         .update(sessions)
-        .set({
-          accessId: access.id,
-          accessHash: access.digest,
-          accessExpiresAt: this.accessExpiry(now),
-          refreshId: refresh.id,
-          refreshHash: refresh.digest,
-          refreshExpiresAt: this.refreshExpiry(now),
-          lastUsedAt: now,
-        })
+        .set({ ...pair.columns, lastUsedAt: now })
         .where(and(eq(sessions.id, session.id), eq(sessions.refreshId, parsed.id), gt(sessions.refreshExpiresAt, now)))
         .returning({ id: sessions.id }),
     );
@@ -240,7 +234,7 @@ export class AuthService {
         // The rotation stands and the new pair is valid; this old token only keeps counting as a lost race.
         this.deps.logger.warn({ err: error, sessionId: session.id }, 'could not record the rotation instant of a refresh token');
       });
-    return { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl };
+    return pair.tokens;
   }
 
   /** The session and user behind an access token, or AuthError `invalid_access_token`. */
@@ -344,23 +338,37 @@ export class AuthService {
 
   /** A new session's tokens and its row for `insertSelect`; `userId` is an expression of the select. */
   private newSession(userId: SQL, client: SessionClient, now: Date): { tokens: TokenSet; values: Record<string, unknown> } {
-    const access = issueToken();
-    const refresh = issueToken();
+    const { tokens, columns } = this.issueTokenPair(now);
     const values = {
       userId,
-      accessId: access.id,
-      accessHash: access.digest,
-      accessExpiresAt: this.accessExpiry(now),
-      refreshId: refresh.id,
-      refreshHash: refresh.digest,
-      refreshExpiresAt: this.refreshExpiry(now),
+      ...columns,
       createdAt: now,
       lastUsedAt: now,
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
       publicId: sql`gen_random_uuid()`,
     } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
-    return { tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl }, values };
+    return { tokens, values };
+  }
+
+  /**
+   * A new access and refresh token: what the client gets, and the session columns that keep only
+   * their ids, digests and expiries (written by a new session's insert and by a rotation alike).
+   */
+  private issueTokenPair(now: Date): { tokens: TokenSet; columns: SessionTokenColumns } {
+    const access = issueToken();
+    const refresh = issueToken();
+    return {
+      tokens: { accessToken: access.token, refreshToken: refresh.token, expiresIn: this.deps.accessTokenTtl },
+      columns: {
+        accessId: access.id,
+        accessHash: access.digest,
+        accessExpiresAt: this.accessExpiry(now),
+        refreshId: refresh.id,
+        refreshHash: refresh.digest,
+        refreshExpiresAt: this.refreshExpiry(now),
+      },
+    };
   }
 
   /**
