@@ -25,18 +25,10 @@ export function sessionUserView(user: User): SessionUserView {
   };
 }
 
+/** The session's user and the rest of the profile; the keys in the order the answer has always had. */
 export function profileView(user: User): ProfileView {
-  return {
-    id: user.id,
-    username: user.username,
-    email: user.email,
-    nickname: user.nickname,
-    avatar: user.avatar,
-    gender: user.gender as ProfileView['gender'],
-    phone: user.phone,
-    roles: [...user.roles],
-    created_at: formatTime(user.createdAt),
-  };
+  const { roles, ...named } = sessionUserView(user);
+  return { ...named, gender: user.gender as ProfileView['gender'], phone: user.phone, roles, created_at: formatTime(user.createdAt) };
 }
 
 export function sessionView(result: { user: User; tokens: TokenSet }): SessionView {

@@ -8,6 +8,33 @@
 let nextSsrc = 2_000_000_000;
 const ssrc = () => nextSsrc++;
 
+/** Chrome's RTCP feedback for every video codec (RTX aside). */
+const chromeVideoFeedback = () => [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }];
+
+type CodecParameters = { mimeType: string; payloadType: number; clockRate: number; parameters: Record<string, string | number>; rtcpFeedback: { type: string; parameter: string }[] };
+
+/** A Chrome video codec and its RTX, on the payload type after it. */
+function chromeVideoCodecs(mimeType: string, payloadType: number, parameters: Record<string, string | number>): CodecParameters[] {
+  return [
+    { mimeType, payloadType, clockRate: 90000, parameters, rtcpFeedback: chromeVideoFeedback() },
+    { mimeType: 'video/rtx', payloadType: payloadType + 1, clockRate: 90000, parameters: { apt: payloadType }, rtcpFeedback: [] },
+  ];
+}
+
+/** The header extensions of Chrome's video m-sections; abs-capture-time's id is the one that varies. */
+function chromeVideoHeaderExtensions(absCaptureTimeId: number) {
+  return [
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 4, encrypt: false, parameters: {} },
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id', id: 10, encrypt: false, parameters: {} },
+    { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 11, encrypt: false, parameters: {} },
+    { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time', id: 2, encrypt: false, parameters: {} },
+    { uri: 'http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01', id: 3, encrypt: false, parameters: {} },
+    { uri: 'urn:3gpp:video-orientation', id: 13, encrypt: false, parameters: {} },
+    { uri: 'urn:ietf:params:rtp-hdrext:toffset', id: 14, encrypt: false, parameters: {} },
+    { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time', id: absCaptureTimeId, encrypt: false, parameters: {} },
+  ];
+}
+
 export function chromeOpus() {
   const primary = ssrc();
   return {
@@ -34,20 +61,8 @@ export function chromeOpus() {
 export function chromeSimulcastVp8() {
   return {
     mid: '1',
-    codecs: [
-      { mimeType: 'video/VP8', payloadType: 96, clockRate: 90000, parameters: {}, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
-      { mimeType: 'video/rtx', payloadType: 97, clockRate: 90000, parameters: { apt: 96 }, rtcpFeedback: [] },
-    ],
-    headerExtensions: [
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 4, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id', id: 10, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 11, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time', id: 2, encrypt: false, parameters: {} },
-      { uri: 'http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01', id: 3, encrypt: false, parameters: {} },
-      { uri: 'urn:3gpp:video-orientation', id: 13, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:toffset', id: 14, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time', id: 15, encrypt: false, parameters: {} },
-    ],
+    codecs: chromeVideoCodecs('video/VP8', 96, {}),
+    headerExtensions: chromeVideoHeaderExtensions(15),
     encodings: [
       { active: true, scalabilityMode: 'L1T3', scaleResolutionDownBy: 4, maxBitrate: 500000, rid: 'r0', dtx: false },
       { active: true, scalabilityMode: 'L1T3', scaleResolutionDownBy: 2, maxBitrate: 1000000, rid: 'r1', dtx: false },
@@ -64,20 +79,8 @@ export function chromeSvcVp9() {
   ssrc();
   return {
     mid: '2',
-    codecs: [
-      { mimeType: 'video/VP9', payloadType: 98, clockRate: 90000, parameters: { 'profile-id': 0 }, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
-      { mimeType: 'video/rtx', payloadType: 99, clockRate: 90000, parameters: { apt: 98 }, rtcpFeedback: [] },
-    ],
-    headerExtensions: [
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 4, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id', id: 10, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 11, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time', id: 2, encrypt: false, parameters: {} },
-      { uri: 'http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01', id: 3, encrypt: false, parameters: {} },
-      { uri: 'urn:3gpp:video-orientation', id: 13, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:toffset', id: 14, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time', id: 5, encrypt: false, parameters: {} },
-    ],
+    codecs: chromeVideoCodecs('video/VP9', 98, { 'profile-id': 0 }),
+    headerExtensions: chromeVideoHeaderExtensions(5),
     encodings: [
       { ssrc: primary, rtx: { ssrc: primary + 1 }, active: true, scalabilityMode: 'L3T3_KEY', maxBitrate: 3000000, dtx: false },
     ],
@@ -91,20 +94,8 @@ export function chromeH264() {
   ssrc();
   return {
     mid: '3',
-    codecs: [
-      { mimeType: 'video/H264', payloadType: 108, clockRate: 90000, parameters: { 'level-asymmetry-allowed': 1, 'packetization-mode': 1, 'profile-level-id': '42e01f' }, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
-      { mimeType: 'video/rtx', payloadType: 109, clockRate: 90000, parameters: { apt: 108 }, rtcpFeedback: [] },
-    ],
-    headerExtensions: [
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:mid', id: 4, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:rtp-stream-id', id: 10, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id', id: 11, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-send-time', id: 2, encrypt: false, parameters: {} },
-      { uri: 'http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01', id: 3, encrypt: false, parameters: {} },
-      { uri: 'urn:3gpp:video-orientation', id: 13, encrypt: false, parameters: {} },
-      { uri: 'urn:ietf:params:rtp-hdrext:toffset', id: 14, encrypt: false, parameters: {} },
-      { uri: 'http://www.webrtc.org/experiments/rtp-hdrext/abs-capture-time', id: 5, encrypt: false, parameters: {} },
-    ],
+    codecs: chromeVideoCodecs('video/H264', 108, { 'level-asymmetry-allowed': 1, 'packetization-mode': 1, 'profile-level-id': '42e01f' }),
+    headerExtensions: chromeVideoHeaderExtensions(5),
     encodings: [
       { ssrc: primary, rtx: { ssrc: primary + 1 }, dtx: false },
     ],
@@ -118,11 +109,11 @@ export function chromeRecvCapabilities() {
   return {
     codecs: [
       { kind: 'audio', mimeType: 'audio/opus', preferredPayloadType: 100, clockRate: 48000, channels: 2, parameters: { minptime: 10, useinbandfec: 1 }, rtcpFeedback: [{ type: 'transport-cc', parameter: '' }] },
-      { kind: 'video', mimeType: 'video/VP8', preferredPayloadType: 101, clockRate: 90000, parameters: {}, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
+      { kind: 'video', mimeType: 'video/VP8', preferredPayloadType: 101, clockRate: 90000, parameters: {}, rtcpFeedback: chromeVideoFeedback() },
       { kind: 'video', mimeType: 'video/rtx', preferredPayloadType: 102, clockRate: 90000, parameters: { apt: 101 }, rtcpFeedback: [] },
-      { kind: 'video', mimeType: 'video/VP9', preferredPayloadType: 103, clockRate: 90000, parameters: { 'profile-id': 0 }, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
+      { kind: 'video', mimeType: 'video/VP9', preferredPayloadType: 103, clockRate: 90000, parameters: { 'profile-id': 0 }, rtcpFeedback: chromeVideoFeedback() },
       { kind: 'video', mimeType: 'video/rtx', preferredPayloadType: 104, clockRate: 90000, parameters: { apt: 103 }, rtcpFeedback: [] },
-      { kind: 'video', mimeType: 'video/H264', preferredPayloadType: 105, clockRate: 90000, parameters: { 'level-asymmetry-allowed': 1, 'packetization-mode': 1, 'profile-level-id': '42e01f' }, rtcpFeedback: [{ type: 'goog-remb', parameter: '' }, { type: 'transport-cc', parameter: '' }, { type: 'ccm', parameter: 'fir' }, { type: 'nack', parameter: '' }, { type: 'nack', parameter: 'pli' }] },
+      { kind: 'video', mimeType: 'video/H264', preferredPayloadType: 105, clockRate: 90000, parameters: { 'level-asymmetry-allowed': 1, 'packetization-mode': 1, 'profile-level-id': '42e01f' }, rtcpFeedback: chromeVideoFeedback() },
       { kind: 'video', mimeType: 'video/rtx', preferredPayloadType: 106, clockRate: 90000, parameters: { apt: 105 }, rtcpFeedback: [] },
     ],
     headerExtensions: [

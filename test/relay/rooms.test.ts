@@ -53,6 +53,17 @@ async function fillWorker(room: Room, producerId: string): Promise<void> {
   for (let i = 0; i < 2; i++) await api.consumer((await transportOn(room, 'recv')).id, producerId, room.rtpCapabilities);
 }
 
+/** A room whose video producer's worker is full, and a recv transport the room opened on the other worker. */
+async function producerAcrossWorkers() {
+  const room = await api.router();
+  const send = await transportOn(room, 'send');
+  const producer = await api.producer(send.id, 'video');
+  await fillWorker(room, producer.id);
+  const far = await transportOn(room, 'recv');
+  expect(far.workerPid).not.toBe(send.workerPid);
+  return { room, producer, far };
+}
+
 function copiesOf(roomId: string, producerId: string) {
   return t.media.roomForTesting(roomId)?.pipes.get(producerId);
 }
@@ -129,12 +140,7 @@ describe('a room over two workers', () => {
   });
 
   it('pipes a producer to another worker once, reuses the pipe, and closes it with the last consumer there or with the producer', async () => {
-    const room = await api.router();
-    const send = await transportOn(room, 'send');
-    const producer = await api.producer(send.id, 'video');
-    await fillWorker(room, producer.id);
-    const far = await transportOn(room, 'recv');
-    expect(far.workerPid).not.toBe(send.workerPid);
+    const { room, producer, far } = await producerAcrossWorkers();
     const a = await api.consumer(far.id, producer.id, room.rtpCapabilities);
     const copies = copiesOf(room.id, producer.id)!;
     expect(copies.size).toBe(1);
@@ -166,12 +172,7 @@ describe('a room over two workers', () => {
   });
 
   it('a producer paused and resumed reaches its consumers on the other worker, with the same events', async () => {
-    const room = await api.router();
-    const send = await transportOn(room, 'send');
-    const producer = await api.producer(send.id, 'video');
-    await fillWorker(room, producer.id);
-    const far = await transportOn(room, 'recv');
-    expect(far.workerPid).not.toBe(send.workerPid);
+    const { room, producer, far } = await producerAcrossWorkers();
     const c = await api.consumer(far.id, producer.id, room.rtpCapabilities);
     expect((await api.post(`/internal/v1/consumers/${c.id}/resume`)).status).toBe(200);
 

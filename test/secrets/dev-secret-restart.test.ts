@@ -1,18 +1,13 @@
 // The real server without AUTH_KEY_SECRET in development (issue 32 #5): it generates one into
 // ${DATA_DIR}/auth-key-secret (0600), says so once without the value, and after a restart on the same
 // DATA_DIR reuses it, so a reset code mailed before the restart still works after it.
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
-import { startServer, type ServerProcess } from '../support/server-process.js';
+import { expect, it } from 'vitest';
+import { generatedSecret, useDevServers } from '../support/dev-servers.js';
+import type { ServerProcess } from '../support/server-process.js';
 
-const dirs: string[] = [];
-const servers: ServerProcess[] = [];
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-}, 60_000);
+const { dataDir: tempDataDir, start } = useDevServers();
 
 async function post(server: ServerProcess, route: string, body: unknown): Promise<{ code: number }> {
   const res = await fetch(`${server.url}/api/v1/auth${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -20,16 +15,12 @@ async function post(server: ServerProcess, route: string, body: unknown): Promis
 }
 
 it('generates the secret once under DATA_DIR, never prints it, and a restart keeps reset codes valid', async () => {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'auth-key-server-'));
-  dirs.push(dataDir);
+  const dataDir = await tempDataDir('auth-key-server-');
   // No AUTH_KEY_SECRET, the embedded database on disk; the mail goes to the log (no SMTP_URL).
   const env = { AUTH_KEY_SECRET: '', DATABASE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
-  const first = await startServer(env, { timeoutMs: 60_000 });
-  servers.push(first);
+  const first = await start(env, { timeoutMs: 60_000 });
   const file = path.join(dataDir, 'auth-key-secret');
-  const secret = (await readFile(file, 'utf8')).trim();
-  expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-  expect((await stat(file)).mode & 0o777).toBe(0o600);
+  const secret = await generatedSecret(file);
   expect(first.logLines().filter((l) => /AUTH_KEY_SECRET is not set: generated/.test(l.msg))).toEqual([expect.objectContaining({ file })]);
 
   const email = `restart_${Date.now()}@example.com`;
@@ -44,8 +35,7 @@ it('generates the secret once under DATA_DIR, never prints it, and a restart kee
   await first.stop();
   expect(first.output()).not.toContain(secret);
 
-  const second = await startServer(env, { timeoutMs: 60_000 });
-  servers.push(second);
+  const second = await start(env, { timeoutMs: 60_000 });
   expect((await readFile(file, 'utf8')).trim()).toBe(secret);
   expect(second.logLines().filter((l) => /generated/.test(l.msg))).toEqual([]);
   expect((await post(second, '/password/reset', { email, code, new_password: 'second-Secret-pw' })).code).toBe(0);
