@@ -2,6 +2,7 @@
 // (package subpath `chat-backend/relay-client`, src/client/index.ts), built on Hono's RPC client over
 // the API type of the relay's contract (src/relay/contract/api.ts): no server code in its types.
 import { hc, type ClientResponse } from 'hono/client';
+import { accountsClient } from './accounts.js';
 import { toError } from './errors.js';
 import { eventsClient } from './events.js';
 import type { PipeRelay, RelayApi, RelayClientOptions } from './types.js';
@@ -10,6 +11,7 @@ import type { PipeRelay, RelayApi, RelayClientOptions } from './types.js';
 // (the package's entry is index.ts).
 export { RelayClientError } from './errors.js';
 export { createPipes, type PipeEnd, type PipedProducer, type Pipes } from './pipes.js';
+export type { BanBody, Introspection, OperatorUser, OperatorUserDetail, UsersPage } from './accounts.js';
 export { verifyWebhook, WebhookVerificationError, type EventsIterator, type EventsOptions } from './events.js';
 export type { PipeRelay, RelayApi, RelayClientOptions, RelayErrorCode, RelayEvent, RelayEventType, RelayStreamEvent, WebhookBatch } from './types.js';
 
@@ -90,6 +92,8 @@ export function createRelayClient(options: RelayClientOptions) {
     closePipeTransport: (id: string) => empty(pipeTransports[':id'].$delete({ param: { id } })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
+    /** introspect, ban, unban, user, users: the account area's internal operations (src/client/accounts.ts). */
+    ...accountsClient(options),
   };
 }
 
