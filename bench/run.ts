@@ -10,6 +10,7 @@ const BENCHMARKS = [
   { name: 'room-capacity', limitMs: 270_000 },
   { name: 'auth-profile', limitMs: 120_000 },
   { name: 'auth-login-loop', limitMs: 60_000 },
+  { name: 'introspect', limitMs: 90_000 },
   { name: 'auth-profile-redis', limitMs: 120_000 },
   { name: 'auth-login-loop-redis', limitMs: 60_000 },
   { name: 'startup', limitMs: 120_000 },

@@ -5,6 +5,7 @@
 // package's declarations need no server code, no hono and no zod.
 import { hc, type ClientResponse } from 'hono/client';
 import type { RelayApi } from '../relay/contract/api.js';
+import { accountsClient } from './accounts.js';
 import { toError } from './errors.js';
 import { eventsClient, type EventsIterator, type EventsOptions } from './events.js';
 import type * as Wire from './types.js';
@@ -102,6 +103,8 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
     iceServers: (body = {}) => json(iceServers.$post({ json: body })),
     /** `events({ routerIds?, lastEventId?, signal? })`: the event stream, resuming on its own (src/client/events.ts). */
     ...eventsClient(options),
+    /** introspect, ban, unban, user, users: the account area's internal operations (src/client/accounts.ts). */
+    ...accountsClient(options),
   };
 }
 
@@ -154,6 +157,15 @@ export interface RelayClient extends PipeRelay {
   getRecording(id: string): Promise<Wire.Recording>;
   /** Stops a recording; resolves once its file is finalised. */
   stopRecording(id: string): Promise<Wire.Recording>;
+  /** Whether an access token is active now, and whose (RFC 7662); `{active: false}` for any other token. */
+  introspect(token: string): Promise<Wire.Introspection>;
+  /** Bans a user (every session ends at once); RelayClientError NOT_FOUND for an unknown id. */
+  ban(userId: number, body?: Wire.BanBody): Promise<Wire.OperatorUser>;
+  unban(userId: number): Promise<Wire.OperatorUser>;
+  /** One user for operators: fields, the ban in force, live sessions. */
+  user(userId: number): Promise<Wire.OperatorUserDetail>;
+  /** A page of users; `query`: username or e-mail prefix; follow `next_cursor`. */
+  users(query?: { query?: string; cursor?: string; limit?: number }): Promise<Wire.UsersPage>;
   /** TURN servers with a short-lived credential for `userId` (`{iceServers: [], expiresIn: 0}` when the relay has no TURN). */
   iceServers(body?: Wire.IceServersBody): Promise<Wire.IceServers>;
   /** The event stream, resuming on its own with Last-Event-ID (src/client/events.ts). */

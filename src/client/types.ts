@@ -843,3 +843,76 @@ export interface PipeRelay {
   pauseProducer(id: string): Promise<PausedState>;
   resumeProducer(id: string): Promise<PausedState>;
 }
+
+// --- The account area on the internal surface: introspection and moderation (src/accounts/contract) ---
+
+/** RFC 7662's answer: whose an active access token is, or `{active: false}` for any other token. */
+export type Introspection =
+  | {
+      active: true;
+      /** The user id. */
+      sub: string;
+      /** The session's public id. */
+      sid: string;
+      username: string;
+      roles: string[];
+      /** Unix time, seconds. */
+      exp: number;
+      iat: number;
+      iss: string;
+      aud: string;
+      token_type: 'access_token';
+    }
+  | { active: false };
+
+export interface BanBody {
+  /** When the ban ends, yyyy-MM-dd HH:mm:ss (Asia/Shanghai), in the future; absent: until lifted. */
+  until?: string | undefined;
+  /** For operators; never shown to the user. */
+  reason?: string | undefined;
+}
+
+export interface OperatorUser {
+  id: number;
+  username: string;
+  email: string;
+  nickname: string;
+  roles: string[];
+  created_at: string;
+  /** The ban in force; null when the user is not banned. */
+  ban: { since: string; until: string | null; reason: string | null } | null;
+}
+
+export interface OperatorUserDetail extends OperatorUser {
+  /** Live sessions. */
+  sessions: number;
+}
+
+export interface UsersPage {
+  users: OperatorUser[];
+  next_cursor: string | null;
+}
+
+/** Why a session ended. */
+export type SessionEndReason = 'logout' | 'revoked' | 'password_changed' | 'password_reset' | 'reuse_detected' | 'account_deleted' | 'banned';
+
+export interface SessionEndedEvent extends EventBase<'auth.session.ended'> {
+  userId: number;
+  /** The session's public id (the `sid` of its access tokens). */
+  sessionId: string;
+  reason: SessionEndReason;
+}
+export interface UserDeletedEvent extends EventBase<'auth.user.deleted'> {
+  userId: number;
+}
+export interface UserBannedEvent extends EventBase<'auth.user.banned'> {
+  userId: number;
+  until: string | null;
+  reason: string | null;
+}
+export interface UserUnbannedEvent extends EventBase<'auth.user.unbanned'> {
+  userId: number;
+}
+/** An event of the account area (stream and webhook); it concerns no router. */
+export type AccountEvent = SessionEndedEvent | UserDeletedEvent | UserBannedEvent | UserUnbannedEvent;
+export type AccountEventType = AccountEvent['type'];

@@ -333,6 +333,84 @@ describe('fuzz /api/v1/auth', () => {
     );
   });
 
+  it('POST /internal/v1/auth/introspect (JSON or form; active only for a live token)', async () => {
+    const live = () => owner.tokens.token;
+    const tokenValue = fc.oneof(fc.constant(null).map(live), corrupted(fc.constant(null).map(live)), anyString, anyJson, fc.constant('x'.repeat(5000)));
+    const jsonBody = fc.oneof(anyJson, fc.record({ token: tokenValue, token_type_hint: fc.oneof(anyString, fc.constant('access_token')) }, { requiredKeys: [] }));
+    const formBody = fc.tuple(tokenValue, anyString).map(([token, extra]) => `token=${encodeURIComponent(wellFormed(String(token)))}&${encodeURIComponent(wellFormed(extra))}=1`);
+    const body = fc.oneof(
+      jsonBody.map((b) => ({ type: 'application/json', text: JSON.stringify(b) ?? 'null' })),
+      formBody.map((text) => ({ type: 'application/x-www-form-urlencoded', text })),
+      fc.tuple(contentType, anyString).map(([type, text]) => ({ type, text })),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const res = await t.app.request('/internal/v1/auth/introspect', {
+          method: 'POST',
+          headers: { 'X-Internal-Token': t.internalToken, ...(b.type === undefined ? {} : { 'content-type': b.type }) },
+          body: b.text,
+        });
+        const a = await answerOf(res);
+        stats.record(a.status);
+        const what = `POST /internal/v1/auth/introspect [${b.type}] ${b.text.slice(0, 200)}`;
+        expectRelayAnswer(a, 200, ['VALIDATION_ERROR'], what);
+        if (a.status === 200) {
+          const answer = a.body as { active: boolean; sub?: string };
+          expect(typeof answer.active, what).toBe('boolean');
+          if (answer.active) expect(answer.sub, what).toBe(String(owner.id));
+        }
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /.well-known/jwks.json', async () => {
+    await fc.assert(
+      fc.asyncProperty(requests(anyJson), async (r) => {
+        const a = await send('GET', '/.well-known/jwks.json', r);
+        expect(a.status, describeRequest('GET', '/.well-known/jwks.json', r)).toBe(200);
+        expect((a.body as { keys: unknown[] }).keys.length).toBeGreaterThanOrEqual(1);
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('moderation: GET /internal/v1/users(/:id), POST and DELETE /internal/v1/users/:id/ban', async () => {
+    const target = await register(t.app);
+    const id = fc.oneof(notAnId, fc.constant(null).map(() => String(target.id)), fc.constantFrom('0', '-1', '2147483647', '2147483648', '1e3', '%00', '99999999999999999999'), fc.integer({ max: 0 }).map(String), fc.integer({ min: 2_000_000_000 }).map(String));
+    // Only the target and ids no user has: the other fuzz users (the owner's tokens) must stay unbanned.
+    const names = fc.constantFrom('query', 'cursor', 'limit', 'other', '__proto__', '');
+    const value = fc.oneof(anyString, fc.constantFrom('1', '0', '100', '101', '%', '_', '\\', 'dTE', 'dTA', 'x'.repeat(300)), fc.integer().map(String));
+    const usersQuery = fc.array(fc.tuple(names, value), { maxLength: 5 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(wellFormed(v))}`).join('&')}`));
+    const until = fc.oneof(anyString, anyJson, fc.constantFrom('2099-01-01 00:00:00', '2020-01-01 00:00:00', '2099-02-30 00:00:00', '9999-12-31 23:59:59', '10000-01-01 00:00:00', '2099-01-01T00:00:00Z'));
+    const banBody = fc.oneof(anyJson, fc.record({ until, reason: fc.oneof(anyString, anyJson) }, { requiredKeys: [] }));
+    const call = fc.oneof(
+      usersQuery.map((q) => ({ method: 'GET', path: `/internal/v1/users${q}`, body: undefined as string | undefined })),
+      id.map((i) => ({ method: 'GET', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}`, body: undefined as string | undefined })),
+      fc.tuple(id, banBody).map(([i, b]) => ({ method: 'POST', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: JSON.stringify(b) ?? 'null' })),
+      id.map((i) => ({ method: 'DELETE', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: undefined as string | undefined })),
+    );
+    await fc.assert(
+      fc.asyncProperty(call, async (c) => {
+        const res = await t.app.request(c.path, {
+          method: c.method,
+          headers: { 'X-Internal-Token': t.internalToken, ...(c.body === undefined ? {} : { 'content-type': 'application/json' }) },
+          ...(c.body === undefined ? {} : { body: c.body }),
+        });
+        const a = await answerOf(res);
+        stats.record(a.status);
+        const what = `${c.method} ${c.path.slice(0, 200)} ${c.body?.slice(0, 200) ?? ''}`;
+        expectRelayAnswer(a, 200, ['VALIDATION_ERROR', 'NOT_FOUND'], what);
+        if (a.status === 200 && c.method === 'GET' && !c.path.includes('/users/')) {
+          expect((a.body as { users: unknown[] }).users.length, what).toBeLessThanOrEqual(100);
+        }
+      }),
+      fuzzParameters(),
+    );
+    // Whatever the fuzz left, lifting the ban restores the user's login.
+    expect((await t.app.request(`/internal/v1/users/${target.id}/ban`, { method: 'DELETE', headers: { 'X-Internal-Token': t.internalToken } })).status).toBe(200);
+  });
+
   it('GET /profile', async () => {
     await fc.assert(
       fc.asyncProperty(
