@@ -114,12 +114,15 @@ export interface MediaService extends MediaOps {
  */
 export async function createMedia(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
   const startedAt = new Date();
+  // Assigned once the registry and the rooms it watches exist; their callbacks run only after that.
+  // eslint-disable-next-line prefer-const -- declared before the closures that read it, assigned below
   let bridge: EventBridge | undefined;
   const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge!.watch(kind, entry) });
   const rooms = new RoomBook({ registry, onPart: (room, part) => bridge!.watchPart(room, part) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
   const bus = options.bus ?? createRelayBus({ bufferSize: 1 });
   bridge = createEventBridge({ registry, rooms, pool, bus, logger });
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- closures over createEngineCall's state, no `this`
   const { engine, engineFor, inFlightOn } = createEngineCall({
     timeoutMs: options.engineTimeoutMs ?? ENGINE_TIMEOUT_MS,
     logger,
@@ -241,9 +244,10 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 
     roomForTesting: (routerId) => registry.get('router', routerId),
 
-    async close() {
+    close() {
       for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');
       pool.close();
+      return Promise.resolve();
     },
   };
 }

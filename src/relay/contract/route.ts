@@ -127,13 +127,13 @@ export function relayRoute<
     summary: spec.summary,
     tags: [tagOf(spec.path)],
     operationId: operationIdOf(spec.method, `${RELAY_PREFIX}${spec.path}`),
-    // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
+     
     ...(spec.description ? { description: spec.description } : {}),
     request: {
-      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
+       
       ...(hasId ? { params: idParams } : {}),
       ...(spec.query ? { query: spec.query } : {}),
-      // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}` is the identity of these type-level intersections, as in Hono's own types
+       
       ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: documented(spec.body, 'input') } } } } : {}),
     },
     responses: responses as RouteConfig['responses'],

@@ -263,7 +263,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       else fail(r, outcome.error);
     }
   }
-  bus.listen(onEvent as (event: unknown) => void);
+  bus.listen(onEvent);
 
   async function checkStorage(): Promise<void> {
     await mkdir(dir, { recursive: true });

@@ -2,7 +2,7 @@
 // Creations under way count as held, as pending routers count against MEDIASOUP_MAX_ROUTERS, so a
 // burst of concurrent requests cannot overshoot the cap while the engine works.
 import { RelayError } from '../errors.js';
-import { KINDS, type KindPlural, type ResourceKind } from './kinds.js';
+import { KINDS, type ResourceKind } from './kinds.js';
 import type { MediaRegistry } from './registry.js';
 
 /**
