@@ -656,7 +656,7 @@ describe('fuzz /internal', () => {
     expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
     expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
     expect(after.counts).toEqual(countsBefore);
-    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0 });
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
     expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
