@@ -546,6 +546,10 @@ export interface Recording {
   error?: string | undefined;
   bytes?: number | undefined;
   durationMs?: number | undefined;
+  /** With RECORDINGS_S3_BUCKET: the upload of the finished file. */
+  upload?: 'pending' | 'uploaded' | 'failed' | undefined;
+  /** The object's key in RECORDINGS_S3_BUCKET once uploaded. */
+  key?: string | undefined;
 }
 export interface RecordingList {
   recordings: Recording[];
@@ -754,6 +758,12 @@ export interface RecordingStoppedEvent extends EventBase<'recording.stopped'>, O
   durationMs: number;
   appData: AppData;
 }
+export interface RecordingUploadedEvent extends EventBase<'recording.uploaded'>, OnRouter {
+  recordingId: string;
+  key: string;
+  bytes: number;
+  appData: AppData;
+}
 export interface RecordingFailedEvent extends EventBase<'recording.failed'>, OnRouter {
   recordingId: string;
   error: string;
@@ -803,6 +813,7 @@ export type RelayEvent =
   | SilenceEvent
   | RecordingStartedEvent
   | RecordingStoppedEvent
+  | RecordingUploadedEvent
   | RecordingFailedEvent
   | RelayDrainingEvent;
 

@@ -90,6 +90,12 @@ export const relayVariables = {
   RECORDINGS_MAX: int(16, 1, 1000),
   RECORDINGS_MIN_FREE_MB: int(1024, 0, 100_000_000),
   RECORDINGS_MAX_DURATION_S: int(14_400, 1, 604_800),
+  // Upload to S3-compatible storage (Tigris, AWS S3, MinIO) when a bucket is set; credentials are the
+  // AWS SDK's own (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...), read by the SDK, never logged.
+  RECORDINGS_S3_BUCKET: optionalString.pipe(z.string().min(3).max(63).regex(/^[a-z0-9][a-z0-9.-]+[a-z0-9]$/, 'an S3 bucket name').optional()),
+  RECORDINGS_S3_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/ }).max(2048).optional()),
+  RECORDINGS_S3_REGION: z.string().min(1).max(64).default('auto'),
+  RECORDINGS_KEEP_LOCAL: z.enum(['0', '1']).default('0'),
   // A room's new transports stay on the worker that holds it until that worker carries this many
   // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
   MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
@@ -136,6 +142,9 @@ export const relayConfig = z
         message: 'must be set when MEDIASOUP_PLAIN_LISTEN_IP is a wildcard address (0.0.0.0 or ::): an RTP sender cannot be told to send there',
       });
     }
+    if (env.RECORDINGS_S3_ENDPOINT !== undefined && env.RECORDINGS_S3_BUCKET === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['RECORDINGS_S3_BUCKET'], message: 'must be set when RECORDINGS_S3_ENDPOINT is set (recordings are uploaded to it)' });
+    }
     if (env.MEDIASOUP_RESTART_MAX_MS < env.MEDIASOUP_RESTART_BASE_MS) {
       ctx.addIssue({ code: 'custom', path: ['MEDIASOUP_RESTART_MAX_MS'], message: 'must be >= MEDIASOUP_RESTART_BASE_MS' });
     }
@@ -159,6 +168,11 @@ export const relayConfig = z
       max: env.RECORDINGS_MAX,
       minFreeMb: env.RECORDINGS_MIN_FREE_MB,
       maxDurationS: env.RECORDINGS_MAX_DURATION_S,
+      /** Undefined unless RECORDINGS_S3_BUCKET is set. */
+      s3:
+        env.RECORDINGS_S3_BUCKET === undefined
+          ? undefined
+          : { bucket: env.RECORDINGS_S3_BUCKET, endpoint: env.RECORDINGS_S3_ENDPOINT, region: env.RECORDINGS_S3_REGION, keepLocal: env.RECORDINGS_KEEP_LOCAL === '1' },
     },
     media: {
       workers: env.MEDIASOUP_WORKERS,

@@ -21,7 +21,7 @@ export interface RelayDeps {
   /** Engine options (tests shorten the worker backoff or the engine deadline). */
   media?: Omit<MediaServiceOptions, 'bus'>;
   /** Recorder options (tests shorten the stop timeout). */
-  recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs'>;
+  recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs' | 'upload'>;
 }
 
 export interface RelayModule extends Module {
@@ -63,6 +63,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
       const started = Date.now();
       // Recordings first, while their RTP still flows: ffmpeg then finalises each file at once.
       await recordings.stopAll('shutdown');
+      recordings.close();
       // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
       // then gets what time is left to deliver them.
       await media.close();

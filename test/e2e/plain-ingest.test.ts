@@ -56,7 +56,7 @@ describe.skipIf(skipWithout(FFMPEG))('plain RTP ingest (real ffmpeg)', () => {
 
       // Closing a plain transport closes its producer and that producer's consumer.
       const events: { type: string; reason?: string }[] = [];
-      const off = t.events.bus.listen((event) => void events.push(event as never));
+      const off = t.events.bus.listen((event) => void events.push(event));
       await relay.closePlainTransport(video.id);
       await waitFor(() => events.some((e) => e.type === 'consumer.closed'), { timeoutMs: 5000, what: 'consumer.closed' });
       off();

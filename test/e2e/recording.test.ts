@@ -44,12 +44,12 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     );
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
     t.events.bus.listen((event) => void events.push(event as Ev));
-  });
+  }, 90_000);
 
   afterAll(async () => {
     await t?.close();
     rmSync(dir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   async function openRoom(): Promise<Room> {
     const router = await relay.createRouter({});

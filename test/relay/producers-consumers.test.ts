@@ -240,6 +240,7 @@ describe('closing and cascades', () => {
       dataProducers: 0,
       dataConsumers: 0,
       pipeTransports: 0,
+      plainTransports: 0,
     });
   });
 
@@ -269,6 +270,7 @@ describe('closing and cascades', () => {
       dataProducers: 0,
       dataConsumers: 0,
       pipeTransports: 0,
+      plainTransports: 0,
     });
 
     // Closing a recv transport takes only its consumers; their producer keeps serving others.

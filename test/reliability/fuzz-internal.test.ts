@@ -501,10 +501,10 @@ describe('fuzz /internal', () => {
     const create = () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, enableSrtp: false, appData: { source: 'obs' } });
     const connect = () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 });
     const target = fc.oneof(
-      fc.constant({ method: 'POST', path: async () => '/internal/v1/plain-transports', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], body: fc.oneof(anyJson, mutatedHostile(create), mutatedHostile(() => ({ routerId: base.routerId, comedia: true }))) }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/plain-transports'), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], body: fc.oneof(anyJson, mutatedHostile(create), mutatedHostile(() => ({ routerId: base.routerId, comedia: true }))) }),
       idOf(() => freshPlain({ rtcpMux: false })).map((id) => ({ method: 'POST', path: async () => `/internal/v1/plain-transports/${await id()}/connect`, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(connect), mutatedHostile(() => ({ ip: '::1', port: 65535 })), mutatedHostile(() => ({ ip: '169.254.169.254', port: 80 }))) })),
-      fc.constant({ method: 'POST', path: async () => '/internal/v1/producers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, kind: 'video', rtpParameters: vp8Parameters() }))) }),
-      fc.constant({ method: 'POST', path: async () => '/internal/v1/consumers', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) }))) }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/producers'), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, kind: 'video', rtpParameters: vp8Parameters() }))) }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/consumers'), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CAN_NOT_CONSUME'], body: fc.oneof(anyJson, mutatedHostile(() => ({ transportId: base.plain, producerId: base.producerId, rtpCapabilities: structuredClone(base.rtpCapabilities) }))) }),
       idOf(() => freshPlain()).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/plain-transports/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
     );
     await fc.assert(
@@ -528,10 +528,10 @@ describe('fuzz /internal', () => {
   it('recordings: POST, GET list and one, DELETE', async () => {
     const create = () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } });
     const target = fc.oneof(
-      fc.constant({ method: 'POST', path: async () => '/internal/v1/recordings', success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], body: fc.oneof(anyJson, mutatedHostile(create)) }),
-      fc.constantFrom('', '?routerId=x', '?routerId=', `?routerId=${'a'.repeat(300)}`, '?other=1').map((query) => ({ method: 'GET', path: async () => `/internal/v1/recordings${query}`, success: 200, codes: ['VALIDATION_ERROR'], body: anyJson })),
-      idOf(async () => 'no-such-recording').map((id) => ({ method: 'GET', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
-      idOf(async () => '..%2F..%2Fetc%2Fpasswd').map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/recordings'), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], body: fc.oneof(anyJson, mutatedHostile(create)) }),
+      fc.constantFrom('', '?routerId=x', '?routerId=', `?routerId=${'a'.repeat(300)}`, '?other=1').map((query) => ({ method: 'GET', path: () => Promise.resolve(`/internal/v1/recordings${query}`), success: 200, codes: ['VALIDATION_ERROR'], body: anyJson })),
+      idOf(() => Promise.resolve('no-such-recording')).map((id) => ({ method: 'GET', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
+      idOf(() => Promise.resolve('..%2F..%2Fetc%2Fpasswd')).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/recordings/${await id()}`, success: 200, codes: ['NOT_FOUND'], body: anyJson })),
     );
     await fc.assert(
       fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
@@ -603,12 +603,10 @@ describe('fuzz /internal', () => {
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
     ];
+    const connectTarget = (body: unknown): Target => ({ path: 'connect', body: () => body, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] });
     const cases = fc.oneof(
       ...targets.map((target) => mutated(target.body, { oversized: 'only' }).map((body) => ({ target, body }))),
-      mutated(() => ({ dtlsParameters: dtls() }), { oversized: 'only' }).map((body) => {
-        const target: Target = { path: 'connect', body: () => body, success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] };
-        return { target, body };
-      }),
+      mutated(() => ({ dtlsParameters: dtls() }), { oversized: 'only' }).map((body) => ({ target: connectTarget(body), body })),
     );
     await fc.assert(
       fc.asyncProperty(cases, async ({ target, body }) => {
@@ -707,7 +705,7 @@ describe('fuzz /internal', () => {
     expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
     expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
     expect(after.counts).toEqual(countsBefore);
-    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0 });
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
     expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });

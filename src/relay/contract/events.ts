@@ -138,10 +138,15 @@ export const eventSchemas = {
     },
     'A recording ended and its file is finalised.',
   ),
+  'recording.uploaded': event(
+    'recording.uploaded',
+    { recordingId: z.string(), routerId: z.string(), key: z.string(), bytes: z.int().min(0), appData: recordingAppData },
+    "A finished recording's file is in RECORDINGS_S3_BUCKET under key (its size checked); the local file is removed unless RECORDINGS_KEEP_LOCAL=1.",
+  ),
   'recording.failed': event(
     'recording.failed',
     { recordingId: z.string(), routerId: z.string(), error: z.string(), appData: recordingAppData },
-    'A recording failed (ffmpeg died or could not start, disk full, port trouble); a partial file is kept.',
+    'A recording failed (ffmpeg died or could not start, disk full, port trouble; or its upload, after the last retry); the file is kept.',
   ),
   'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
 } as const;

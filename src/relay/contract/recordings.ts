@@ -41,6 +41,8 @@ export const recordingSchema = z.object({
   error: z.string().optional().describe('why it failed (state failed)'),
   bytes: z.int().min(0).optional().describe("the file's size once it is finalised"),
   durationMs: z.int().min(0).optional().describe('wall time from start to stop, once it is finalised'),
+  upload: z.enum(['pending', 'uploaded', 'failed']).optional().describe('with RECORDINGS_S3_BUCKET: the upload of the finished file'),
+  key: z.string().optional().describe("the object's key in RECORDINGS_S3_BUCKET once uploaded"),
 });
 
 export const recordingListSchema = z.object({ recordings: z.array(recordingSchema) });

@@ -21,6 +21,7 @@ import { notFound, RelayError, validationError } from '../errors.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../index.js';
 import { mediaCodecOf, recordingSdp } from './sdp.js';
+import { createUploader, type Uploader, type UploaderOptions } from './upload.js';
 
 export type StopReason = z.infer<typeof recordingStopReason>;
 export type RecordingView = z.output<typeof recordingSchema>;
@@ -43,6 +44,8 @@ export interface RecordingsDeps {
   /** The ffmpeg to run (default `ffmpeg` on PATH). */
   ffmpegPath?: string;
   stopTimeoutMs?: number;
+  /** Retry timing of the uploads (tests shorten it). */
+  upload?: UploaderOptions;
 }
 
 interface Track {
@@ -66,6 +69,8 @@ interface Recording {
   error?: string;
   bytes?: number;
   durationMs?: number;
+  upload?: RecordingView['upload'];
+  key?: string;
   readonly tracks: Track[];
   process?: ChildProcess;
   exited?: Promise<void>;
@@ -86,14 +91,16 @@ export interface Recordings {
   stopAll(reason: StopReason): Promise<void>;
   /** Recordings starting or under way. */
   active(): number;
+  /** Cancels the upload retries under way (after stopAll, on shutdown): those files stay in RECORDINGS_DIR. */
+  close(): void;
   /** The ffmpeg process of a recording, for the tests that kill it. */
   processForTesting(id: string): ChildProcess | undefined;
 }
 
-const FORMATS: Record<Format, { muxer: string; ext: string }> = {
-  webm: { muxer: 'webm', ext: 'webm' },
-  mkv: { muxer: 'matroska', ext: 'mkv' },
-  ogg: { muxer: 'ogg', ext: 'ogg' },
+const FORMATS: Record<Format, { muxer: string; ext: string; contentType: string }> = {
+  webm: { muxer: 'webm', ext: 'webm', contentType: 'video/webm' },
+  mkv: { muxer: 'matroska', ext: 'mkv', contentType: 'video/x-matroska' },
+  ogg: { muxer: 'ogg', ext: 'ogg', contentType: 'audio/ogg' },
 };
 
 export function createRecordings(deps: RecordingsDeps): Recordings {
@@ -104,6 +111,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   const recordings = new Map<string, Recording>();
   /** Loopback ports handed to a recording's ffmpeg and not yet given back. */
   const portsInUse = new Set<number>();
+  const uploader: Uploader | undefined = config.s3 ? createUploader(config.s3, logger, deps.upload) : undefined;
 
   const isActive = (r: Recording) => r.state === 'starting' || r.state === 'recording' || r.state === 'stopping';
 
@@ -129,6 +137,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       ...(r.error ? { error: r.error } : {}),
       ...(r.bytes === undefined ? {} : { bytes: r.bytes }),
       ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+      ...(r.upload ? { upload: r.upload } : {}),
+      ...(r.key ? { key: r.key } : {}),
     };
   }
 
@@ -206,9 +216,30 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       r.bytes = await fileSize(r);
       logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
       bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
+      if (uploader) upload(uploader, r);
       trim();
     })();
     return r.ending;
+  }
+
+  /** Uploads a finished file in the background: recording.uploaded, or recording.failed after the last retry. */
+  function upload(to: Uploader, r: Recording): void {
+    r.upload = 'pending';
+    const key = r.file;
+    to.upload(pathOf(r.id, FORMATS[r.format].ext), key, FORMATS[r.format].contentType).then(
+      (bytes) => {
+        r.upload = 'uploaded';
+        r.key = key;
+        logger.info({ recordingId: r.id, key, bytes }, 'recording uploaded');
+        bus.publish({ type: 'recording.uploaded', recordingId: r.id, routerId: r.routerId, key, bytes, appData: r.appData });
+      },
+      (error: unknown) => {
+        r.upload = 'failed';
+        const message = error instanceof Error ? error.message : String(error);
+        logger.error({ recordingId: r.id, key, error: message }, 'recording upload failed; the file stays in RECORDINGS_DIR');
+        bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error: message, appData: r.appData });
+      },
+    );
   }
 
   /** What a close elsewhere in the relay means for the recordings: the bus tells it, as it tells every sink. */
@@ -232,7 +263,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       else fail(r, outcome.error);
     }
   }
-  bus.listen(onEvent as (event: unknown) => void);
+  bus.listen(onEvent);
 
   async function checkStorage(): Promise<void> {
     await mkdir(dir, { recursive: true });
@@ -408,6 +439,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       await Promise.all([...recordings.values()].filter(isActive).map((r) => end(r, reason)));
     },
     active: () => [...recordings.values()].filter(isActive).length,
+    close: () => uploader?.close(),
     processForTesting: (id) => recordings.get(id)?.process,
   };
 }

@@ -24,7 +24,7 @@ export function recordingSdp(tracks: SdpTrack[]): string {
     lines.push(`m=${kind} ${port} RTP/AVP ${pt}`);
     lines.push(`a=rtpmap:${pt} ${name}/${codec.clockRate}${kind === 'audio' && codec.channels ? `/${codec.channels}` : ''}`);
     // Only known, harmless parameters: the rest are the engine's, and nothing of a request reaches ffmpeg unchecked.
-    const fmtp = Object.entries(codec.parameters ?? {})
+    const fmtp = Object.entries((codec.parameters ?? {}) as Record<string, unknown>)
       .filter(([key, value]) => /^[a-z0-9-]{1,32}$/i.test(key) && /^[A-Za-z0-9+/=,._-]{1,256}$/.test(String(value)))
       .map(([key, value]) => `${key}=${String(value)}`);
     if (fmtp.length) lines.push(`a=fmtp:${pt} ${fmtp.join(';')}`);

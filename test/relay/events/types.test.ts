@@ -12,7 +12,7 @@ describe('event types', () => {
         'producer.closed', 'producer.paused', 'producer.resumed', 'producer.score', 'consumer.closed', 'consumer.paused',
         'consumer.resumed', 'consumer.score', 'consumer.layers', 'dataProducer.closed', 'dataConsumer.closed',
         'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining', 'pipeTransport.closed',
-        'plainTransport.closed', 'recording.started', 'recording.stopped', 'recording.failed',
+        'plainTransport.closed', 'recording.started', 'recording.stopped', 'recording.failed', 'recording.uploaded',
       ].sort(),
     );
     for (const type of EVENT_TYPES) expect(eventSchemas[type].shape.type.value).toBe(type);
