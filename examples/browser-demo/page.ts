@@ -107,11 +107,16 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = new FormData(event.target as HTMLFormElement);
   const action = (event.submitter as HTMLButtonElement | null)?.value === 'login' ? 'login' : 'register';
-  const username = String(form.get('username') ?? '');
-  const password = String(form.get('password') ?? '');
+  // Text fields only (FormData may also hold files, which have no text to send).
+  const text = (name: string) => {
+    const value = form.get(name);
+    return typeof value === 'string' ? value : '';
+  };
+  const username = text('username');
+  const password = text('password');
   const request =
     action === 'register'
-      ? account('register', { username, password, email: String(form.get('email') || `${username}@example.com`) })
+      ? account('register', { username, password, email: text('email') || `${username}@example.com` })
       : account('login', { account: username, password });
   request.then(() => {
     setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
