@@ -16,7 +16,7 @@ mediasoup.observer.on('newworker', (worker) =>
   ),
 );
 
-const { t, api } = useRelayApp();
+const { api } = useRelayApp();
 
 async function room() {
   const router = await api.router();

@@ -92,6 +92,7 @@ describe('worker killed with SIGKILL during a burst of media requests', () => {
       { concurrency: 8, maxCount: 100_000, maxMs: 30_000, until: () => stop },
     );
     let killedAt = 0;
+    // eslint-disable-next-line no-useless-assignment -- read in the report below whether or not the restart was seen
     let backAfterMs = 0;
     try {
       await sleep(700);
@@ -170,7 +171,6 @@ describe('worker that stops answering (SIGSTOP)', () => {
     const logger = createLogger({ level: 'silent' });
     const { database, drop } = await openTestDatabase();
     const composition = await compose(config, { logger, database, internalToken: TEST_INTERNAL_TOKEN, areas: { accounts: false }, media: { engineTimeoutMs: 1500 } });
-    const media = composition.relay!.media;
     const app = composition.app();
     let pid = 0;
     cleanups.push(async () => {
