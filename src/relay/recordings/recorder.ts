@@ -155,7 +155,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   }
 
   /** Closes what a recording holds in the relay (its plain transports take its consumers with them) and gives its ports back. */
-  function release(r: Recording): void {
+  function release(r: Recording): Promise<void> {
     for (const timer of r.timers) clearTimeout(timer);
     r.timers = [];
     for (const track of r.tracks) {
@@ -169,7 +169,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       portsInUse.delete(track.port);
       portsInUse.delete(track.port + 1);
     }
-    void rm(pathOf(r.id, 'sdp'), { force: true }).catch(() => {});
+    return rm(pathOf(r.id, 'sdp'), { force: true }).catch(() => {});
   }
 
   async function fileSize(r: Recording): Promise<number> {
@@ -185,7 +185,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     r.error = error;
     const child = r.process;
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    release(r);
+    void release(r);
     r.durationMs = Date.now() - r.startedAt.getTime();
     logger.error({ recordingId: r.id, routerId: r.routerId, error, stderr: r.stderr.slice(-2000) }, 'recording failed');
     bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error, appData: r.appData });
@@ -209,7 +209,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         await r.exited;
         clearTimeout(killer);
       }
-      release(r);
+      await release(r);
       r.state = 'stopped';
       r.reason = reason;
       r.durationMs = Date.now() - r.startedAt.getTime();
@@ -341,7 +341,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       await setUp(r);
     } catch (error) {
       if (r.state === 'starting') {
-        release(r);
+        void release(r);
         recordings.delete(id);
         const child = r.process;
         if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -376,7 +376,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     const output = pathOf(r.id, FORMATS[r.format].ext);
     const child = spawn(
       ffmpeg,
-      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-i', sdpPath, '-map', '0', '-c', 'copy', '-f', FORMATS[r.format].muxer, '-y', output],
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-f', FORMATS[r.format].muxer, '-y', output],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     r.process = child;
