@@ -22,13 +22,13 @@ afterAll(async () => {
 
 /** Every table of the public schema: a table added later is covered without editing this test. */
 async function tables(): Promise<string[]> {
-  const result = (await t.database.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`)) as unknown;
+  const result: unknown = await t.database.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by 1`);
   return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows).map((r) => (r as { table_name: string }).table_name);
 }
 
 /** Every row of the table as PostgreSQL renders it to text (what a dump would hold), whatever the driver. */
 async function dump(table: string): Promise<string[]> {
-  const result = (await t.database.db.execute(sql.raw(`select row_to_json(t)::text as row from ${table} t`))) as unknown;
+  const result: unknown = await t.database.db.execute(sql.raw(`select row_to_json(t)::text as row from ${table} t`));
   const rows = Array.isArray(result) ? result : (result as { rows: unknown[] }).rows;
   return rows.map((r) => (r as { row: string }).row);
 }
