@@ -30,7 +30,7 @@ function keyring(): Promise<Map<string, CryptoKey>> {
 async function accessIdOf(token: string): Promise<string | undefined> {
   const ring = await keyring();
   try {
-    const { payload } = await jwtVerify(token, async (header) => ring.get(header.kid ?? '')!, { algorithms: ['EdDSA'] });
+    const { payload } = await jwtVerify(token, (header) => ring.get(header.kid ?? '')!, { algorithms: ['EdDSA'] });
     return payload.jti;
   } catch {
     return undefined;

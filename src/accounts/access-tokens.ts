@@ -104,5 +104,5 @@ function claimsOf(payload: JWTPayload): AccessClaims {
   ) {
     throw new AuthError('invalid_access_token');
   }
-  return { iss, aud, sub, sid, jti, roles: roles as string[], iat, exp };
+  return { iss, aud, sub, sid, jti, roles, iat, exp };
 }

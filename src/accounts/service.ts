@@ -182,7 +182,7 @@ export class AuthService {
           sessions,
           values,
           // A ban that committed meanwhile wins as well (it ends every session, this one included).
-          sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} and (users.banned_at is null or users.banned_until <= ${now}) for share returning id`,
+          sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} and (users.banned_at is null or users.banned_until <= ${now.toISOString()}::timestamptz) for share returning id`,
         ),
       );
     const opened = await db.with(openedSession).select().from(openedSession);

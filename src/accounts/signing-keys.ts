@@ -188,7 +188,7 @@ export class SigningKeys {
     for (const row of rows) {
       const previous = this.loaded.get(row.kid);
       const jwk = previous?.jwk ?? (JSON.parse(row.publicJwk) as PublicJwk);
-      const verifyKey = previous?.verifyKey ?? ((await importJWK(jwk, SIGNING_ALGORITHM)) as CryptoKey);
+      const verifyKey = previous?.verifyKey ?? (await this.importPublic(jwk));
       loaded.set(row.kid, { kid: row.kid, generation: row.generation, publishAt: row.publishAt, signFrom: row.signFrom, retireAt: row.retireAt, jwk, verifyKey, sealed: row.privateKey });
     }
     for (const kid of this.privateKeys.keys()) if (!loaded.has(kid)) this.privateKeys.delete(kid);
@@ -200,6 +200,12 @@ export class SigningKeys {
     const moments = [nowMs + RELOAD_INTERVAL_MS, last.signFrom.getTime() + this.periodMs - this.leadMs];
     for (const row of rows) moments.push(row.publishAt.getTime(), row.signFrom.getTime(), row.retireAt?.getTime() ?? Number.POSITIVE_INFINITY);
     this.nextCheckMs = Math.min(...moments.filter((ms) => ms > nowMs));
+  }
+
+  private async importPublic(jwk: PublicJwk): Promise<CryptoKey> {
+    const key: CryptoKey | Uint8Array = await importJWK(jwk, SIGNING_ALGORITHM);
+    if (key instanceof Uint8Array) throw new Error(`signing key ${jwk.kid}: not an asymmetric key`);
+    return key;
   }
 
   private read() {

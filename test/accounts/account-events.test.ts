@@ -89,7 +89,7 @@ async function arrives(since: number, match: Record<string, unknown>): Promise<v
   expect(atHook!.receivedAt - since, 'webhook delivery time').toBeLessThan(WITHIN_MS);
 }
 
-async function sid(user: Registered | { tokens: { token: string } }): Promise<string> {
+function sid(user: Registered | { tokens: { token: string } }): string {
   return (JSON.parse(Buffer.from(user.tokens.token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
 }
 
@@ -99,16 +99,16 @@ describe('each way a session ends', () => {
     const since = Date.now();
     expectOk(await call(t.app, 'POST', '/logout', { token: user.tokens.token }));
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'logout' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'logout' });
   });
 
   it('a session revoked from another device', async () => {
     const user = await register(t.app);
     const other = (await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } })).body.data;
     const since = Date.now();
-    expectOk(await call(t.app, 'DELETE', `/sessions/${await sid(user)}`, { token: other.token }));
+    expectOk(await call(t.app, 'DELETE', `/sessions/${sid(user)}`, { token: other.token }));
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'revoked' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'revoked' });
   });
 
   it('password change (the other sessions)', async () => {
@@ -117,7 +117,7 @@ describe('each way a session ends', () => {
     const since = Date.now();
     expectOk(await call(t.app, 'PUT', '/password', { token: other.token, body: { old_password: user.password, new_password: 'Changed-secret-42' } }));
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'password_changed' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'password_changed' });
   });
 
   it('password reset', async () => {
@@ -127,7 +127,7 @@ describe('each way a session ends', () => {
     const since = Date.now();
     expectOk(await call(t.app, 'POST', '/password/reset', { body: { email: user.email, code, new_password: 'Reset-secret-42' } }));
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'password_reset' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'password_reset' });
   });
 
   it('refresh token reuse', async () => {
@@ -138,7 +138,7 @@ describe('each way a session ends', () => {
       const since = Date.now();
       expectError(await call(t.app, 'POST', '/refresh-token', { body: { refresh_token: user.tokens.refresh_token } }), 401, 1002);
       expect(await inactive(rotated.token)).toBe(true);
-      await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'reuse_detected' });
+      await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'reuse_detected' });
     } finally {
       offsetMs = 0;
     }
@@ -149,7 +149,7 @@ describe('each way a session ends', () => {
     const since = Date.now();
     expectOk(await call(t.app, 'DELETE', '/account', { token: user.tokens.token, body: { password: user.password } }));
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'account_deleted' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'account_deleted' });
     await arrives(since, { type: 'auth.user.deleted', userId: user.id });
   });
 
@@ -163,7 +163,7 @@ describe('each way a session ends', () => {
     });
     expect(res.status).toBe(200);
     expect(await inactive(user.tokens.token)).toBe(true);
-    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: await sid(user), reason: 'banned' });
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'banned' });
     await arrives(since, { type: 'auth.user.banned', userId: user.id, until: null, reason: 'spam' });
     const lifted = Date.now();
     expect((await t.app.request(`/internal/v1/users/${user.id}/ban`, { method: 'DELETE', headers: { 'X-Internal-Token': t.internalToken } })).status).toBe(200);

@@ -5,7 +5,7 @@ import { createPublicKey, createSecretKey, generateKeyPairSync } from 'node:cryp
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createSigner, createVerifier } from 'fast-jwt';
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JWK } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JWK, type JWTHeaderParameters } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users, sessions } from '../../src/db/schema.js';
 import { issueToken } from '../../src/accounts/tokens.js';
@@ -106,12 +106,12 @@ describe('forged or foreign tokens are refused with 1002', () => {
   let kid: string;
   beforeAll(async () => {
     user = await register(t.app);
-    claims = decodeJwt(user.tokens.token) as Record<string, unknown>;
+    claims = decodeJwt(user.tokens.token);
     kid = decodeProtectedHeader(user.tokens.token).kid!;
   });
   const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const withClaims = async (changes: Record<string, unknown>, key = generateKeyPairSync('ed25519').privateKey, header: Record<string, unknown> = { alg: 'EdDSA', kid }) =>
-    new SignJWT({ ...claims, ...changes }).setProtectedHeader(header as { alg: string }).sign(key);
+  const withClaims = async (changes: Record<string, unknown>, key = generateKeyPairSync('ed25519').privateKey, header: JWTHeaderParameters = { alg: 'EdDSA', kid }) =>
+    new SignJWT({ ...claims, ...changes }).setProtectedHeader(header).sign(key);
 
   it('the real token works (the baseline of the cases below)', async () => {
     expectOk(await profile(user.tokens.token));

@@ -68,7 +68,7 @@ export function createRelayEvents(config: Config['events'], logger: Logger): Rel
   const webhook = config.webhook
     ? createWebhookSink<RelayEvent>({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
     : undefined;
-  if (webhook) bus.listen(webhook.enqueue);
+  if (webhook) bus.listen((event) => webhook.enqueue(event));
   return {
     bus,
     streams,
