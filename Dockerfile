@@ -27,13 +27,15 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production \
     PORT=3000 \
-    HOST=0.0.0.0
+    HOST=0.0.0.0 \
+    RECORDINGS_DIR=/var/lib/chat-backend/recordings
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force && rm -rf /root/.npm
 COPY drizzle ./drizzle
 COPY --from=build /app/dist ./dist
-# RECORDINGS_DIR's default (./.data/recordings), writable by the service; mount a volume there to keep them.
-RUN mkdir -p /app/.data/recordings && chown -R node:node /app/.data
+# RECORDINGS_DIR, outside /app (which holds only what runs) and writable by the service; mount a
+# volume there to keep recordings across machines' restarts (docs/deploy-fly.md).
+RUN mkdir -p /var/lib/chat-backend/recordings && chown -R node:node /var/lib/chat-backend
 # uid 1000 of the node base image
 USER node
 EXPOSE 3000 3001 40000-40199/udp 40000-40199/tcp
