@@ -22,7 +22,8 @@ describe('POST /register', () => {
     const reply = await call(t.app, 'POST', '/register', { body });
     expectOk(reply);
     expect(reply.body.data).toEqual({
-      token: expect.stringMatching(/^[\w-]{22}\.[\w-]{43}$/),
+      // A JWT (header.claims.signature, base64url; test/accounts/jwt.test.ts checks its claims); the refresh token stays opaque.
+      token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]{86}$/),
       refresh_token: expect.stringMatching(/^[\w-]{22}\.[\w-]{43}$/),
       expires_in: 7200,
       user: { id: expect.any(Number), username: body.username, email: body.email, nickname: 'Neo', avatar: '', roles: ['user'] },

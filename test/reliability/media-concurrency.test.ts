@@ -40,9 +40,9 @@ async function counts() {
 
 /** The registry (as /internal/info reports it) and the engine agree, object for object. */
 async function expectRegistryMatchesEngine() {
-  // mediasoup counts a pipe transport as a transport.
-  const { pipeTransports = 0, ...registered } = await counts();
-  expect({ ...registered, transports: registered.transports! + pipeTransports }).toEqual(engine.open());
+  // mediasoup counts pipe and plain transports as transports.
+  const { pipeTransports = 0, plainTransports = 0, ...registered } = await counts();
+  expect({ ...registered, transports: registered.transports! + pipeTransports + plainTransports }).toEqual(engine.open());
 }
 
 /** Only what the contract allows for a race: success, or the parent (or the resource) is gone. */
