@@ -71,6 +71,9 @@ describe.skipIf(skipWithout(REDIS_SERVER))('rate limits shared by two instances 
       RATE_LIMIT_REFRESH_PER_MIN: '100000',
       LOGIN_FAILURES_PER_ACCOUNT: String(FAILURES_PER_ACCOUNT),
       LOG_LEVEL: 'warn',
+      // One issuer for both, as instances behind one address have: the default (http://localhost:<PORT>)
+      // differs between two processes on one machine, and each refuses the other's tokens (docs/account-api.md).
+      AUTH_ISSUER: 'https://chat.example.test',
     };
     // One after the other: the first migrates the database.
     a = await startServer(env);

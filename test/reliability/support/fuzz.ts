@@ -157,10 +157,16 @@ function deepMarker(depth: number, open: '[' | '{'): string {
 }
 
 /** The text with every deep-nesting marker replaced by that many levels of `[` or `{"a":`. */
+/** The most characters the deep markers of one body expand to in all (an array of many copies of a deep value would otherwise exceed V8's longest string). */
+const DEEP_EXPANSION_BUDGET = 4 * 1024 * 1024;
+
 export function expandDeep(text: string): string {
+  let budget = DEEP_EXPANSION_BUDGET;
   return text.replace(DEEP_MARKER, (_, depth: string, open: string) => {
     // `{"a":` is 5 characters a level: 40 000 of them still fit a 256 KiB body.
-    const n = open === '[' ? Number(depth) : Math.min(Number(depth), 40_000);
+    const perLevel = open === '[' ? 2 : 6;
+    const n = Math.max(0, Math.min(open === '[' ? Number(depth) : Math.min(Number(depth), 40_000), Math.floor(budget / perLevel)));
+    budget -= n * perLevel;
     return open === '[' ? `${'['.repeat(n)}${']'.repeat(n)}` : `${'{"a":'.repeat(n)}0${'}'.repeat(n)}`;
   });
 }
