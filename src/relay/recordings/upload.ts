@@ -4,8 +4,7 @@
 // bytes), retried with a doubling backoff, confirmed by the object's size before the local file goes.
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 
@@ -26,18 +25,32 @@ export interface Uploader {
   close(): void;
 }
 
+interface Sdk {
+  client: S3Client;
+  HeadObjectCommand: typeof import('@aws-sdk/client-s3').HeadObjectCommand;
+  Upload: typeof import('@aws-sdk/lib-storage').Upload;
+}
+
 /** Multipart parts: S3's minimum (5 MiB), so that a recording of any length goes up in bounded memory. */
 const PART_SIZE = 5 * 1024 * 1024;
 
 export function createUploader(settings: S3Settings, logger: Logger, options: UploaderOptions = {}): Uploader {
-  const client = new S3Client({
-    region: settings.region,
-    ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    // The relay's own retries below: the SDK's are for a request, these for the whole upload.
-    maxAttempts: 1,
-  });
+  // The SDK is loaded on the first upload (a dynamic import, as Node documents it): it is large, and a
+  // relay without RECORDINGS_S3_BUCKET, or one that never finishes a recording, never needs it.
+  let sdk: Promise<Sdk> | undefined;
+  let loaded: S3Client | undefined;
+  const load = () =>
+    (sdk ??= Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]).then(([s3, storage]) => {
+      loaded = new s3.S3Client({
+        region: settings.region,
+        ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        // The relay's own retries below: the SDK's are for a request, these for the whole upload.
+        maxAttempts: 1,
+      });
+      return { client: loaded, HeadObjectCommand: s3.HeadObjectCommand, Upload: storage.Upload };
+    }));
   const backoffMs = options.backoffMs ?? 1000;
   const maxBackoffMs = options.maxBackoffMs ?? 60_000;
   const attempts = options.attempts ?? 8;
@@ -45,6 +58,7 @@ export function createUploader(settings: S3Settings, logger: Logger, options: Up
   let closed = false;
 
   async function once(file: string, key: string, contentType: string): Promise<number> {
+    const { client, HeadObjectCommand, Upload } = await load();
     const { size } = await stat(file);
     const body = createReadStream(file);
     try {
@@ -94,7 +108,7 @@ export function createUploader(settings: S3Settings, logger: Logger, options: Up
         entry.reject(new Error('the relay is shutting down'));
       }
       timers.clear();
-      client.destroy();
+      loaded?.destroy();
     },
   };
 }
