@@ -1,42 +1,18 @@
 // The upgrade to signed access tokens on a database written by the previous release: its sessions
 // (opaque `<id>.<secret>` access tokens, only digests stored) keep working after the migration until
 // their access token expires, and their refresh tokens return JWTs. Both databases.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { decodeJwt } from 'jose';
 import { expect, it } from 'vitest';
 import { issueToken } from '../../src/accounts/tokens.js';
 import { compose } from '../../src/compose.js';
-import type { Database } from '../../src/db/client.js';
-import { migrateDatabase, migrationsFolder } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/logger.js';
+import { migrateWith, migrationsUpTo } from '../support/migrations.js';
 import { openTestDatabase, testConfig, TEST_INTERNAL_TOKEN } from '../support/app.js';
 
 /** The last migration of the release before signed access tokens. */
 const PREVIOUS_RELEASE = '0003_smiling_midnight';
-
-async function migrationsUpTo(tag: string): Promise<{ folder: string; remove: () => Promise<void> }> {
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'migrations-'));
-  await cp(migrationsFolder, folder, { recursive: true });
-  const journalFile = path.join(folder, 'meta', '_journal.json');
-  const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: Array<{ idx: number; tag: string }> };
-  const last = journal.entries.findIndex((e) => e.tag === tag);
-  expect(last).toBeGreaterThanOrEqual(0);
-  journal.entries = journal.entries.slice(0, last + 1);
-  await writeFile(journalFile, JSON.stringify(journal));
-  return { folder, remove: () => rm(folder, { recursive: true, force: true }) };
-}
-
-async function migrateWith(database: Database, folder: string): Promise<void> {
-  if (database.kind === 'postgres') await migratePostgres(database.db as unknown as PostgresJsDatabase, { migrationsFolder: folder });
-  else await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
-}
 
 it('sessions of the previous release keep working after the migration; their refresh returns a JWT', async () => {
   const { database, drop } = await openTestDatabase({ migrate: false });

@@ -1,38 +1,13 @@
 // The migration of issue 32 #5 on a database that holds reset codes of the old scheme (salted SHA-256):
 // they are retired (they can no longer be verified; a code lives 15 minutes) and still count towards
 // the hourly cap; the salt column goes. Both databases.
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
-import { migrateDatabase, migrationsFolder } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { migrateWith, migrationsUpTo } from '../support/migrations.js';
 import { openTestDatabase } from '../support/app.js';
 
 const BEFORE = '0001_blue_dark_beast';
-
-/** The committed migrations up to and including `tag`, in a folder of their own. */
-async function migrationsUpTo(tag: string): Promise<{ folder: string; remove: () => Promise<void> }> {
-  const folder = await mkdtemp(path.join(os.tmpdir(), 'migrations-'));
-  await cp(migrationsFolder, folder, { recursive: true });
-  const journalFile = path.join(folder, 'meta', '_journal.json');
-  const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: Array<{ idx: number; tag: string }> };
-  const last = journal.entries.findIndex((e) => e.tag === tag);
-  expect(last).toBeGreaterThanOrEqual(0);
-  journal.entries = journal.entries.slice(0, last + 1);
-  await writeFile(journalFile, JSON.stringify(journal));
-  return { folder, remove: () => rm(folder, { recursive: true, force: true }) };
-}
-
-async function migrateWith(database: Database, folder: string): Promise<void> {
-  if (database.kind === 'postgres') await migratePostgres(database.db as unknown as PostgresJsDatabase, { migrationsFolder: folder });
-  else await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
-}
 
 function rowsOf(result: unknown): Array<Record<string, unknown>> {
   return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Array<Record<string, unknown>>;
