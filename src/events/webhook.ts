@@ -126,6 +126,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   let deadline = Infinity;
   let stopped = false; // stop()'s deadline passed: no further attempt
   let wake: (() => void) | undefined; // cuts a backoff wait short (stop() retries at once)
+  let retryNow = false; // stop() came while an attempt was in flight: its backoff is skipped once
   // Why deliveries fail now (undefined: they do not). Logged when it changes, never per attempt.
   let failing: { cause: string; since: number; attempts: number } | undefined;
   let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
@@ -267,6 +268,10 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   }
 
   function sleep(ms: number): Promise<void> {
+    if (retryNow) {
+      retryNow = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(done, Math.max(0, Math.min(ms, deadline - Date.now())));
       wake = done;
@@ -318,7 +323,9 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
         giveUp?.('stopped'); // the attempt in flight ends now, whatever its request does
         wake?.();
       }, deadlineMs);
-      wake?.();
+      // Retry at once: cut the wait under way short, or skip the one that follows the attempt in flight.
+      if (wake) wake();
+      else retryNow = running !== undefined;
       if (queue.length > 0) kick();
       await running;
       clearTimeout(timer);

@@ -276,6 +276,24 @@ describe('event webhook', () => {
     expect(webhook.stats()).toMatchObject({ failures: 1, dropped: 3, queued: 0 });
   });
 
+  it('stop() called while a failing attempt is still in flight retries at once instead of waiting out the backoff', async () => {
+    // The race CI met: stop() came after the receiver had the first POST but before its 500 was read,
+    // so no backoff wait was under way to cut short, and the one that followed ran to the deadline.
+    const answers: ((response: Response) => void)[] = [];
+    const held = (() => new Promise<Response>((resolve) => answers.push(resolve))) as unknown as typeof fetch;
+    const webhook = createWebhookSink({ url: 'http://127.0.0.1:9/hook', secret: SECRET, fetch: held, retryBaseMs: 60_000, retryMaxMs: 60_000 });
+    for (let i = 0; i < 3; i++) webhook.enqueue(createEventBus().publish(ice(i)));
+    await eventually(() => answers.length === 1, 5000, 'the first attempt to start');
+    const started = Date.now();
+    const stopping = webhook.stop({ deadlineMs: 5000 });
+    answers[0]!(new Response(null, { status: 500 }));
+    await eventually(() => answers.length === 2, 2000, 'the retry stop() asks for');
+    answers[1]!(new Response(null, { status: 200 }));
+    expect(await stopping).toEqual({ undelivered: 0 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(webhook.stats()).toMatchObject({ delivered: 3, failures: 1, dropped: 0 });
+  });
+
   it('stop() flushes what is queued within its deadline, and gives up in time when the receiver is gone', async () => {
     const r = await receiver();
     r.answer = (n) => (n === 0 ? 500 : 200);
