@@ -7,6 +7,7 @@ import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { formatTime } from '../time.js';
 import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
+import type { AuthMethod } from './contract/devices.js';
 import { AuthError } from './errors.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
@@ -125,7 +126,7 @@ export class AuthService {
 
     const passwordHash = await hashPassword(input.password, this.hashing(`client:${client.ip ?? ''}`));
     const now = this.deps.now();
-    const opened = this.newSession(sql`new_user.id`, client, now);
+    const opened = this.newSession(sql`new_user.id`, client, now, 'password');
     const { values } = opened;
     // One statement, so atomic without a client-side transaction (see `Db` on why there are none):
     // the user and its first session exist together or not at all.
@@ -151,6 +152,16 @@ export class AuthService {
 
   /** `account` with an `@` is an e-mail address, otherwise a username; both case-insensitive. */
   async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet; sessionPublicId: string }> {
+    const user = await this.checkPassword(account, password);
+    return this.openSession(user, client, 'password', { passwordHash: user.passwordHash });
+  }
+
+  /**
+   * The account's password, verified on the account's own hashing lane (an unknown account costs a
+   * dummy verification, so timing tells nothing); a ban is checked only after the password verified
+   * (a ban reveals nothing to someone who does not have it). Opens nothing.
+   */
+  async checkPassword(account: string, password: string): Promise<User> {
     const { db } = this.deps;
     // One lane per account name, the same whether or not it exists.
     const hashing = this.hashing(`account:${account.toLowerCase()}`);
@@ -165,31 +176,44 @@ export class AuthService {
       throw new AuthError('no_such_account');
     }
     if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
+    assertNotBanned(user, this.deps.now());
+    return user;
+  }
+
+  /**
+   * Opens a session for a user whose identity was proven (`method` says how). With `passwordHash`, the
+   * session opens only if that is still the user's password: a password change that committed since it
+   * was verified wins, and this fails as if the password were wrong. A ban that committed meanwhile
+   * wins as well (it ends every session, this one included).
+   */
+  async openSession(
+    user: User,
+    client: SessionClient,
+    method: AuthMethod,
+    { passwordHash }: { passwordHash?: string } = {},
+  ): Promise<{ user: User; tokens: TokenSet; sessionPublicId: string }> {
+    const { db } = this.deps;
     const now = this.deps.now();
-    // Only now, with the password verified: a ban reveals nothing to someone who does not have it.
-    assertNotBanned(user, now);
     // Sessions whose refresh token expired can never be used again; pruning them here keeps the table bounded.
     await db.delete(sessions).where(and(eq(sessions.userId, user.id), lte(sessions.refreshExpiresAt, now)));
-    // The session opens only if the password verified is still the user's: a password change that
-    // committed during the verification wins, and this login fails as if the password were wrong.
-    // FOR SHARE makes a change that is writing wait for this insert, or this insert for the change.
-    const session = this.newSession(sql`users.id`, client, now);
-    const { values } = session;
+    // FOR SHARE makes a password change that is writing wait for this insert, or this insert for the change.
+    const session = this.newSession(sql`users.id`, client, now, method);
+    const samePassword = passwordHash === undefined ? sql`` : sql` and users.password_hash = ${passwordHash}`;
     const openedSession = db
       .$with('opened_session', { id: sql<number>`id`.as('id') })
       .as(
         insertSelect(
           sessions,
-          values,
-          // A ban that committed meanwhile wins as well (it ends every session, this one included).
-          sql`from users where users.id = ${user.id} and users.password_hash = ${user.passwordHash} and (users.banned_at is null or users.banned_until <= ${now.toISOString()}::timestamptz) for share returning id`,
+          session.values,
+          sql`from users where users.id = ${user.id}${samePassword} and (users.banned_at is null or users.banned_until <= ${now.toISOString()}::timestamptz) for share returning id`,
         ),
       );
     const opened = await db.with(openedSession).select().from(openedSession);
     if (opened.length === 0) {
       const [after] = await db.select().from(users).where(eq(users.id, user.id)).limit(1);
-      if (after && after.passwordHash === user.passwordHash) assertNotBanned(after, now);
-      throw new AuthError('wrong_password');
+      if (after && (passwordHash === undefined || after.passwordHash === passwordHash)) assertNotBanned(after, now);
+      // The password changed (or the user is gone) since it was verified.
+      throw new AuthError(passwordHash === undefined ? 'no_such_account' : 'wrong_password');
     }
     return { user, tokens: await this.tokenSet(user, session, now), sessionPublicId: session.publicId };
   }
@@ -437,7 +461,7 @@ export class AuthService {
    * select. The access token's secret is never given out (the JWT refers to the row by its id); its
    * digest fills the column opaque tokens of the previous release are checked against.
    */
-  private newSession(userId: SQL, client: SessionClient, now: Date): { access: IssuedToken; refresh: IssuedToken; publicId: string; values: Record<string, unknown> } {
+  private newSession(userId: SQL, client: SessionClient, now: Date, authMethod: AuthMethod): { access: IssuedToken; refresh: IssuedToken; publicId: string; values: Record<string, unknown> } {
     const access = issueToken();
     const refresh = issueToken();
     const publicId = randomUUID();
@@ -454,6 +478,7 @@ export class AuthService {
       ip: client.ip ?? null,
       userAgent: client.userAgent ?? null,
       publicId,
+      authMethod,
     } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
     return { access, refresh, publicId, values };
   }

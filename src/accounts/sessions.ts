@@ -3,6 +3,7 @@
 import { and, desc, eq, gt, inArray, ne, notInArray } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { sessions } from '../db/schema.js';
+import type { AuthMethod } from './contract/devices.js';
 import { AuthError } from './errors.js';
 
 export interface DeviceSession {
@@ -12,6 +13,7 @@ export interface DeviceSession {
   createdAt: Date;
   lastUsedAt: Date;
   current: boolean;
+  authMethod: AuthMethod;
 }
 
 /** Sessions one user keeps at once; opening one more ends the least recently used. */
@@ -34,12 +36,14 @@ export class SessionDirectory {
         ip: sessions.ip,
         createdAt: sessions.createdAt,
         lastUsedAt: sessions.lastUsedAt,
+        authMethod: sessions.authMethod,
       })
       .from(sessions)
       .where(and(eq(sessions.userId, userId), gt(sessions.refreshExpiresAt, this.deps.now())))
       .orderBy(desc(sessions.createdAt), desc(sessions.id))
       .limit(MAX_SESSIONS_PER_USER + 10);
-    return rows.map(({ id, ...row }) => ({ ...row, current: id === currentSessionId }));
+    // auth_method is written only from AuthMethod (AuthService.newSession takes one).
+    return rows.map(({ id, authMethod, ...row }) => ({ ...row, authMethod: authMethod as AuthMethod, current: id === currentSessionId }));
   }
 
   /** A session by its public id (right after login or register). */

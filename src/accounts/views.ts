@@ -44,6 +44,7 @@ export function deviceSessionView(session: DeviceSession): DeviceSessionView {
     created_at: formatTime(session.createdAt),
     last_used_at: formatTime(session.lastUsedAt),
     current: session.current,
+    auth_method: session.authMethod,
   };
 }
 

@@ -53,6 +53,8 @@ export const sessions = pgTable(
     userAgent: varchar('user_agent', { length: 512 }),
     /** The session's id as clients see it (GET /sessions): random, so it reveals neither a token nor a count. */
     publicId: uuid('public_id').notNull().defaultRandom(),
+    /** How the session signed in: `password`, `password+totp`, `recovery_code` or `passkey` (AuthMethod). */
+    authMethod: varchar('auth_method', { length: 20 }).notNull().default('password'),
   },
   (t) => [
     uniqueIndex('sessions_access_id_key').on(t.accessId),

@@ -68,6 +68,7 @@ describe('auth_events', () => {
     expect(failed.time).toMatch(TIME_FORMAT);
     const ok = mine.find((e) => e.type === 'login_succeeded' && e.account === user.username.toLowerCase())!;
     expect(ok.session_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ok.detail).toBe('password'); // how the session signed in
     // The unknown account, normalised, without a user.
     const unknown = (await events('?type=login_failed&limit=200')).body.events.find((e) => e.account === 'nobody_here@example.com');
     expect(unknown).toMatchObject({ user_id: null, detail: 'no_such_account' });

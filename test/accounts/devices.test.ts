@@ -49,7 +49,7 @@ describe('GET /sessions', () => {
     const devices = reply.body.data as Array<Record<string, unknown>>;
     expect(devices).toHaveLength(3);
     for (const d of devices) {
-      expect(Object.keys(d).sort()).toEqual(['created_at', 'current', 'device', 'id', 'ip', 'last_used_at']);
+      expect(Object.keys(d).sort()).toEqual(['auth_method', 'created_at', 'current', 'device', 'id', 'ip', 'last_used_at']);
       expect(d.id).toMatch(UUID);
       expect(d.created_at).toMatch(TIME_FORMAT);
       expect(d.last_used_at).toMatch(TIME_FORMAT);
@@ -57,6 +57,7 @@ describe('GET /sessions', () => {
     expect(devices.map((d) => d.device)).toEqual(['Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0', 'ChatApp/2.1 (iPhone; iOS 18)', null]);
     expect(devices.map((d) => d.ip)).toEqual(['2001:db8::1', '198.51.100.7', null]);
     expect(devices.map((d) => d.current)).toEqual([false, true, false]);
+    expect(devices.map((d) => d.auth_method)).toEqual(['password', 'password', 'password']); // registered or logged in with the password
     // The id is no token part and no digest.
     const text = JSON.stringify(reply.body);
     for (const token of [user.tokens, phone, laptop].flatMap((s) => [s.token, s.refresh_token])) {

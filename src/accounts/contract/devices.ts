@@ -3,6 +3,13 @@ import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from './envelope.js';
 
 /** One entry of GET /sessions: the public id only, never a token id or a digest. */
+/**
+ * How a session signed in. `password+totp`: the password and then a TOTP code; `recovery_code`: the
+ * password and then a recovery code; `passkey`: a WebAuthn assertion (it satisfies the second factor too).
+ */
+export const authMethod = z.enum(['password', 'password+totp', 'recovery_code', 'passkey']);
+export type AuthMethod = z.output<typeof authMethod>;
+
 export const deviceSession = z.strictObject({
   id: z.string().describe('opaque session id (not a token)'),
   device: z.string().nullable().describe('User-Agent at login, trimmed, at most 200 characters'),
@@ -10,6 +17,7 @@ export const deviceSession = z.strictObject({
   created_at: timeString,
   last_used_at: timeString.describe('updated at most once a minute'),
   current: z.boolean().describe('the session of the access token of this request'),
+  auth_method: authMethod.describe('how the session signed in'),
 });
 
 export type DeviceSessionView = z.output<typeof deviceSession>;

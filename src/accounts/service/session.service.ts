@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
 import { userIdOfAccount } from '../account.js';
 import { normaliseAccount, type AuditLog } from '../audit.js';
+import type { AuthMethod } from '../contract/devices.js';
 import type { RegisterBody } from '../contract/session.js';
 import { AuthError } from '../errors.js';
 import { accountKey, type LoginGuard } from '../login-guard.js';
@@ -33,9 +34,9 @@ export class SessionService {
 
   async login(account: string, password: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     const { auth, failures, audit, db } = this.deps;
-    let result;
+    let user;
     try {
-      result = await failures.run([accountKey(account)], () => auth.login(account, password, client));
+      user = await failures.run([accountKey(account)], () => auth.checkPassword(account, password));
     } catch (error) {
       // A refusal before any password was checked (busy, or the account's failure budget spent) is
       // no authentication event: counted in metrics, not written, so a flood cannot turn into writes.
@@ -45,7 +46,22 @@ export class SessionService {
       }
       throw error;
     }
-    await this.opened('login_succeeded', result.user.id, result.sessionPublicId, client, normaliseAccount(account));
+    return this.signIn(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
+  }
+
+  /**
+   * Opens a session for a user whose identity was proven by `method`, then applies the session cap and
+   * writes the `login_succeeded` audit row (its detail: the method). Every way of signing in ends here.
+   * `passwordHash`: open only if it is still the user's password (see AuthService.openSession).
+   */
+  async signIn(
+    user: User,
+    client: SessionClient,
+    method: AuthMethod,
+    { passwordHash, account }: { passwordHash?: string; account?: string } = {},
+  ): Promise<{ user: User; tokens: TokenSet }> {
+    const result = await this.deps.auth.openSession(user, client, method, { passwordHash });
+    await this.opened('login_succeeded', result.user.id, result.sessionPublicId, client, account, method);
     return result;
   }
 
@@ -62,13 +78,13 @@ export class SessionService {
   }
 
   /** After register or login: the session cap, and the audit row with the new session's public id. */
-  private opened(type: 'registered' | 'login_succeeded', userId: number, sessionPublicId: string, client: SessionClient, account?: string) {
+  private opened(type: 'registered' | 'login_succeeded', userId: number, sessionPublicId: string, client: SessionClient, account?: string, method?: AuthMethod) {
     const { devices, audit, logger } = this.deps;
     return afterwards(logger, type, async () => {
       const session = await devices.byPublicId(sessionPublicId);
       const trimmed = session ? await devices.trimToCap(userId, session.id) : [];
       await audit.record(
-        { type, userId, sessionId: session?.publicId, account, ip: client.ip, userAgent: client.userAgent },
+        { type, userId, sessionId: session?.publicId, account, detail: method, ip: client.ip, userAgent: client.userAgent },
         ...trimmed.map((id) => ({ type: 'session_ended' as const, userId, sessionId: id, detail: 'session_limit', ip: client.ip, userAgent: client.userAgent })),
       );
     });

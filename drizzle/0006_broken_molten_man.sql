@@ -1,0 +1,1 @@
+ALTER TABLE "sessions" ADD COLUMN "auth_method" varchar(20) DEFAULT 'password' NOT NULL;
