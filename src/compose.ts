@@ -5,7 +5,7 @@ import type { AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
 import type { Config } from './config/index.js';
-import type { AccountEventSink } from './accounts/contract/events.js';
+import { ACCOUNT_EVENT_TYPES, accountEventSchema, type AccountEventSink } from './accounts/contract/events.js';
 import type { Database } from './db/client.js';
 import type { EventBus } from './events/bus.js';
 import { createDocs } from './docs/routes.js';
@@ -75,7 +75,14 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
   const authKeys = areas.accounts ? (options.authKeys ?? (config.authKeySecret !== undefined ? new AuthKeys(config.authKeySecret) : undefined)) : undefined;
   if (areas.accounts && !authKeys) throw new Error('the account API needs AUTH_KEY_SECRET (options.authKeys or config.authKeySecret)');
   const relay = areas.relay
-    ? await createRelay({ config, logger, rateLimitMode: () => rateLimitStores.mode(), ...(options.media ? { media: options.media } : {}) })
+    ? await createRelay({
+        config,
+        logger,
+        rateLimitMode: () => rateLimitStores.mode(),
+        ...(options.media ? { media: options.media } : {}),
+        // The account area's events ride the relay's bus (below): its stream and webhook document them.
+        ...(areas.accounts ? { otherEvents: [{ types: ACCOUNT_EVENT_TYPES, schema: accountEventSchema }] } : {}),
+      })
     : undefined;
   // ONE bus for the process: the relay's carries the account area's events too (their own catalog,
   // src/accounts/contract/events.ts), so its stream and webhook deliver both. The bus is generic over

@@ -22,7 +22,7 @@ const WRITE_BATCH = 256;
 export const COALESCE_MS = 20;
 const ROUTER_ID = /^[A-Za-z0-9_.:-]+$/;
 /** A type filter: a type (`router.closed`), a prefix ending in `.*` (`auth.*`), or `*`. */
-const TYPE_PATTERN = /^(\*|[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*(\.\*)?)$/;
+export const TYPE_PATTERN = /^(\*|[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*(\.\*)?)$/;
 export const MAX_TYPE_PATTERN_LENGTH = 64;
 
 /** Error codes this sub-app answers with besides the guard's UNAUTHORIZED (same `{code, message, details?}` shape). */

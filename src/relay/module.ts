@@ -7,7 +7,7 @@ import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
 import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
-import { eventStreamPath, eventWebhooks } from './events/openapi.js';
+import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/openapi.js';
 import { createInternalApp } from './http/app.js';
 import { MediaService, type MediaServiceOptions } from './index.js';
 import { registerRelayMetrics } from './metrics.js';
@@ -22,6 +22,8 @@ export interface RelayDeps {
   media?: Omit<MediaServiceOptions, 'bus'>;
   /** Recorder options (tests shorten the stop timeout). */
   recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs' | 'upload'>;
+  /** Other areas' events that the relay's bus carries too (the account area's), for the stream's and webhook's documentation. */
+  otherEvents?: readonly EventCatalog[];
 }
 
 export interface RelayModule extends Module {
@@ -53,7 +55,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
       // A draining relay takes no new clients: the proxy routes them to another machine at once.
       relay: media.draining ? 'draining' : 'ok',
     }),
-    documents: { internal: relayDocumentPart() },
+    documents: { internal: relayDocumentPart(deps.otherEvents ?? []) },
     collect(registry) {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);
@@ -76,7 +78,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
  * What the relay adds to the internal document beside the operations its routes generate: the
  * document's title, the internal token on every path, the event stream and the webhook.
  */
-function relayDocumentPart(): DocumentPart {
+function relayDocumentPart(otherEvents: readonly EventCatalog[]): DocumentPart {
   return {
     info: {
       title: 'Chat backend: internal media relay API',
@@ -84,7 +86,7 @@ function relayDocumentPart(): DocumentPart {
     },
     securitySchemes: { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
     security: [{ internalToken: [] }],
-    paths: eventStreamPath(),
-    webhooks: eventWebhooks(),
+    paths: eventStreamPath(undefined, otherEvents),
+    webhooks: eventWebhooks(otherEvents),
   };
 }

@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ACCOUNT_EVENT_TYPES } from '../../src/accounts/contract/events.js';
 import { appWith, buildTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;
@@ -68,6 +69,17 @@ describe('OpenAPI documents', () => {
     // The event stream (with its own 503) and the webhook the relay POSTs.
     expect(Object.keys(internalDoc.paths['/internal/v1/events']!.get!.responses)).toEqual(expect.arrayContaining(['200', '400', '503']));
     expect(Object.keys((internalDoc as unknown as { webhooks: Record<string, unknown> }).webhooks ?? {}).length).toBeGreaterThan(0);
+    // With both areas composed, the stream and the webhook document the account events the bus carries,
+    // and the stream its types filter.
+    const stream = internalDoc.paths['/internal/v1/events']!.get! as unknown as { description: string; parameters: Array<{ name: string }>; responses: Record<string, unknown> };
+    const webhook = (internalDoc as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> }).webhooks.relayEvents!.post.requestBody;
+    for (const type of ACCOUNT_EVENT_TYPES) {
+      expect(stream.description).toContain(type);
+      expect(JSON.stringify(stream.responses['200'])).toContain(`"const":"${type}"`);
+      expect(JSON.stringify(webhook)).toContain(`"const":"${type}"`);
+    }
+    expect(JSON.stringify(webhook)).toContain('"const":"router.closed"');
+    expect(stream.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(['routerId', 'types', 'Last-Event-ID']));
     const consume = internalDoc.paths['/internal/v1/consumers']!.post!;
     expect(Object.keys(consume.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '404', '409', '500']));
   });
