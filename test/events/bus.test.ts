@@ -178,7 +178,9 @@ describe('event bus', () => {
   });
 
   it('lets a reader that keeps up ride out a burst larger than its limit, and cuts a stalled one after the grace', async () => {
-    const bus = createEventBus<RelayEvent>({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 200 });
+    // The grace is wide enough for a loaded CI machine to read 2,000 events in it (the reader yields
+    // to the event loop every 50, as a socket write does); the stalled reader is cut once it has passed.
+    const bus = createEventBus<RelayEvent>({ bufferSize: 10_000, maxQueued: 100, overflowGraceMs: 1000 });
     const reader = bus.subscribe();
     const stalled = bus.subscribe();
     let read = 0;
@@ -187,7 +189,7 @@ describe('event bus', () => {
         const e = await reader.next();
         if (!e) return;
         read++;
-        if (read % 50 === 0) await new Promise((r) => setTimeout(r, 1)); // a socket write now and then
+        if (read % 50 === 0) await new Promise((r) => setImmediate(r)); // a socket write now and then
       }
     })();
     const t0 = Date.now();
@@ -197,8 +199,11 @@ describe('event bus', () => {
     await reading;
     expect(read).toBe(2000);
     expect(reader.ended).toBeUndefined();
-    await new Promise((r) => setTimeout(r, Math.max(0, 400 - (Date.now() - t0))));
+    expect(stalled.ended).toBeUndefined(); // still within its grace
+    expect(Date.now() - t0).toBeLessThan(1000);
+    for (let i = 0; i < 100 && stalled.ended === undefined; i++) await new Promise((r) => setTimeout(r, 50));
     expect(stalled.ended).toBe('overflow');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
     expect(reader.ended).toBeUndefined();
   });
 
