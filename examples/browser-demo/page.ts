@@ -12,6 +12,8 @@ interface DemoState {
   stats: { audio?: InboundCounters; video?: InboundCounters };
   /** Milliseconds from the resume calls to the first received video frame on screen. */
   firstFrameMs?: number;
+  /** The account's address and whether it is verified (GET /api/v1/auth/profile, issue 31). */
+  email?: { address: string; verified: boolean };
   /** The account's sessions as last listed by GET /api/v1/auth/sessions. */
   devices: SignedInDevice[];
   /** This page's producer ids per kind (what the relay knows them by). */
@@ -121,7 +123,7 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
   request.then(() => {
     setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
     joinButton.disabled = false;
-    return refreshDevices();
+    return Promise.all([refreshDevices(), refreshEmail()]);
   }, fail);
 });
 
@@ -129,8 +131,10 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
 // Devices: the account's sessions (GET /api/v1/auth/sessions), each with a button that ends it
 // (DELETE /api/v1/auth/sessions/:id). Ending this page's own session logs the page out.
 
-async function authenticated<T>(method: 'GET' | 'DELETE', path: string): Promise<T> {
-  const res = await fetch(`/api/v1/auth${path}`, { method, headers: { Authorization: `Bearer ${accessToken}` } });
+async function authenticated<T>(method: 'GET' | 'DELETE' | 'POST', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Authorization: `Bearer ${accessToken}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`/api/v1/auth${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const envelope = (await res.json()) as { code: number; message: string; data: T };
   if (envelope.code !== 0) throw new Error(`${method} ${path}: ${envelope.message} (code ${envelope.code})`);
   return envelope.data;
@@ -172,6 +176,7 @@ async function endDevice(device: SignedInDevice) {
     accessToken = undefined;
     state.devices = [];
     $('devices').classList.add('hidden');
+    $('email').classList.add('hidden');
     joinButton.disabled = true;
     setStatus('This session was ended. Log in again.', 'logged-out');
     return;
@@ -180,6 +185,32 @@ async function endDevice(device: SignedInDevice) {
 }
 
 $('devices-refresh').addEventListener('click', () => void refreshDevices().catch(fail));
+
+// ---------------------------------------------------------------------------------------------
+// Verify e-mail (issue 31): registration mailed a 6-digit code; POST /api/v1/auth/email/verify proves
+// the address with it, POST /api/v1/auth/email/verify/resend mails a new one.
+
+async function refreshEmail() {
+  const profile = await authenticated<{ email: string; email_verified: boolean }>('GET', '/profile');
+  state.email = { address: profile.email, verified: profile.email_verified };
+  $('email').classList.remove('hidden');
+  $('email-status').textContent = `${profile.email}: ${profile.email_verified ? 'verified' : 'not verified'}`;
+  for (const id of ['email-code', 'email-verify', 'email-resend']) $<HTMLInputElement>(id).disabled = profile.email_verified;
+}
+
+$<HTMLFormElement>('verify-email').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const code = $<HTMLInputElement>('email-code').value.trim();
+  void authenticated('POST', '/email/verify', { code })
+    .then(() => refreshEmail())
+    .catch(fail);
+});
+
+$('email-resend').addEventListener('click', () => {
+  void authenticated('POST', '/email/verify/resend')
+    .then(() => setStatus('A new code is on its way (without SMTP_URL: in the service log).'))
+    .catch(fail);
+});
 
 // ---------------------------------------------------------------------------------------------
 // Signaling: the demo server's JSON endpoints. It checks the access token against the account API

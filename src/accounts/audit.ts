@@ -2,7 +2,7 @@
 // GET /internal/v1/auth-events, pruned after AUTH_EVENTS_RETENTION_DAYS. Never holds a secret.
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { authEvents, passwordResetCodes } from '../db/schema.js';
+import { authEvents, emailCodes, passwordResetCodes } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { AccountEventSink, SessionEndReason } from './contract/events.js';
 
@@ -21,11 +21,17 @@ export const AUTH_EVENT_TYPES = [
   'account_deletion_failed',
   'user_banned',
   'user_unbanned',
+  // Issue 31: verified e-mail and changing the address.
+  'email_verified',
+  'email_verification_failed',
+  'email_change_requested',
+  'email_change_failed',
+  'email_changed',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** Who ended a session (`detail` of session_ended). */
-export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit' | 'ban';
+export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit' | 'ban' | 'email_change';
 
 /** The reason an auth.session.ended event gives for a session_ended row, by its `detail`. */
 const REASON_OF_DETAIL: Record<SessionEndedBy, SessionEndReason> = {
@@ -36,6 +42,7 @@ const REASON_OF_DETAIL: Record<SessionEndedBy, SessionEndReason> = {
   refresh_reuse: 'reuse_detected',
   session_limit: 'revoked',
   ban: 'banned',
+  email_change: 'email_changed',
 };
 
 export interface AuthEventInput {
@@ -154,6 +161,7 @@ export class AuditLog {
       // A code is dead 15 minutes after issue; its row counts towards the hourly limit for an hour.
       const deadCodes = new Date(this.deps.now().getTime() - 2 * 60 * 60 * 1000);
       await db.delete(passwordResetCodes).where(lt(passwordResetCodes.createdAt, deadCodes));
+      await db.delete(emailCodes).where(lt(emailCodes.createdAt, deadCodes));
     } catch (error) {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'could not prune auth events');
     }

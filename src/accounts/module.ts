@@ -14,6 +14,7 @@ import { AuthOutcomes } from './metrics.js';
 import { accountRoutes } from './routes/account.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
+import { emailRoutes } from './routes/email.routes.js';
 import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
 import { passwordRoutes } from './routes/password.routes.js';
@@ -59,7 +60,9 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     .route('/', passwordRoutes(kit, services.passwords))
     .route('/', devicesRoutes(kit, services.devices))
     .route('/', accountRoutes(kit, services.account))
-    .route('/', iceServersRoutes(kit, services.iceServers));
+    .route('/', iceServersRoutes(kit, services.iceServers))
+    // Issue 31: verified e-mail and changing the address.
+    .route('/', emailRoutes(kit, services.email));
   return {
     name: 'accounts',
     audit,

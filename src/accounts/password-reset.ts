@@ -238,7 +238,11 @@ export class PasswordReset {
       await audit.record({ type: 'password_reset_failed', userId, account: userId === undefined ? normaliseAccount(email) : undefined, detail, ip: client.ip, userAgent: client.userAgent });
       return new AuthError('invalid_reset_code');
     };
-    const [user] = await db.select({ id: users.id, username: users.username, email: users.email }).from(users).where(eq(users.email, email)).limit(1);
+    const [user] = await db
+      .select({ id: users.id, username: users.username, email: users.email, emailVerifiedAt: users.emailVerifiedAt })
+      .from(users)
+      .where(eq(users.email, email))
+      .limit(1);
     if (!user) throw await failed('unknown_email');
     // The try is counted before anything is compared, by one conditional statement per code: of any
     // number of concurrent guesses at most RESET_CODE_MAX_FAILURES get a code's row back, so at most
@@ -303,7 +307,8 @@ export class PasswordReset {
     const changed = db.$with('changed').as(
       db
         .update(users)
-        .set({ passwordHash, updatedAt: at })
+        // The code came to this address: it is proved (issue 31).
+        .set({ passwordHash, updatedAt: at, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${at.toISOString()}::timestamptz)` })
         .where(sql`(${users.id}, ${passwordTagOf(users.passwordHash)}) in (select user_id, password_tag from used)`)
         .returning({ id: users.id }),
     );
@@ -335,6 +340,7 @@ export class PasswordReset {
     await audit.record(
       ...endedIds.map((id) => ({ type: 'session_ended' as const, userId: user.id, sessionId: id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent })),
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
+      ...(user.emailVerifiedAt === null ? [{ type: 'email_verified' as const, userId: user.id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent }] : []),
     );
     this.deps.notices.notify({ kind: 'password_changed', account: String(user.id), to: user.email, at });
   }

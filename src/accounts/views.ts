@@ -28,7 +28,14 @@ export function sessionUserView(user: User): SessionUserView {
 /** The session's user and the rest of the profile; the keys in the order the answer has always had. */
 export function profileView(user: User): ProfileView {
   const { roles, ...named } = sessionUserView(user);
-  return { ...named, gender: user.gender as ProfileView['gender'], phone: user.phone, roles, created_at: formatTime(user.createdAt) };
+  return {
+    ...named,
+    gender: user.gender as ProfileView['gender'],
+    phone: user.phone,
+    roles,
+    created_at: formatTime(user.createdAt),
+    email_verified: user.emailVerifiedAt !== null,
+  };
 }
 
 export function sessionView(result: { user: User; tokens: TokenSet }): SessionView {

@@ -905,7 +905,7 @@ export interface UsersPage {
 }
 
 /** Why a session ended. */
-export type SessionEndReason = 'logout' | 'revoked' | 'password_changed' | 'password_reset' | 'reuse_detected' | 'account_deleted' | 'banned';
+export type SessionEndReason = 'logout' | 'revoked' | 'password_changed' | 'password_reset' | 'reuse_detected' | 'account_deleted' | 'banned' | 'email_changed';
 
 export interface SessionEndedEvent extends EventBase<'auth.session.ended'> {
   userId: number;

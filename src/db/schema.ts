@@ -23,6 +23,8 @@ export const users = pgTable(
     bannedUntil: timestamp('banned_until', { withTimezone: true }),
     /** The operator's reason, for operators only (never shown to the user). */
     banReason: varchar('ban_reason', { length: 200 }),
+    /** When the owner proved the address (a mailed code, or a completed password reset); null: not verified (issue 31). */
+    emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('users_username_lower_key').on(sql`lower(${t.username})`),
@@ -170,4 +172,35 @@ export const signingKeys = pgTable(
     retireAt: timestamp('retire_at', { withTimezone: true }),
   },
   (t) => [uniqueIndex('signing_keys_generation_key').on(t.generation)],
+);
+
+// ------------------------------------------------------------------ issue 31: verified e-mail
+
+/**
+ * One-time codes that prove an address (issue 31): `verify` mailed to the account's address (at
+ * registration and on request), `change` mailed to the address the account asked to move to. Only a
+ * keyed digest of the 6-digit code is stored (HMAC-SHA256 under the `email-code-digest` subkey of
+ * AUTH_KEY_SECRET). One live code per user and purpose: a new one retires the earlier. A code dies
+ * when used, at expiry (15 minutes), after 5 wrong tries, or (verify) once the account's address is
+ * no longer the one it was mailed to. Rows go with their user.
+ */
+export const emailCodes = pgTable(
+  'email_codes',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** `verify` or `change`. */
+    purpose: varchar('purpose', { length: 10 }).notNull(),
+    /** The address the code was mailed to, lower-cased: the account's (verify) or the new one (change). */
+    email: varchar('email', { length: 254 }).notNull(),
+    codeHash: text('code_hash').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    failedAttempts: smallint('failed_attempts').notNull().default(0),
+    /** When the code was used, or retired by a newer one. */
+    usedAt: timestamp('used_at', { withTimezone: true }),
+  },
+  (t) => [index('email_codes_user_id_idx').on(t.userId, t.purpose, t.createdAt)],
 );

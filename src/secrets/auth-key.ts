@@ -14,7 +14,9 @@ export type AuthKeyPurpose =
   /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
   | 'client-address-digest'
   /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
-  | 'signing-key-encryption';
+  | 'signing-key-encryption'
+  /** E-mail verification and address-change codes at rest: HMAC of `<user id>:<purpose>:<address>:<code>` (issue 31). */
+  | 'email-code-digest';
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 

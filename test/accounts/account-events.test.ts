@@ -1,5 +1,5 @@
 // Account events on the process's one bus: every way a session ends (logout, revoke, password change,
-// reset, reuse, deletion, ban) makes introspection answer active: false at once, and its auth.* event
+// reset, reuse, deletion, ban, e-mail change) makes introspection answer active: false at once, and its auth.* event
 // reaches the event stream (?types=auth.*) and a real webhook receiver within 1 s with the right reason.
 // A stream filtered only by routerId does not get them. Real database, real HTTP, a real SMTP server.
 import { createServer, type Server } from 'node:http';
@@ -128,6 +128,18 @@ describe('each way a session ends', () => {
     expectOk(await call(t.app, 'POST', '/password/reset', { body: { email: user.email, code, new_password: 'Reset-secret-42' } }));
     expect(await inactive(user.tokens.token)).toBe(true);
     await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'password_reset' });
+  });
+
+  it('e-mail change (the other sessions; issue 31)', async () => {
+    const user = await register(t.app);
+    const other = (await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } })).body.data;
+    const newEmail = `moved_${user.username}@example.org`;
+    expectOk(await call(t.app, 'PUT', '/email', { token: other.token, body: { new_email: newEmail, password: user.password } }));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(newEmail) && m.subject === 'Confirm your new e-mail address'));
+    const since = Date.now();
+    expectOk(await call(t.app, 'POST', '/email/confirm', { token: other.token, body: { code } }));
+    expect(await inactive(user.tokens.token)).toBe(true);
+    await arrives(since, { type: 'auth.session.ended', userId: user.id, sessionId: sid(user), reason: 'email_changed' });
   });
 
   it('refresh token reuse', async () => {

@@ -9,7 +9,7 @@ beforeAll(async () => {
 }, APP_TIMEOUT);
 afterAll(() => t.close(), APP_TIMEOUT);
 
-const PROFILE_KEYS = ['avatar', 'created_at', 'email', 'gender', 'id', 'nickname', 'phone', 'roles', 'username'];
+const PROFILE_KEYS = ['avatar', 'created_at', 'email', 'email_verified', 'gender', 'id', 'nickname', 'phone', 'roles', 'username'];
 
 describe('GET /profile', () => {
   it('returns exactly the profile fields, created_at as yyyy-MM-dd HH:mm:ss', async () => {
@@ -27,6 +27,7 @@ describe('GET /profile', () => {
       phone: '',
       roles: ['user'],
       created_at: expect.stringMatching(TIME_FORMAT),
+      email_verified: false,
     });
   });
 

@@ -1,5 +1,6 @@
 // A real browser through the relay: Debian's Chromium (fake camera and microphone) opens the
-// browser demo, registers, ends a second device from the devices list, joins, and its consumers'
+// browser demo, registers, ends a second device from the devices list, verifies the e-mail address
+// with the code from the service's log, joins, and its consumers'
 // getStats() must show audio packets and decoded video frames growing. The service and the demo
 // server start as `npm run demo` starts them.
 import path from 'node:path';
@@ -21,6 +22,7 @@ interface Counters {
 }
 interface PageState {
   devices: Array<{ id: string; device: string | null; current: boolean }>;
+  email?: { address: string; verified: boolean };
   phase: string;
   error?: string;
   handlerName?: string;
@@ -101,6 +103,22 @@ describe('browser demo in a real Chromium', () => {
       ).toBe(1002);
       expect((await readState(page)).phase).toBe('ready');
       mark('devices');
+
+      // Verify e-mail (issue 31): the code registration mailed is in the service's log (no SMTP_URL).
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.email?.verified === false, null, { timeout: 10_000 });
+      const mailed = () => {
+        const line = demo!.serviceLog().split('\n').find((l) => l.includes(`${username}@example.com`) && l.includes('Your code: '));
+        return line ? /Your code: ([0-9]{6})/.exec(line)?.[1] : undefined;
+      };
+      let code = mailed();
+      for (let i = 0; i < 50 && code === undefined; i++) code = await new Promise((r) => setTimeout(r, 100)).then(mailed);
+      expect(code, 'the verification code in the service log').toMatch(/^[0-9]{6}$/);
+      await page.fill('#email-code', code!);
+      await page.click('#email-verify');
+      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.email?.verified === true, null, { timeout: 10_000 });
+      expect(await page.locator('#email-status').textContent()).toContain('verified');
+      expect((await readState(page)).phase).toBe('ready');
+      mark('e-mail verified');
 
       await page.click('#join');
       await page.waitForFunction(

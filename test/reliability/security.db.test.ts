@@ -1,6 +1,6 @@
 // Secrets at rest, on PGlite and PostgreSQL: after a full account session (register, logins, refresh,
 // reuse, password change, reset by mailed code, logout) no row of any table holds a token, a token
-// secret, a reset code or a password; only SHA-256 digests and argon2id hashes with the OWASP
+// secret, a reset or e-mail verification code or a password; only SHA-256 digests and argon2id hashes with the OWASP
 // parameters. After account deletion no table holds a personal field of the user.
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -63,7 +63,9 @@ describe('secrets at rest', () => {
 
     // Forgotten password: a code by mail, then a reset (the code must not be at rest either).
     expectOk(await api('POST', '/password/forgot', { email: `${username}@example.com` }));
-    const code = codeOf(await smtp.waitFor((m) => m.to.includes(`${username}@example.com`) && m.subject.includes('code')));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(`${username}@example.com`) && m.subject.includes('reset code')));
+    // Issue 31: the verification code registration mailed, stored only as its digest as well.
+    const verificationCode = codeOf(await smtp.waitFor((m) => m.to.includes(`${username}@example.com`) && m.subject.includes('verification code')));
     passwords.push('third-Secret-pw');
     expectOk(await api('POST', '/password/reset', { email: `${username}@example.com`, code, new_password: passwords[2] }));
     const fifth = await api('POST', '/login', { account: username, password: passwords[2] });
@@ -85,6 +87,10 @@ describe('secrets at rest', () => {
     expect(codes.length).toBeGreaterThan(0);
     for (const row of codes) for (const value of Object.values(row)) expect(value).not.toBe(code);
     for (const row of codes) expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
+    const emailCodes = (await dump('email_codes')).map((r) => JSON.parse(r) as Record<string, unknown>);
+    expect(emailCodes.length).toBeGreaterThan(0);
+    for (const row of emailCodes) for (const value of Object.values(row)) expect(value).not.toBe(verificationCode);
+    for (const row of emailCodes) expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
     const events = (await dump('auth_events')).map((r) => JSON.parse(r) as Record<string, unknown>);
     for (const row of events) for (const value of Object.values(row)) expect(String(value)).not.toBe(code);
 

@@ -21,6 +21,13 @@ export const ApiCode = {
   INVALID_RESET_CODE: 2005,
   /** The account is banned by an operator; answered only after the password verified. */
   ACCOUNT_BANNED: 2006,
+  // Issue 31, verified e-mail and changing the address.
+  /** An e-mail code (verification or address change) wrong, used, retired or expired. */
+  INVALID_EMAIL_CODE: 2008,
+  /** The address is verified already: nothing to verify, no code to send. */
+  EMAIL_ALREADY_VERIFIED: 2009,
+  /** new_email is the account's address already. */
+  SAME_EMAIL: 2010,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -108,6 +115,15 @@ export const ACCOUNT_ERRORS = {
     message: 'the code is wrong, used or expired; ask for a new one',
     meaning: 'the code is wrong, used, revoked by a password change, expired (15 min) or out of tries; ask for a new one',
   },
+  // ---------------------------------------------------------------- issue 31: verified e-mail
+  invalid_email_code: {
+    code: ApiCode.INVALID_EMAIL_CODE,
+    status: 400,
+    message: 'the code is wrong, used or expired; ask for a new one',
+    meaning: 'the e-mail code is wrong, used, replaced by a newer one, expired (15 min) or out of tries (5); ask for a new one',
+  },
+  email_already_verified: { code: ApiCode.EMAIL_ALREADY_VERIFIED, status: 409, message: 'the e-mail address is already verified', meaning: 'the address is verified already: nothing to do' },
+  same_email: { code: ApiCode.SAME_EMAIL, status: 409, message: "new_email is already the account's address", meaning: "new_email is the account's address already" },
 } as const satisfies Record<string, AccountErrorRow>;
 
 export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;

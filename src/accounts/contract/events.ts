@@ -4,7 +4,7 @@
 import { z } from 'zod';
 
 /** Why a session ended. */
-export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned'] as const;
+export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned', 'email_changed'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
 const eventTime = z

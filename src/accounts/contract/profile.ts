@@ -18,6 +18,7 @@ export const profile = sessionUser.extend({
   gender: z.union([z.literal(0), z.literal(1), z.literal(2)]),
   phone: z.string(),
   created_at: timeString,
+  email_verified: z.boolean().describe('whether the owner proved the address (a mailed code, or a completed password reset)'),
 });
 
 export type ProfileView = z.output<typeof profile>;

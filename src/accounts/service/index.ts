@@ -12,6 +12,8 @@ import { PasswordReset, passwordChangedNotice } from '../password-reset.js';
 import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
 import { SigningKeys } from '../signing-keys.js';
+import { Budget } from '../budget.js';
+import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email.service.js';
 import { AccountService } from './account.service.js';
 import { DeviceService } from './devices.service.js';
 import { IceServersService } from './ice-servers.service.js';
@@ -31,6 +33,8 @@ export interface AccountServices {
   account: AccountService;
   /** TURN credentials (issue 28). */
   iceServers: IceServersService;
+  /** The account's address: verification and change by mailed codes (issue 31). */
+  email: EmailService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -88,14 +92,28 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
       : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
+  const email = new EmailService({
+    db,
+    now,
+    logger,
+    mailer,
+    notices: mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => emailChangedNotice(notice.to, notice.at, folded) }) : undefined,
+    audit,
+    keys,
+    failures,
+    codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
+    hashMaxWaitMs: config.auth.hashMaxWaitMs,
+  });
   return {
     signingKeys,
     auth,
-    sessions: new SessionService({ db, logger, auth, devices, audit, failures }),
+    sessions: new SessionService({ db, logger, auth, devices, audit, failures, verification: email }),
     profile: new ProfileService({ auth }),
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
     account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
     iceServers: new IceServersService({ turn: config.turn, now }),
+    email,
   };
 }

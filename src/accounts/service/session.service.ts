@@ -20,6 +20,8 @@ export interface SessionServiceDeps {
   devices: SessionDirectory;
   audit: AuditLog;
   failures: LoginGuard;
+  /** Mails the first e-mail verification code after a registration (issue 31). */
+  verification?: { registered(user: User): Promise<void> };
 }
 
 export class SessionService {
@@ -29,6 +31,8 @@ export class SessionService {
     assertAcceptablePassword('password', body.password, body);
     const result = await this.deps.auth.register({ username: body.username, email: body.email, password: body.password, nickname: body.nickname }, client);
     await this.opened('registered', result.user.id, result.sessionPublicId, client);
+    const { verification, logger } = this.deps;
+    if (verification) await afterwards(logger, 'verification code at registration', () => verification.registered(result.user));
     return result;
   }
 
