@@ -14,10 +14,16 @@ export type AuthKeyPurpose =
   /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
   | 'client-address-digest'
   /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
-  | 'signing-key-encryption';
+  | 'signing-key-encryption'
+  /** TOTP secrets at rest: AES-256-GCM, the user id as context (src/accounts/service/totp.service.ts). */
+  | 'totp-secret-encryption'
+  /** Recovery codes at rest: HMAC of `<user id>:<code>`. */
+  | 'recovery-code-digest'
+  /** The secret of a login's second-step challenge (mfa_token) at rest. */
+  | 'mfa-challenge-digest';
 
 /** The purposes whose subkey encrypts (AES-256-GCM) rather than digests. */
-export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption'>;
+export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption' | 'totp-secret-encryption'>;
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 

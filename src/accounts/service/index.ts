@@ -18,6 +18,7 @@ import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
 import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
+import { factorNotice, TotpService } from './totp.service.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -31,6 +32,8 @@ export interface AccountServices {
   account: AccountService;
   /** TURN credentials (issue 28). */
   iceServers: IceServersService;
+  /** TOTP and recovery codes (issue 31); the login's second step goes through `sessions`. */
+  totp: TotpService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -88,14 +91,18 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
       : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
+  const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
+  const totp = new TotpService({ db, now, logger, keys, auth, audit, failures, issuer: config.auth.totpIssuer, notices: factorNotices });
   return {
     signingKeys,
     auth,
-    sessions: new SessionService({ db, logger, auth, devices, audit, failures }),
+    sessions: new SessionService({ db, logger, auth, devices, audit, failures, secondFactor: totp }),
     profile: new ProfileService({ auth }),
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
     account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
     iceServers: new IceServersService({ turn: config.turn, now }),
+    totp,
   };
 }
