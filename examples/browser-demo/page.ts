@@ -1,6 +1,7 @@
 // The demo page: log in with the account API, then send the camera and microphone to the relay with
 // mediasoup-client and receive them back. Bundled by esbuild (start.ts); runs in the browser.
 import { Device, type types } from 'mediasoup-client';
+import QRCode from 'qrcode';
 
 /** What the page exposes for the end-to-end test and for curious people in the console. */
 interface DemoState {
@@ -32,6 +33,8 @@ interface DemoState {
   peers: Record<string, string[]>;
   /** The relay's active speaker (router.activeSpeaker, through the signaling server), and the tile highlighted for it. */
   activeSpeaker?: { producerId: string; username: string; tile: string | null };
+  /** Issue 31: the otpauth URL drawn as a QR code, the recovery codes once enabled, the login's pending second step. */
+  twoFactor: { otpauthUrl?: string; secret?: string; recoveryCodes?: string[]; mfaPending: boolean };
 }
 interface SignedInDevice {
   id: string;
@@ -67,6 +70,7 @@ const state: DemoState = {
   chat: [],
   muted: { audio: false, video: false },
   peers: {},
+  twoFactor: { mfaPending: false },
 };
 window.demo = state;
 
@@ -93,16 +97,33 @@ function fail(error: unknown) {
 
 let accessToken: string | undefined;
 
-async function account(path: 'register' | 'login', body: Record<string, string>) {
+/** Thrown by a login that answered 2007: the password was right, the account asks for its second factor. */
+class SecondFactorRequired extends Error {
+  constructor(readonly mfaToken: string) {
+    super('second factor required');
+  }
+}
+
+let mfaToken: string | undefined;
+
+async function account(path: 'register' | 'login' | 'login/mfa', body: Record<string, string>) {
   const res = await fetch(`/api/v1/auth/${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   });
-  const envelope = (await res.json()) as { code: number; message: string; data: { token: string; user: { id: number; username: string } } | null };
-  if (envelope.code !== 0 || !envelope.data) throw new Error(`${path}: ${envelope.message} (code ${envelope.code})`);
+  const envelope = (await res.json()) as { code: number; message: string; data: { token: string; user: { id: number; username: string } } | { mfa_token: string } | null };
+  if (envelope.code === 2007 && envelope.data && 'mfa_token' in envelope.data) throw new SecondFactorRequired(envelope.data.mfa_token);
+  if (envelope.code !== 0 || !envelope.data || !('token' in envelope.data)) throw new Error(`${path}: ${envelope.message} (code ${envelope.code})`);
   accessToken = envelope.data.token;
   state.user = { id: envelope.data.user.id, username: envelope.data.user.username };
+}
+
+function loggedIn() {
+  setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
+  joinButton.disabled = false;
+  $('two-factor').classList.remove('hidden');
+  return Promise.all([refreshDevices(), refreshEmail()]);
 }
 
 $<HTMLFormElement>('account').addEventListener('submit', (event) => {
@@ -120,11 +141,76 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
     action === 'register'
       ? account('register', { username, password, email: field('email') || `${username}@example.com` })
       : account('login', { account: username, password });
-  request.then(() => {
-    setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
-    joinButton.disabled = false;
-    return Promise.all([refreshDevices(), refreshEmail()]);
+  request.then(loggedIn, (error: unknown) => {
+    if (!(error instanceof SecondFactorRequired)) return fail(error);
+    // The second step: a TOTP code or a recovery code with the challenge (5 minutes, 5 tries).
+    mfaToken = error.mfaToken;
+    state.twoFactor.mfaPending = true;
+    $('mfa').classList.remove('hidden');
+    $('mfa-code').focus();
+    setStatus('Password right: type a code from your authenticator app (or a recovery code).');
+  });
+});
+
+$<HTMLFormElement>('mfa').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const code = $<HTMLInputElement>('mfa-code').value.trim();
+  const body: Record<string, string> = /^[0-9]{6}$/.test(code) ? { mfa_token: mfaToken ?? '', code } : { mfa_token: mfaToken ?? '', recovery_code: code };
+  account('login/mfa', body).then(() => {
+    mfaToken = undefined;
+    state.twoFactor.mfaPending = false;
+    $('mfa').classList.add('hidden');
+    $<HTMLInputElement>('mfa-code').value = '';
+    return loggedIn();
   }, fail);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Two-factor sign-in (issue 31): setup answers a secret and its otpauth URL, drawn here as a QR code
+// (the qrcode package, bundled with the page) for an authenticator app; a code from the app enables it
+// and the recovery codes are shown, once.
+
+async function twoFactorCall<T>(path: string, body?: Record<string, string>): Promise<T> {
+  const res = await fetch(`/api/v1/auth${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${accessToken}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const envelope = (await res.json()) as { code: number; message: string; data: T };
+  if (envelope.code !== 0) throw new Error(`POST ${path}: ${envelope.message} (code ${envelope.code})`);
+  return envelope.data;
+}
+
+$('totp-setup').addEventListener('click', () => {
+  twoFactorCall<{ secret: string; otpauth_url: string }>('/mfa/totp/setup')
+    .then(async ({ secret, otpauth_url }) => {
+      state.twoFactor.otpauthUrl = otpauth_url;
+      state.twoFactor.secret = secret;
+      await QRCode.toCanvas($<HTMLCanvasElement>('totp-qr'), otpauth_url, { width: 200, margin: 2 });
+      $('totp-secret').textContent = secret;
+      $('totp-pending').classList.remove('hidden');
+      $('totp-code').focus();
+    })
+    .catch(fail);
+});
+
+$<HTMLFormElement>('totp-enable').addEventListener('submit', (event) => {
+  event.preventDefault();
+  twoFactorCall<{ recovery_codes: string[] }>('/mfa/totp/enable', { code: $<HTMLInputElement>('totp-code').value.trim() })
+    .then(({ recovery_codes }) => {
+      state.twoFactor.recoveryCodes = recovery_codes;
+      $('totp-pending').classList.add('hidden');
+      $<HTMLButtonElement>('totp-setup').disabled = true;
+      $('totp-recovery').replaceChildren(
+        ...recovery_codes.map((code) => {
+          const item = document.createElement('li');
+          item.textContent = code;
+          return item;
+        }),
+      );
+      $('totp-done').classList.remove('hidden');
+    })
+    .catch(fail);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -177,6 +263,7 @@ async function endDevice(device: SignedInDevice) {
     state.devices = [];
     $('devices').classList.add('hidden');
     $('email').classList.add('hidden');
+    $('two-factor').classList.add('hidden');
     joinButton.disabled = true;
     setStatus('This session was ended. Log in again.', 'logged-out');
     return;

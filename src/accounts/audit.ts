@@ -2,7 +2,7 @@
 // GET /internal/v1/auth-events, pruned after AUTH_EVENTS_RETENTION_DAYS. Never holds a secret.
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { authEvents, emailCodes, passwordResetCodes } from '../db/schema.js';
+import { authEvents, emailCodes, mfaChallenges, passwordResetCodes } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { AccountEventSink, SessionEndReason } from './contract/events.js';
 
@@ -27,6 +27,11 @@ export const AUTH_EVENT_TYPES = [
   'email_change_requested',
   'email_change_failed',
   'email_changed',
+  // issue 31, totp
+  'totp_enabled',
+  'totp_disabled',
+  'recovery_code_used',
+  'mfa_failed',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
@@ -162,6 +167,8 @@ export class AuditLog {
       const deadCodes = new Date(this.deps.now().getTime() - 2 * 60 * 60 * 1000);
       await db.delete(passwordResetCodes).where(lt(passwordResetCodes.createdAt, deadCodes));
       await db.delete(emailCodes).where(lt(emailCodes.createdAt, deadCodes));
+      // A login challenge is dead 5 minutes after issue.
+      await db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, deadCodes));
     } catch (error) {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'could not prune auth events');
     }

@@ -1,11 +1,11 @@
 // Per-account limit on password guessing: failed logins and failed password changes of one account
-// name, whatever the client's address.
+// name, whatever the client's address; wrong second-factor codes count in the same budget.
 import { createHash } from 'node:crypto';
 import type { ClientRateLimitInfo, HonoConfigType, Store } from 'hono-rate-limiter';
 import { AuthError, type AuthFailure } from './errors.js';
 
 /** The failures that are a password guess; any other outcome gives its attempt back. */
-const GUESSES: ReadonlySet<AuthFailure> = new Set(['no_such_account', 'wrong_password', 'wrong_old_password']);
+const GUESSES: ReadonlySet<AuthFailure> = new Set(['no_such_account', 'wrong_password', 'wrong_old_password', 'invalid_mfa_code', 'wrong_mfa_code']);
 
 export interface LoginGuardOptions {
   /** Failures allowed per key and window; 0 disables the guard. */

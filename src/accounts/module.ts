@@ -21,6 +21,7 @@ import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
+import { totpRoutes } from './routes/totp.routes.js';
 import { moderationRoutes } from './routes/moderation.routes.js';
 import { Moderation } from './moderation.js';
 import { createAccountServices } from './service/index.js';
@@ -62,7 +63,9 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     .route('/', accountRoutes(kit, services.account))
     .route('/', iceServersRoutes(kit, services.iceServers))
     // Issue 31: verified e-mail and changing the address.
-    .route('/', emailRoutes(kit, services.email));
+    .route('/', emailRoutes(kit, services.email))
+    // issue 31, totp
+    .route('/', totpRoutes(kit, services.totp, services.sessions));
   return {
     name: 'accounts',
     audit,

@@ -554,7 +554,7 @@ export function uniqueViolation(error: unknown): string | undefined {
  * (drizzle's own insert…select lists that too). Each value is cast to its column's type, since a
  * parameter in a select list has none.
  */
-function insertSelect<T extends PgTable>(table: T, values: Record<string, unknown>, tail: SQL): SQL {
+export function insertSelect<T extends PgTable>(table: T, values: Record<string, unknown>, tail: SQL): SQL {
   const columns = Object.entries(getTableColumns(table)).filter(([, column]) => column.generatedIdentity === undefined);
   const names = columns.map(([, column]) => sql.identifier(column.name));
   const row = columns.map(([key, column]) => {

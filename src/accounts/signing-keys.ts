@@ -2,7 +2,7 @@
 // half encrypted under a subkey of AUTH_KEY_SECRET), shared by every instance and rotated on a
 // schedule every instance computes alike from the stored rows. Requests read the keys from memory;
 // the database is read only when the schedule says something changes, or at most once a minute.
-import { createCipheriv, createDecipheriv, createPrivateKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { asc, eq, isNull, and, lte } from 'drizzle-orm';
 import { calculateJwkThumbprint, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../db/client.js';
@@ -228,25 +228,14 @@ export class SigningKeys {
 
   /** AES-256-GCM under the AUTH_KEY_SECRET subkey, the kid as additional data (a row's key cannot be moved to another row). */
   private seal(kid: string, der: Buffer): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.deps.keys.subkey('signing-key-encryption'), iv);
-    cipher.setAAD(Buffer.from(kid, 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
-    return ['v1', iv, ciphertext, cipher.getAuthTag()].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+    return this.deps.keys.seal('signing-key-encryption', der, kid);
   }
 
   private unseal(kid: string, sealed: string): KeyObject {
-    const [version, iv, ciphertext, tag] = sealed.split('.');
-    if (version !== 'v1' || !iv || !ciphertext || !tag) throw new Error(`signing key ${kid}: unknown storage format`);
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.deps.keys.subkey('signing-key-encryption'), Buffer.from(iv, 'base64url'));
-      decipher.setAAD(Buffer.from(kid, 'utf8'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      const der = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
-      return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-    } catch {
-      // Never the key material: only that AUTH_KEY_SECRET is not the one the key was stored under.
-      throw new Error(`signing key ${kid} cannot be decrypted: AUTH_KEY_SECRET differs from the one it was stored under`);
-    }
+    if (!/^v1\.[^.]+\.[^.]+\.[^.]+$/.test(sealed)) throw new Error(`signing key ${kid}: unknown storage format`);
+    const der = this.deps.keys.open('signing-key-encryption', sealed, kid);
+    // Never the key material: only that AUTH_KEY_SECRET is not the one the key was stored under.
+    if (!der) throw new Error(`signing key ${kid} cannot be decrypted: AUTH_KEY_SECRET differs from the one it was stored under`);
+    return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
   }
 }

@@ -59,6 +59,8 @@ export const accountsVariables = {
   AUTH_AUDIENCE: z.string().trim().min(1).max(256).default('chat-backend'),
   // A new signing key every this many days (published one access-token lifetime before it signs).
   AUTH_KEY_ROTATION_DAYS: int(30, 1, 3650),
+  // The issuer an authenticator app shows beside a TOTP account (the otpauth URL's issuer).
+  TOTP_ISSUER: z.string().trim().min(1).max(64).regex(/^[^:]+$/, 'must not contain ":"').default('chat-backend'),
 };
 
 // NODE_ENV belongs to the server slice; read here because production refuses CORS_ORIGINS=*.
@@ -94,6 +96,8 @@ export const accountsConfig = z
       audience: env.AUTH_AUDIENCE,
       /** Days between signing keys. */
       keyRotationDays: env.AUTH_KEY_ROTATION_DAYS,
+      /** The issuer of TOTP accounts in authenticator apps. */
+      totpIssuer: env.TOTP_ISSUER,
     },
     /** Per-client budgets of the password reset endpoints, per hour; 0 disables. */
     passwordReset: {

@@ -1,6 +1,6 @@
 // AUTH_KEY_SECRET: the service's one server-side secret, never stored in the database. Each use gets
 // its own subkey (HKDF-SHA256 with the use as `info`), so one use can never be turned against another.
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { AUTH_KEY_SECRET_MIN_LENGTH } from '../config/server.js';
@@ -16,7 +16,16 @@ export type AuthKeyPurpose =
   /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
   | 'signing-key-encryption'
   /** E-mail verification and address-change codes at rest: HMAC of `<user id>:<purpose>:<address>:<code>` (issue 31). */
-  | 'email-code-digest';
+  | 'email-code-digest'
+  /** TOTP secrets at rest: AES-256-GCM, the user id as context (src/accounts/service/totp.service.ts). */
+  | 'totp-secret-encryption'
+  /** Recovery codes at rest: HMAC of `<user id>:<code>`. */
+  | 'recovery-code-digest'
+  /** The secret of a login's second-step challenge (mfa_token) at rest. */
+  | 'mfa-challenge-digest';
+
+/** The purposes whose subkey encrypts (AES-256-GCM) rather than digests. */
+export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption' | 'totp-secret-encryption'>;
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 
@@ -55,6 +64,36 @@ export class AuthKeys {
     const presented = Buffer.from(this.digest(purpose, message), 'hex');
     const expected = Buffer.from(stored, 'hex');
     return presented.length === expected.length && timingSafeEqual(presented, expected);
+  }
+
+  /**
+   * `plaintext` encrypted with AES-256-GCM under the purpose's subkey, bound to `context` (the
+   * additional data: what the value belongs to, so a sealed value moved to another row does not open):
+   * `v1.<iv>.<ciphertext>.<tag>`, base64url.
+   */
+  seal(purpose: SealPurpose, plaintext: Buffer, context: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.subkey(purpose), iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return ['v1', iv, ciphertext, cipher.getAuthTag()].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+  }
+
+  /**
+   * The plaintext of a value sealed for `context`; undefined when it is not in the sealed format, was
+   * sealed under another AUTH_KEY_SECRET or for another context, or was altered.
+   */
+  open(purpose: SealPurpose, sealed: string, context: string): Buffer | undefined {
+    const [version, iv, ciphertext, tag] = sealed.split('.');
+    if (version !== 'v1' || !iv || !ciphertext || !tag) return undefined;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.subkey(purpose), Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+    } catch {
+      return undefined;
+    }
   }
 }
 

@@ -66,15 +66,16 @@ export function expectEnvelope(body: unknown): void {
   expect(typeof message).toBe('string');
   expect(data).not.toBeUndefined();
   if (code === 0) expect(message).toBe('ok');
-  // 2006 (banned) tells until when in its data; every other failure has none.
+  // 2006 (banned) tells until when in its data, 2007 (second factor required) the challenge; every other failure has none.
   else if (code === 2006) expect(Object.keys(data as object)).toEqual(['until']);
+  else if (code === 2007) expect(Object.keys(data as object).sort()).toEqual(['methods', 'mfa_token']);
   else expect(data).toBeNull();
 }
 
 /** Asserts an error reply: HTTP status and envelope code. */
 export function expectError(reply: Reply, status: number, code: number): void {
   expect({ status: reply.status, code: reply.body.code }).toEqual({ status, code });
-  if (code !== 2006) expect(reply.body.data).toBeNull();
+  if (code !== 2006 && code !== 2007) expect(reply.body.data).toBeNull();
   expect(reply.body.message.length).toBeGreaterThan(0);
 }
 

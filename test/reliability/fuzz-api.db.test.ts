@@ -3,6 +3,7 @@
 // endpoint can give, never a 5xx.
 // The rate limiter runs on every request (TRUST_PROXY=xff, huge limits) with fuzzed X-Forwarded-For.
 import fc from 'fast-check';
+import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_TIMEOUT, register, uniqueName, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
@@ -43,6 +44,10 @@ let deletable: Registered;
 let resettable: Registered;
 /** The user whose address the e-mail endpoints (issue 31) verify and change. */
 let mailOwner: Registered;
+/** Issue 31, totp: a user setting TOTP up, and one with TOTP on and a login challenge open. */
+let pendingTotp: Registered;
+let twoFactor: Registered;
+let mfaToken: string;
 
 beforeAll(async () => {
   t = await buildTestApp({
@@ -74,6 +79,22 @@ beforeAll(async () => {
   deletable = await register(t.app);
   resettable = await register(t.app);
   mailOwner = await register(t.app);
+  pendingTotp = await register(t.app);
+  twoFactor = await register(t.app);
+  const api = async (method: string, path: string, body?: unknown, token?: string) =>
+    (await (
+      await t.app.request(`/api/v1/auth${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+    ).json()) as { code: number; data: Record<string, unknown> };
+  const setup = await api('POST', '/mfa/totp/setup', undefined, twoFactor.tokens.token);
+  const totp = new TOTP({ secret: Secret.fromBase32(setup.data.secret as string) });
+  expect((await api('POST', '/mfa/totp/enable', { code: totp.generate() }, twoFactor.tokens.token)).code).toBe(0);
+  const login = await api('POST', '/login', { account: twoFactor.username, password: twoFactor.password });
+  expect(login.code).toBe(2007);
+  mfaToken = login.data.mfa_token as string;
 }, APP_TIMEOUT);
 
 afterAll(async () => {
@@ -366,6 +387,60 @@ describe('fuzz /api/v1/auth', () => {
     expect(((await profile.json()) as { code: number }).code).toBe(0);
   });
 
+  // issue 31, totp
+  const totpCode = fc.oneof(fc.stringMatching(/^[0-9]{6}$/), corrupted(fc.stringMatching(/^[0-9]{6}$/)), anyString, anyJson);
+  const recoveryCode = fc.oneof(fc.stringMatching(/^[0-9a-z]{5}-[0-9a-z]{5}$/), anyString, anyJson);
+
+  it('POST /mfa/totp/setup and /mfa/totp/enable', async () => {
+    const bearer = fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${pendingTotp.tokens.token}`), weight: 4 }, authorization(() => pendingTotp.tokens.token));
+    await fc.assert(
+      fc.asyncProperty(requests(anyJson, bearer), async (r) => {
+        const a = await send('POST', '/api/v1/auth/mfa/totp/setup', r);
+        expectApiAnswer(a, [0, 1002, 2011], describeRequest('POST', '/mfa/totp/setup', r));
+      }),
+      fuzzParameters(),
+    );
+    const fields = fc.record({ code: totpCode }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, fields, mutated(() => ({ code: '123456' }))), bearer), async (r) => {
+        const a = await send('POST', '/api/v1/auth/mfa/totp/enable', r);
+        expectApiAnswer(a, [0, 1001, 1002, 2011, 2013], describeRequest('POST', '/mfa/totp/enable', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('DELETE /mfa/totp', async () => {
+    const valid = () => ({ password: twoFactor.password, code: '123456' });
+    const fields = fc.record(
+      { password: fc.oneof(anyString, anyJson, fc.constant(null).map(() => twoFactor.password), fc.constantFrom('', 'x'.repeat(1025))), code: fc.oneof(totpCode, recoveryCode) },
+      { requiredKeys: [] },
+    );
+    const bearer = fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${twoFactor.tokens.token}`), weight: 4 }, authorization(() => twoFactor.tokens.token));
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields), bearer), async (r) => {
+        const a = await send('DELETE', '/api/v1/auth/mfa/totp', r);
+        expectApiAnswer(a, [0, 1001, 1002, 2003, 2011, 2013], describeRequest('DELETE', '/mfa/totp', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /login/mfa', async () => {
+    const valid = () => ({ mfa_token: mfaToken, code: '123456' });
+    const fields = fc.record(
+      { mfa_token: fc.oneof(fc.constant(null).map(() => mfaToken), corrupted(fc.constant(null).map(() => mfaToken)), anyString, anyJson), code: totpCode, recovery_code: recoveryCode },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields)), async (r) => {
+        const a = await send('POST', '/api/v1/auth/login/mfa', r);
+        expectApiAnswer(a, [0, 1001, 2012, 2013], describeRequest('POST', '/login/mfa', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('GET /internal/v1/auth-events', async () => {
     const names = fc.constantFrom('userId', 'type', 'since', 'limit', 'cursor', 'other', '__proto__', '');
     const value = fc.oneof(
@@ -562,7 +637,7 @@ describe('fuzz /api/v1/auth', () => {
     const path = fc.oneof(
       fc.constantFrom('/api', '/api/', '/api/v1', '/api/v1/auth', '/api/v1/auth/', '/api/v2/auth/login', '/api/v1/auth/LOGIN', '/api/v1/auth/login/', '/api/v1/auth/%2e%2e/login', '/api/v1/auth/profile/..', '/api/v1/./auth/profile'),
       notAnId.map((id) => `/api/v1/auth/${id}`),
-      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token', 'sessions', 'account', 'password/reset'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
+      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token', 'sessions', 'account', 'password/reset', 'mfa/totp', 'login/mfa'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/api/${segments.join('/')}`),
     );
     await fc.assert(

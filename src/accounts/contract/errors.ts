@@ -28,6 +28,12 @@ export const ApiCode = {
   EMAIL_ALREADY_VERIFIED: 2009,
   /** new_email is the account's address already. */
   SAME_EMAIL: 2010,
+  // issue 31, totp: the second factor.
+  /** The password was right; the account asks for its second factor (data: mfa_token, methods). */
+  MFA_REQUIRED: 2007,
+  TOTP_STATE: 2011,
+  INVALID_MFA_TOKEN: 2012,
+  INVALID_MFA_CODE: 2013,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -51,9 +57,16 @@ const banData = z.strictObject({
     .describe('when the ban ends (yyyy-MM-dd HH:mm:ss, Asia/Shanghai); null: until an operator lifts it'),
 });
 
+/** What 2007 answers: the login's second step. */
+export const mfaChallengeData = z.strictObject({
+  mfa_token: z.string().describe('the challenge for POST /login/mfa: single use, 5 minutes, 5 tries'),
+  // The passkeys work adds "passkey" here when it is merged (a passkey login satisfies the second factor).
+  methods: z.array(z.enum(['totp', 'recovery_code'])).describe('what POST /login/mfa accepts for this account'),
+});
+
 const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
 const RATE_LIMITED_MEANING =
-  "too many requests (per client; on login and password change also too many failures for the account; on password forgot and reset also the client address's hourly reset budget); Retry-After is set";
+  "too many requests (per client; on login, password change, the second step of a login and disabling TOTP also too many failures for the account (wrong passwords and codes count together); on password forgot and reset also the client address's hourly reset budget); Retry-After is set";
 
 /**
  * Every failure of the area by kind. The services throw `AuthError(kind)` (they know nothing of
@@ -124,6 +137,30 @@ export const ACCOUNT_ERRORS = {
   },
   email_already_verified: { code: ApiCode.EMAIL_ALREADY_VERIFIED, status: 409, message: 'the e-mail address is already verified', meaning: 'the address is verified already: nothing to do' },
   same_email: { code: ApiCode.SAME_EMAIL, status: 409, message: "new_email is already the account's address", meaning: "new_email is the account's address already" },
+  // ---- issue 31, totp: TOTP, recovery codes and the login's second step (2007, 2011-2013)
+  mfa_required: {
+    code: ApiCode.MFA_REQUIRED,
+    status: 401,
+    message: 'second factor required',
+    meaning: 'the password is right and the account has two-factor sign-in: no session yet; send data.mfa_token with a code to POST /login/mfa',
+    data: mfaChallengeData,
+  },
+  totp_already_enabled: { code: ApiCode.TOTP_STATE, status: 409, message: 'two-factor sign-in is already enabled', meaning: 'TOTP is already enabled (disable it first)' },
+  totp_not_set_up: {
+    code: ApiCode.TOTP_STATE,
+    status: 409,
+    message: 'two-factor sign-in is not set up',
+    meaning: 'no pending TOTP secret to enable (POST /mfa/totp/setup first), or TOTP is not enabled (nothing to disable)',
+  },
+  invalid_mfa_token: {
+    code: ApiCode.INVALID_MFA_TOKEN,
+    status: 401,
+    message: 'the sign-in challenge is invalid, used or expired; log in again',
+    meaning: 'mfa_token unknown, already used, older than 5 minutes, out of its 5 tries, or the password changed since it was issued; log in again',
+  },
+  invalid_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 401, message: 'wrong or used code', meaning: 'the TOTP code is wrong or was already used, or the recovery code is wrong or used' },
+  // The caller is authenticated; a wrong code refuses the action rather than the caller.
+  wrong_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 403, message: 'wrong or used code', meaning: 'the TOTP code (or, to disable, the recovery code) is wrong or was already used' },
 } as const satisfies Record<string, AccountErrorRow>;
 
 export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;

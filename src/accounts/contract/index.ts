@@ -6,3 +6,4 @@ export * from './profile.js';
 export * from './session.js';
 export * from './ice-servers.js';
 export * from './email.js';
+export * from './totp.js';

@@ -83,7 +83,7 @@ export const login = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: loginBody } } } },
     responses: { 200: okResponse('tokens and the user', session) },
   },
-  ['invalid_request', 'wrong_password', 'no_such_account', 'account_banned', 'server_busy'],
+  ['invalid_request', 'wrong_password', 'no_such_account', 'mfa_required', 'account_banned', 'server_busy'],
 );
 
 export const logout = accountRoute(

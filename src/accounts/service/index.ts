@@ -20,6 +20,7 @@ import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
 import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
+import { factorNotice, TotpService } from './totp.service.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -35,6 +36,8 @@ export interface AccountServices {
   iceServers: IceServersService;
   /** The account's address: verification and change by mailed codes (issue 31). */
   email: EmailService;
+  /** TOTP and recovery codes (issue 31); the login's second step goes through `sessions`. */
+  totp: TotpService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -105,15 +108,19 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
     hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
+  // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
+  const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
+  const totp = new TotpService({ db, now, logger, keys, auth, audit, failures, issuer: config.auth.totpIssuer, notices: factorNotices });
   return {
     signingKeys,
     auth,
-    sessions: new SessionService({ db, logger, auth, devices, audit, failures, verification: email }),
+    sessions: new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp }),
     profile: new ProfileService({ auth }),
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
     account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
     iceServers: new IceServersService({ turn: config.turn, now }),
     email,
+    totp,
   };
 }

@@ -6,12 +6,14 @@ import { userIdOfAccount } from '../account.js';
 import { normaliseAccount, type AuditLog } from '../audit.js';
 import type { AuthMethod } from '../contract/devices.js';
 import type { RegisterBody } from '../contract/session.js';
+import type { LoginMfaBody } from '../contract/totp.js';
 import { AuthError } from '../errors.js';
 import { accountKey, type LoginGuard } from '../login-guard.js';
 import { assertAcceptablePassword } from '../password-policy.js';
 import type { Authenticated, AuthService, SessionClient, TokenSet, User } from '../service.js';
 import type { LogoutScope, SessionDirectory } from '../sessions.js';
 import { afterwards } from './after-action.js';
+import type { TotpService } from './totp.service.js';
 
 export interface SessionServiceDeps {
   db: Db;
@@ -22,6 +24,8 @@ export interface SessionServiceDeps {
   failures: LoginGuard;
   /** Mails the first e-mail verification code after a registration (issue 31). */
   verification?: { registered(user: User): Promise<void> };
+  /** The second factor (issue 31): a login whose user has one answers a challenge instead of a session. */
+  secondFactor?: Pick<TotpService, 'challengeFor' | 'verify'> | undefined;
 }
 
 export class SessionService {
@@ -50,7 +54,22 @@ export class SessionService {
       }
       throw error;
     }
+    const challenge = await this.deps.secondFactor?.challengeFor(user);
+    if (challenge) throw new AuthError('mfa_required', undefined, undefined, challenge);
     return this.signIn(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
+  }
+
+  /** The second step of a login that answered 2007: its challenge and a TOTP or recovery code. */
+  async loginSecondStep(body: LoginMfaBody, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
+    if (!this.deps.secondFactor) throw new AuthError('invalid_mfa_token');
+    const proof = await this.deps.secondFactor.verify(body, client);
+    try {
+      // Opens only if the password the challenge was issued under is still the user's.
+      return await this.signIn(proof.user, client, proof.method, { passwordHash: proof.passwordHash });
+    } catch (error) {
+      if (error instanceof AuthError && error.reason === 'wrong_password') throw new AuthError('invalid_mfa_token');
+      throw error;
+    }
   }
 
   /**

@@ -400,6 +400,10 @@ const API_STATUS: Record<number, number[]> = {
   2003: [401, 403],
   2004: [401],
   2005: [400],
+  // issue 31, totp (2007 answers only a login with the right password of a TOTP account: not fuzzed)
+  2011: [409],
+  2012: [401],
+  2013: [401, 403],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */
