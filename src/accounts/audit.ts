@@ -21,6 +21,10 @@ export const AUTH_EVENT_TYPES = [
   'account_deletion_failed',
   'user_banned',
   'user_unbanned',
+  // Passkeys (issue 31). A passkey login that succeeds is `login_succeeded` with detail `passkey`.
+  'passkey_added',
+  'passkey_removed',
+  'passkey_login_failed',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 

@@ -16,6 +16,7 @@ import { auditRoutes } from './routes/audit.routes.js';
 import { devicesRoutes } from './routes/devices.routes.js';
 import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
+import { passkeysRoutes } from './routes/passkeys.routes.js';
 import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -59,7 +60,8 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     .route('/', passwordRoutes(kit, services.passwords))
     .route('/', devicesRoutes(kit, services.devices))
     .route('/', accountRoutes(kit, services.account))
-    .route('/', iceServersRoutes(kit, services.iceServers));
+    .route('/', iceServersRoutes(kit, services.iceServers))
+    .route('/', passkeysRoutes(kit, services.passkeys));
   return {
     name: 'accounts',
     audit,

@@ -14,7 +14,11 @@ export type AuthKeyPurpose =
   /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
   | 'client-address-digest'
   /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
-  | 'signing-key-encryption';
+  | 'signing-key-encryption'
+  /** Outstanding WebAuthn challenges at rest: HMAC of the challenge (src/accounts/passkeys.ts). */
+  | 'webauthn-challenge-digest'
+  /** The WebAuthn user handle of a user: HMAC of its id, so a passkey names no one outside this service. */
+  | 'webauthn-user-handle';
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 

@@ -21,6 +21,13 @@ export const ApiCode = {
   INVALID_RESET_CODE: 2005,
   /** The account is banned by an operator; answered only after the password verified. */
   ACCOUNT_BANNED: 2006,
+  // Passkeys (issue 31): 2014-2016.
+  /** A passkey ceremony's response did not verify (challenge, origin, RP ID, signature, counter or credential). */
+  PASSKEY_REFUSED: 2014,
+  /** The account has MAX_PASSKEYS_PER_USER passkeys already. */
+  PASSKEY_LIMIT: 2015,
+  /** That authenticator's credential is registered already. */
+  PASSKEY_EXISTS: 2016,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -108,6 +115,25 @@ export const ACCOUNT_ERRORS = {
     message: 'the code is wrong, used or expired; ask for a new one',
     meaning: 'the code is wrong, used, revoked by a password change, expired (15 min) or out of tries; ask for a new one',
   },
+  // ---------------------------------------------------------------- passkeys (issue 31)
+  // Which check failed is audited (passkey_login_failed), never answered: one code for all.
+  passkey_login_refused: {
+    code: ApiCode.PASSKEY_REFUSED,
+    status: 401,
+    message: 'the passkey could not be verified; ask for new options and try again',
+    meaning: 'the assertion did not verify: challenge unknown, used or expired (5 min), origin or RP ID not allowed, unknown credential, bad signature, or a signature counter that went back (a cloned authenticator)',
+  },
+  passkey_registration_refused: {
+    code: ApiCode.PASSKEY_REFUSED,
+    status: 400,
+    message: 'the new passkey could not be verified; ask for new options and try again',
+    meaning: 'the attestation did not verify: challenge unknown, used, expired (5 min) or issued to another user, origin or RP ID not allowed, or the key out of bounds',
+  },
+  passkey_limit: { code: ApiCode.PASSKEY_LIMIT, status: 409, message: 'this account has the most passkeys allowed; remove one first', meaning: 'the account has 20 passkeys already' },
+  passkey_exists: { code: ApiCode.PASSKEY_EXISTS, status: 409, message: 'this passkey is registered already', meaning: "the authenticator's credential is registered already (to this or another account)" },
+  no_such_passkey: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such passkey', meaning: "no such passkey (another user's passkey answers the same)" },
+  // Production without WEBAUTHN_RP_ID: the passkey endpoints do not exist.
+  passkeys_disabled: { code: ApiCode.NOT_FOUND, status: 404, message: 'passkeys are not available: WEBAUTHN_RP_ID is not configured', meaning: 'passkeys are not configured (production without WEBAUTHN_RP_ID)' },
 } as const satisfies Record<string, AccountErrorRow>;
 
 export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;

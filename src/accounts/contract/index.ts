@@ -5,3 +5,4 @@ export * from './password.js';
 export * from './profile.js';
 export * from './session.js';
 export * from './ice-servers.js';
+export * from './passkeys.js';

@@ -18,6 +18,8 @@ import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
 import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
+import { Passkeys } from '../passkeys.js';
+import { PasskeyService, passkeyNotice } from './passkeys.service.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -31,6 +33,8 @@ export interface AccountServices {
   account: AccountService;
   /** TURN credentials (issue 28). */
   iceServers: IceServersService;
+  /** Passkeys (issue 31). */
+  passkeys: PasskeyService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -88,14 +92,26 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
       : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  const sessions = new SessionService({ db, logger, auth, devices, audit, failures });
+  // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
+  const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
+  const passkeys = new PasskeyService({
+    logger,
+    now,
+    passkeys: config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined,
+    sessions,
+    audit,
+    notices: passkeyNotices,
+  });
   return {
     signingKeys,
     auth,
-    sessions: new SessionService({ db, logger, auth, devices, audit, failures }),
+    sessions,
     profile: new ProfileService({ auth }),
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
     account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
     iceServers: new IceServersService({ turn: config.turn, now }),
+    passkeys,
   };
 }
