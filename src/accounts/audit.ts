@@ -32,6 +32,10 @@ export const AUTH_EVENT_TYPES = [
   'totp_disabled',
   'recovery_code_used',
   'mfa_failed',
+  // Passkeys (issue 31). A passkey login that succeeds is `login_succeeded` with detail `passkey`.
+  'passkey_added',
+  'passkey_removed',
+  'passkey_login_failed',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 

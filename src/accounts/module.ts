@@ -17,6 +17,7 @@ import { devicesRoutes } from './routes/devices.routes.js';
 import { emailRoutes } from './routes/email.routes.js';
 import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
+import { passkeysRoutes } from './routes/passkeys.routes.js';
 import { passwordRoutes } from './routes/password.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
@@ -65,7 +66,9 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     // Issue 31: verified e-mail and changing the address.
     .route('/', emailRoutes(kit, services.email))
     // issue 31, totp
-    .route('/', totpRoutes(kit, services.totp, services.sessions));
+    .route('/', totpRoutes(kit, services.totp, services.sessions))
+    // issue 31, passkeys
+    .route('/', passkeysRoutes(kit, services.passkeys));
   return {
     name: 'accounts',
     audit,

@@ -4,6 +4,8 @@ import { formatTime } from '../time.js';
 import type { AuthEvent } from './audit.js';
 import type { AuthEventView } from './contract/audit.js';
 import type { DeviceSessionView } from './contract/devices.js';
+import type { PasskeyView } from './contract/passkeys.js';
+import type { StoredPasskey } from './passkeys.js';
 import type { ProfileView } from './contract/profile.js';
 import type { SessionUserView, SessionView, TokenSetView } from './contract/session.js';
 import type { TokenSet, User } from './service.js';
@@ -68,5 +70,15 @@ export function authEventView(e: AuthEvent): AuthEventView {
     detail: e.detail,
     ip: e.ip,
     user_agent: e.userAgent,
+  };
+}
+
+/** One entry of GET /passkeys: the label and times only, never the credential id or key. */
+export function passkeyView(passkey: StoredPasskey): PasskeyView {
+  return {
+    id: passkey.publicId,
+    name: passkey.name,
+    created_at: formatTime(passkey.createdAt),
+    last_used_at: passkey.lastUsedAt ? formatTime(passkey.lastUsedAt) : null,
   };
 }

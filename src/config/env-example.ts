@@ -9,6 +9,7 @@ const AREA_TITLES: Record<ConfigArea, string> = {
   relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
   events: "The relay's events: replay buffer, streams, webhook",
   turn: "TURN: the relay's coturn and the short-lived credentials handed out for it",
+  webauthn: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in',
 };
 
 /**
@@ -21,6 +22,8 @@ const DEFAULT_NOTES: Record<string, string> = {
   AUTH_KEY_SECRET: 'outside production, generated once and kept in DATA_DIR/auth-key-secret',
   DRAIN_TIMEOUT_S: '30 when NODE_ENV=production, else 0',
   DATABASE_URL: 'the embedded PGlite database under DATA_DIR',
+  WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
+  WEBAUTHN_ORIGINS: 'http://localhost:<PORT> outside production; required with WEBAUTHN_RP_ID in production',
 };
 
 /** Ready-to-use values for the local services of compose.yaml (`docker compose up -d`). */

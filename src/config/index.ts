@@ -7,16 +7,17 @@ import { eventsConfig } from './events.js';
 import { relayConfig } from './relay.js';
 import { serverConfig } from './server.js';
 import { turnConfig } from './turn.js';
+import { webauthnConfig } from './webauthn.js';
 
 export { ConfigError } from './env.js';
 export { isUnspecifiedIp, type PipePeerCidr } from './relay.js';
 export { turnUrlProblem } from './turn.js';
 
 /** One slice per area, each a schema of its variables whose transform gives its part of Config. */
-const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig };
+const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig, webauthn: webauthnConfig };
 
 /** Every slice reads the same environment; their outputs (disjoint keys) merge into one Config. */
-const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig);
+const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig).and(webauthnConfig);
 
 export type Config = z.output<typeof configSchema>;
 

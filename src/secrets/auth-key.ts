@@ -22,7 +22,11 @@ export type AuthKeyPurpose =
   /** Recovery codes at rest: HMAC of `<user id>:<code>`. */
   | 'recovery-code-digest'
   /** The secret of a login's second-step challenge (mfa_token) at rest. */
-  | 'mfa-challenge-digest';
+  | 'mfa-challenge-digest'
+  /** Outstanding WebAuthn challenges at rest: HMAC of the challenge (src/accounts/passkeys.ts). */
+  | 'webauthn-challenge-digest'
+  /** The WebAuthn user handle of a user: HMAC of its id, so a passkey names no one outside this service. */
+  | 'webauthn-user-handle';
 
 /** The purposes whose subkey encrypts (AES-256-GCM) rather than digests. */
 export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption' | 'totp-secret-encryption'>;

@@ -31,6 +31,13 @@ const PUBLIC_OPERATIONS = [
   'POST /api/v1/auth/mfa/totp/enable 200,400,401,403,409,429,500',
   'DELETE /api/v1/auth/mfa/totp 200,400,401,403,409,429,500,503',
   'POST /api/v1/auth/login/mfa 200,400,401,403,429,500',
+  // Issue 31: passkeys (404: not configured, production without WEBAUTHN_RP_ID).
+  'POST /api/v1/auth/passkeys/register/options 200,401,404,409,429,500',
+  'POST /api/v1/auth/passkeys/register/verify 200,400,401,404,409,429,500',
+  'POST /api/v1/auth/passkeys/login/options 200,404,429,500',
+  'POST /api/v1/auth/passkeys/login/verify 200,400,401,403,404,429,500',
+  'GET /api/v1/auth/passkeys 200,401,404,429,500',
+  'DELETE /api/v1/auth/passkeys/{id} 200,401,404,429,500',
   'GET /healthz 200,429,500',
   'GET /readyz 200,429,500',
   'GET /api/v1/openapi.json 200,429,500',
@@ -123,7 +130,7 @@ describe('the documents of every area composed', () => {
       }
       return Object.keys(byTag).sort();
     };
-    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'e-mail', 'ice-servers', 'keys', 'observability', 'password', 'profile', 'session', 'sessions', 'two-factor']);
+    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'e-mail', 'ice-servers', 'keys', 'observability', 'passkeys', 'password', 'profile', 'session', 'sessions', 'two-factor']);
     expect(tagsOf(internalDoc)).toEqual(
       ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports'].sort(),
     );

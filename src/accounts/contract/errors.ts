@@ -34,6 +34,13 @@ export const ApiCode = {
   TOTP_STATE: 2011,
   INVALID_MFA_TOKEN: 2012,
   INVALID_MFA_CODE: 2013,
+  // Passkeys (issue 31): 2014-2016.
+  /** A passkey ceremony's response did not verify (challenge, origin, RP ID, signature, counter or credential). */
+  PASSKEY_REFUSED: 2014,
+  /** The account has MAX_PASSKEYS_PER_USER passkeys already. */
+  PASSKEY_LIMIT: 2015,
+  /** That authenticator's credential is registered already. */
+  PASSKEY_EXISTS: 2016,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -161,6 +168,25 @@ export const ACCOUNT_ERRORS = {
   invalid_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 401, message: 'wrong or used code', meaning: 'the TOTP code is wrong or was already used, or the recovery code is wrong or used' },
   // The caller is authenticated; a wrong code refuses the action rather than the caller.
   wrong_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 403, message: 'wrong or used code', meaning: 'the TOTP code (or, to disable, the recovery code) is wrong or was already used' },
+  // ---------------------------------------------------------------- passkeys (issue 31)
+  // Which check failed is audited (passkey_login_failed), never answered: one code for all.
+  passkey_login_refused: {
+    code: ApiCode.PASSKEY_REFUSED,
+    status: 401,
+    message: 'the passkey could not be verified; ask for new options and try again',
+    meaning: 'the assertion did not verify: challenge unknown, used or expired (5 min), origin or RP ID not allowed, unknown credential, bad signature, or a signature counter that went back (a cloned authenticator)',
+  },
+  passkey_registration_refused: {
+    code: ApiCode.PASSKEY_REFUSED,
+    status: 400,
+    message: 'the new passkey could not be verified; ask for new options and try again',
+    meaning: 'the attestation did not verify: challenge unknown, used, expired (5 min) or issued to another user, origin or RP ID not allowed, or the key out of bounds',
+  },
+  passkey_limit: { code: ApiCode.PASSKEY_LIMIT, status: 409, message: 'this account has the most passkeys allowed; remove one first', meaning: 'the account has 20 passkeys already' },
+  passkey_exists: { code: ApiCode.PASSKEY_EXISTS, status: 409, message: 'this passkey is registered already', meaning: "the authenticator's credential is registered already (to this or another account)" },
+  no_such_passkey: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such passkey', meaning: "no such passkey (another user's passkey answers the same)" },
+  // Production without WEBAUTHN_RP_ID: the passkey endpoints do not exist.
+  passkeys_disabled: { code: ApiCode.NOT_FOUND, status: 404, message: 'passkeys are not available: WEBAUTHN_RP_ID is not configured', meaning: 'passkeys are not configured (production without WEBAUTHN_RP_ID)' },
 } as const satisfies Record<string, AccountErrorRow>;
 
 export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;

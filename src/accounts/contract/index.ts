@@ -7,3 +7,4 @@ export * from './session.js';
 export * from './ice-servers.js';
 export * from './email.js';
 export * from './totp.js';
+export * from './passkeys.js';

@@ -21,6 +21,8 @@ import { PasswordService } from './password.service.js';
 import { ProfileService } from './profile.service.js';
 import { SessionService } from './session.service.js';
 import { factorNotice, TotpService } from './totp.service.js';
+import { Passkeys } from '../passkeys.js';
+import { PasskeyService, passkeyNotice } from './passkeys.service.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -38,6 +40,8 @@ export interface AccountServices {
   email: EmailService;
   /** TOTP and recovery codes (issue 31); the login's second step goes through `sessions`. */
   totp: TotpService;
+  /** Passkeys (issue 31). */
+  passkeys: PasskeyService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -111,10 +115,21 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
   const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
   const totp = new TotpService({ db, now, logger, keys, auth, audit, failures, issuer: config.auth.totpIssuer, notices: factorNotices });
+  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
+  // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
+  const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
+  const passkeys = new PasskeyService({
+    logger,
+    now,
+    passkeys: config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined,
+    sessions,
+    audit,
+    notices: passkeyNotices,
+  });
   return {
     signingKeys,
     auth,
-    sessions: new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp }),
+    sessions,
     profile: new ProfileService({ auth }),
     passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
     devices: new DeviceService({ devices, audit }),
@@ -122,5 +137,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     iceServers: new IceServersService({ turn: config.turn, now }),
     email,
     totp,
+    passkeys,
   };
 }
