@@ -89,8 +89,16 @@ async function makeTemplate(): Promise<string> {
  * costs several (initdb inside WebAssembly). The caller removes the folder.
  */
 export async function migratedDataDir(): Promise<string> {
-  const source = await migratedTemplate();
   const dir = await mkdtemp(join(tmpdir(), 'chat-backend-child-db-'));
-  await cp(source, dir, { recursive: true });
+  await copyMigratedCluster(dir);
   return dir;
+}
+
+/**
+ * Copies the migrated cluster into `dir` (made if missing), for a server whose DATA_DIR the test
+ * owns and removes: `npm start` in a folder of the test's (./.data), or a DATA_DIR shared with the
+ * secrets a development start generates.
+ */
+export async function copyMigratedCluster(dir: string): Promise<void> {
+  await cp(await migratedTemplate(), dir, { recursive: true });
 }
