@@ -46,12 +46,15 @@ async function reusedCount(server: ServerProcess, agent: Agent): Promise<number>
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-/** A real server on a fresh database of the project's kind (the child migrates it; this process only makes and drops it). */
+/**
+ * A real server on a fresh database of the project's kind: a new PostgreSQL database (the child
+ * migrates it; this process only makes and drops it), or startServer's own copy of the migrated PGlite.
+ */
 async function startWithDatabase(env: Record<string, string>) {
   const db = await openTestDatabase();
   await db.database.close();
   try {
-    const server = await startServer({ DATABASE_URL: db.dbConfig.kind === 'postgres' ? db.dbConfig.url : 'memory://', ...env });
+    const server = await startServer({ ...(db.dbConfig.kind === 'postgres' ? { DATABASE_URL: db.dbConfig.url } : {}), ...env });
     return { server, db };
   } catch (error) {
     await db.drop();

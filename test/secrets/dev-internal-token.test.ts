@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { generatedSecret, useDevServers } from '../support/dev-servers.js';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import type { ServerProcess } from '../support/server-process.js';
 
 const { dataDir: tempDataDir, start } = useDevServers();
@@ -15,7 +16,9 @@ function exportLines(server: ServerProcess): string[] {
 
 it('generates the token once under DATA_DIR, prints an export line at each start, and reuses it', { timeout: 180_000 }, async () => {
   const dataDir = await tempDataDir('internal-token-');
-  const env = { INTERNAL_TOKEN: '', DATA_DIR: dataDir };
+  // The embedded database in DATA_DIR too, as a development start has it: a copy of the migrated cluster (a new one costs seconds of initdb).
+  await copyMigratedCluster(dataDir);
+  const env = { INTERNAL_TOKEN: '', DATABASE_URL: '', DATA_DIR: dataDir };
   const first = await start(env, { timeoutMs: 90_000 });
   const file = path.join(dataDir, 'internal-token');
   const token = await generatedSecret(file);
@@ -35,7 +38,8 @@ it('generates the token once under DATA_DIR, prints an export line at each start
 
 it('uses INTERNAL_TOKEN when it is set and prints nothing about it', { timeout: 120_000 }, async () => {
   const dataDir = await tempDataDir('internal-token-set-');
-  const server = await start({ DATA_DIR: dataDir }, { timeoutMs: 90_000 });
+  await copyMigratedCluster(dataDir);
+  const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir }, { timeoutMs: 90_000 });
   expect(exportLines(server)).toEqual([]);
   await expect(stat(path.join(dataDir, 'internal-token'))).rejects.toThrow();
   await server.stop();

@@ -6,6 +6,7 @@ import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import { childServerRtcPorts } from '../support/ports.js';
 import { freePort, ROOT, SERVER_AUTH_KEY_SECRET, SERVER_TOKEN } from '../support/server-process.js';
 import { runScript, type ScriptProcess } from './support.js';
@@ -17,6 +18,8 @@ async function startWithRoom(): Promise<ScriptProcess> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dev-shutdown-'));
   dirs.push(dir);
   await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  // The embedded database of ./.data (the default DATA_DIR), a copy of the migrated cluster: a new one would cost seconds of initdb.
+  await copyMigratedCluster(path.join(dir, '.data'));
   const port = await freePort();
   const rtc = childServerRtcPorts(2);
   const server = await runScript('start', {
@@ -26,7 +29,6 @@ async function startWithRoom(): Promise<ScriptProcess> {
       // NODE_ENV and DRAIN_TIMEOUT_S unset: what a newcomer's shell has.
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: 'memory://',
       INTERNAL_TOKEN: SERVER_TOKEN,
       AUTH_KEY_SECRET: SERVER_AUTH_KEY_SECRET,
       MEDIASOUP_WORKERS: '2',

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config/index.js';
 import { renderEnvExample } from '../../src/config/env-example.js';
 import { freePort, ROOT, SERVER_AUTH_KEY_SECRET } from '../support/server-process.js';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import { childServerRtcPorts } from '../support/ports.js';
 import { runScript } from './support.js';
 
@@ -40,6 +41,8 @@ describe('npm start and .env', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'dotenv-start-'));
     dirs.push(dir);
     await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+    // The embedded database of ./.data (the default DATA_DIR), a copy of the migrated cluster: a new one would cost seconds of initdb.
+    await copyMigratedCluster(path.join(dir, '.data'));
     const [filePort, envPort] = [await freePort(), await freePort()];
     const rtc = childServerRtcPorts(1);
     const token = 'token-from-dot-env-0123456789abcdefghijklmnop';
@@ -48,7 +51,6 @@ describe('npm start and .env', () => {
       [
         `PORT=${filePort}`,
         'HOST=127.0.0.1',
-        'DATABASE_URL=memory://',
         `INTERNAL_TOKEN=${token}`,
         `AUTH_KEY_SECRET=${SERVER_AUTH_KEY_SECRET}`,
         'MEDIASOUP_WORKERS=1',

@@ -5,8 +5,10 @@
 import { createSocket } from 'node:dgram';
 import { createServer, connect } from 'node:net';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import { childServerRtcPorts } from '../support/ports.js';
 import { freePort, SERVER_AUTH_KEY_SECRET, SERVER_TOKEN } from '../support/server-process.js';
 import { runScript, scriptFolder } from './support.js';
@@ -23,6 +25,9 @@ interface Line {
 async function run(env: Record<string, string>, port?: number) {
   const cwd = await scriptFolder('start-failure-');
   dirs.push(cwd);
+  // Without a DATABASE_URL of the test's, the embedded database of ./.data (the default DATA_DIR),
+  // holding a copy of the migrated cluster: a new one would cost seconds of initdb.
+  if (!('DATABASE_URL' in env)) await copyMigratedCluster(path.join(cwd, '.data'));
   const rtc = childServerRtcPorts(1);
   return runScript('start', {
     cwd,
@@ -37,7 +42,6 @@ async function run(env: Record<string, string>, port?: number) {
       RTC_MIN_PORT: String(rtc.min),
       RTC_MAX_PORT: String(rtc.max),
       MEDIASOUP_LISTEN_IP: '127.0.0.1',
-      DATABASE_URL: 'memory://',
       ...env,
     },
   });

@@ -3,21 +3,21 @@
 // response's JSON schema (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 uses). Collected per test file and
 // asserted after it (test/support/setup-answers.ts), so every test of the suite is also a test of
 // the documents.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+//
+// Ajv, its formats and the document builder are loaded by checkAnswers() only when something was
+// recorded: every test file runs the check (setup-answers.ts), most of those without a test app
+// would otherwise pay their import.
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { App } from '../../src/app.js';
-import { buildDocument, type OpenApiDocument } from '../../src/docs/document.js';
+import type { OpenApiDocument } from '../../src/docs/document.js';
 import type { Module, Surface } from '../../src/http/module.js';
-
-// ajv-formats is CommonJS with a default export.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
 interface Recorded {
   method: string;
   path: string;
   status: number;
   body: Promise<unknown>;
-  documents: () => Record<Surface, OpenApiDocument>;
+  modules: readonly Module[];
 }
 
 const recorded: Recorded[] = [];
@@ -35,8 +35,6 @@ export interface AnswerReport {
  * @example const app = watchAnswers(composition.app(), composition.modules)
  */
 export function watchAnswers(app: App, modules: readonly Module[]): App {
-  let documents: Record<Surface, OpenApiDocument> | undefined;
-  const docs = () => (documents ??= { public: buildDocument('public', modules), internal: buildDocument('internal', modules) });
   const request = app.request.bind(app);
   app.request = (async (input: string | Request | URL, init?: RequestInit, ...rest: unknown[]) => {
     const response = await (request as (...args: unknown[]) => Promise<Response>)(input, init, ...rest);
@@ -44,7 +42,7 @@ export function watchAnswers(app: App, modules: readonly Module[]): App {
     if (type.startsWith('application/json')) {
       const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, 'http://localhost');
       const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-      recorded.push({ method, path: url.pathname, status: response.status, body: response.clone().json().catch(() => undefined), documents: docs });
+      recorded.push({ method, path: url.pathname, status: response.status, body: response.clone().json().catch(() => undefined), modules });
     }
     return response;
   });
@@ -54,9 +52,17 @@ export function watchAnswers(app: App, modules: readonly Module[]): App {
 /** Checks and forgets what was recorded so far. */
 export async function checkAnswers(): Promise<AnswerReport> {
   const report: AnswerReport = { checked: 0, unmatched: 0, failures: [] };
+  const answers = recorded.splice(0);
+  if (answers.length === 0) return report;
+  const [{ Ajv2020 }, { default: addFormatsModule }, { buildDocument }] = await Promise.all([import('ajv/dist/2020.js'), import('ajv-formats'), import('../../src/docs/document.js')]);
+  // ajv-formats is CommonJS with a default export.
+  const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+  // The documents of each app's modules, built once.
+  const documents = new Map<readonly Module[], Record<Surface, OpenApiDocument>>();
   const validators = new Map<OpenApiDocument, Map<string, ValidateFunction>>();
-  for (const answer of recorded.splice(0)) {
-    const docs = answer.documents();
+  for (const answer of answers) {
+    let docs = documents.get(answer.modules);
+    if (!docs) documents.set(answer.modules, (docs = { public: buildDocument('public', answer.modules), internal: buildDocument('internal', answer.modules) }));
     const found = findOperation(docs, answer.method, answer.path);
     if (!found) {
       report.unmatched += 1;

@@ -3,9 +3,12 @@
 // costs a fraction. The snapshot is PGlite's documented `dumpDataDir()` tarball, written once to the
 // system's temp folder under a name that changes with PGlite's version and the migrations, so a new
 // migration or a PGlite upgrade makes a new one (forks racing to write it rename atomically).
+// The child servers (test/support/server-process.ts) get the same cluster as a data directory on
+// disk: a copy of one template folder made from the snapshot, opened through DATA_DIR as any
+// development start opens its database (no test-only code in the server).
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +16,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { openDatabase } from '../../src/db/client.js';
 import { migrateDatabase, migrationsFolder } from '../../src/db/migrate.js';
 
-function snapshotPath(): string {
+function snapshotBase(): string {
   const hash = createHash('sha256');
   // The installed PGlite's package.json (its `exports` do not list it, so it is read as a file).
   hash.update(readFileSync(fileURLToPath(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url))));
@@ -23,7 +26,7 @@ function snapshotPath(): string {
       hash.update(name).update(readFileSync(join(folder, name)));
     }
   }
-  return join(tmpdir(), `chat-backend-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+  return join(tmpdir(), `chat-backend-pglite-${hash.digest('hex').slice(0, 16)}`);
 }
 
 let snapshot: Promise<Blob> | undefined;
@@ -35,7 +38,7 @@ export function migratedSnapshot(): Promise<Blob> {
 }
 
 async function load(): Promise<Blob> {
-  const path = snapshotPath();
+  const path = `${snapshotBase()}.tar`;
   try {
     return new Blob([await readFile(path)]);
   } catch {
@@ -53,4 +56,49 @@ async function load(): Promise<Blob> {
   } finally {
     await database.close();
   }
+}
+
+let template: Promise<string> | undefined;
+
+/** The migrated cluster as a folder (made from the snapshot on first use); never opened itself, only copied. */
+function migratedTemplate(): Promise<string> {
+  template ??= makeTemplate();
+  return template;
+}
+
+async function makeTemplate(): Promise<string> {
+  const path = `${snapshotBase()}.datadir`;
+  if (existsSync(path)) return path;
+  const partial = `${path}.${process.pid}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  const database = await openDatabase({ kind: 'pglite', dataDir: partial }, { pgliteSnapshot: await migratedSnapshot() });
+  await database.close();
+  try {
+    await rename(partial, path);
+  } catch (error) {
+    // Another fork renamed its copy first (a non-empty folder is not replaced): that one serves.
+    await rm(partial, { recursive: true, force: true });
+    if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return path;
+}
+
+/**
+ * A new temporary folder holding a copy of the migrated cluster, for a server started with
+ * `DATA_DIR` pointing at it: it opens in a fraction of a second where a new cluster (memory://)
+ * costs several (initdb inside WebAssembly). The caller removes the folder.
+ */
+export async function migratedDataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'chat-backend-child-db-'));
+  await copyMigratedCluster(dir);
+  return dir;
+}
+
+/**
+ * Copies the migrated cluster into `dir` (made if missing), for a server whose DATA_DIR the test
+ * owns and removes: `npm start` in a folder of the test's (./.data), or a DATA_DIR shared with the
+ * secrets a development start generates.
+ */
+export async function copyMigratedCluster(dir: string): Promise<void> {
+  await cp(await migratedTemplate(), dir, { recursive: true });
 }

@@ -1,9 +1,12 @@
 // The real server (`node --import tsx src/server.ts`) as a child process on 127.0.0.1, for the tests
 // that need a real process: signals, sockets, an outage of its database. Always stopped, even on failure.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migratedDataDir } from './pglite-snapshot.js';
 import { childServerRtcPorts } from './ports.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -38,21 +41,28 @@ export interface ServerProcess {
   output(): string;
   /** Its pino JSON lines parsed (other lines skipped). */
   logLines(): LogLine[];
-  /** Resolves with the exit code and signal once the process is gone. */
+  /** Resolves with the exit code and signal (and its time, `at`) once the process and its database folder are gone. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once it is gone. Safe to call twice. */
   stop(graceMs?: number): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
-// A vitest worker that dies mid-test must not leave servers behind.
+const dataDirs = new Set<string>();
+// A vitest worker that dies mid-test must not leave servers (or their database folders) behind.
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /**
  * Starts the server and waits for `readyPath` (default /readyz) to answer 200.
- * @example const server = await startServer({ DATABASE_URL: 'memory://' }); try { … } finally { await server.stop() }
+ *
+ * Its database, unless `env` names a DATABASE_URL or a DATA_DIR: embedded PGlite in a new folder
+ * holding a copy of the suite's migrated cluster (test/support/pglite-snapshot.ts), given as
+ * DATA_DIR, as a development start uses it; the folder goes when the process has exited. A new
+ * cluster (`DATABASE_URL: 'memory://'`, still available) costs several seconds of initdb per start.
+ * @example const server = await startServer({ EVENTS_HEARTBEAT_S: '1' }); try { … } finally { await server.stop() }
  */
 export async function startServer(
   env: Record<string, string> = {},
@@ -72,6 +82,8 @@ export async function startServer(
   const nodeArgs = ['--import', 'tsx', 'src/server.ts'];
   // `ip netns exec` execs node in place: the child's pid is the server's, so stop() signals it.
   const [command, args] = options.netns ? ['ip', ['netns', 'exec', options.netns, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const dataDir = 'DATABASE_URL' in env || 'DATA_DIR' in env ? undefined : await migratedDataDir();
+  if (dataDir) dataDirs.add(dataDir);
   const child = spawn(command, args, {
     cwd: ROOT,
     env: {
@@ -80,7 +92,7 @@ export async function startServer(
       NODE_ENV: 'development',
       PORT: String(port),
       HOST: host,
-      DATABASE_URL: 'memory://',
+      ...(dataDir ? { DATABASE_URL: '', DATA_DIR: dataDir } : { DATABASE_URL: 'memory://' }),
       INTERNAL_TOKEN: SERVER_TOKEN,
       AUTH_KEY_SECRET: SERVER_AUTH_KEY_SECRET,
       MEDIASOUP_WORKERS: String(workers),
@@ -110,7 +122,13 @@ export async function startServer(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) => {
     child.once('exit', (code, signal) => {
       running.delete(child);
-      resolve({ code, signal, at: performance.now() });
+      const exit = { code, signal, at: performance.now() };
+      if (!dataDir) return resolve(exit);
+      // Its database folder goes before anyone hears of the exit (`at` is the exit's own time).
+      void rm(dataDir, { recursive: true, force: true }).finally(() => {
+        dataDirs.delete(dataDir);
+        resolve(exit);
+      });
     });
   });
 
