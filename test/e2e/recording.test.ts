@@ -1,7 +1,9 @@
 // Recordings with real ffmpeg and real media: a werift peer sends real VP8 + Opus (encoded by
 // Debian's ffmpeg from a generated test source, forwarded packet by packet through the peer's WebRTC
 // tracks) into a room, and the relay's recorder writes it to a file that ffprobe and a decode check read
-// back. Ends by DELETE, by a producer closing, and by ffmpeg being killed; the bounds answer as documented.
+// back. Ends by DELETE, by a producer closing, by ffmpeg being killed and by ffmpeg hanging (reaped after
+// RECORDINGS_STALL_S); the bounds answer as documented.
+import type { ChildProcess } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,9 @@ import { SendPeer } from '../support/webrtc/peer.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
 
 type Ev = RelayEvent & Record<string, any>;
+
+/** RECORDINGS_STALL_S of the app under test: shorter than the default 10 s to keep the hang test short. */
+const STALL_S = 5;
 
 /** A room with a werift sender whose tracks carry ffmpeg's VP8 and Opus. */
 interface Room {
@@ -39,7 +44,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     // One WebRtcServer port and eight for plain transports (two recordings of two tracks, RTP and RTCP each).
     const ports = allocateRtcPorts(9);
     t = await buildTestApp(
-      { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MAX: '2', RECORDINGS_MIN_FREE_MB: '1' },
+      { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MAX: '2', RECORDINGS_MIN_FREE_MB: '1', RECORDINGS_STALL_S: String(STALL_S) },
       { areas: { accounts: false } },
     );
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
@@ -215,6 +220,56 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       expect(await relay.stopRecording(recording.id)).toMatchObject({ state: 'failed' });
       expect(eventsOf(recording.id)).toHaveLength(count);
     } finally {
+      await room.close();
+    }
+  });
+
+  it('an ffmpeg that stops writing (SIGSTOP) while its RTP keeps coming is reaped within RECORDINGS_STALL_S; paused producers are no stall', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    let child: ChildProcess | undefined;
+    try {
+      const consumersBefore = t.media.info().counts.consumers;
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm3' } });
+      child = t.composition.relay!.recordings.processForTesting(recording.id)!;
+      const file = path.join(dir, `${recording.id}.webm`);
+      await waitFor(() => existsSync(file) && statSync(file).size > 20_000, { timeoutMs: 20_000, what: 'the file growing' });
+
+      // No RTP, no growth, no stall: a recording of paused producers outlives the bound.
+      await relay.pauseProducer(room.audioId);
+      await relay.pauseProducer(room.videoId);
+      await sleep((STALL_S + 2) * 1000);
+      expect((await relay.getRecording(recording.id)).state).toBe('recording');
+      await relay.resumeProducer(room.audioId);
+      await relay.resumeProducer(room.videoId);
+      const sizeAtResume = statSync(file).size;
+      await waitFor(() => statSync(file).size > sizeAtResume, { timeoutMs: 5000, what: 'the file growing again' });
+
+      // ffmpeg stopped: its RTP still comes (the relay's consumers keep sending), its file no longer grows.
+      const stoppedAt = Date.now();
+      child.kill('SIGSTOP');
+      await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.failed'), { timeoutMs: (STALL_S + 6) * 1000, what: 'recording.failed' });
+      const tookMs = Date.now() - stoppedAt;
+      const failed = eventsOf(recording.id).at(-1) as Ev & { error: string };
+      console.log(`stall: reaped ${tookMs} ms after SIGSTOP (RECORDINGS_STALL_S ${STALL_S}): ${failed.error}`);
+      expect(failed).toMatchObject({ type: 'recording.failed', routerId: room.routerId, appData: { meeting: 'm3' } });
+      expect(failed.error).toMatch(/stopped writing/);
+      // The clock starts at the first check (once a second) that sees RTP sent and no growth.
+      expect(tookMs).toBeGreaterThanOrEqual((STALL_S - 1.5) * 1000);
+      expect(tookMs).toBeLessThanOrEqual((STALL_S + 3) * 1000);
+
+      // Nothing left: the process gone (SIGKILL reaches a stopped process), transports, consumers, ports and registry released; the partial file kept.
+      const gone = child;
+      await waitFor(() => gone.exitCode !== null || gone.signalCode !== null, { timeoutMs: 5000, what: 'ffmpeg gone' });
+      expect(child.signalCode).toBe('SIGKILL');
+      await waitFor(() => t.media.info().counts.consumers === consumersBefore, { timeoutMs: 5000, what: "the recording's consumers closed" });
+      await expectNothingLeft();
+      expect(await relay.getRecording(recording.id)).toMatchObject({ state: 'failed', error: failed.error });
+      expect(statSync(file).size).toBeGreaterThan(20_000);
+    } finally {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+      }
       await room.close();
     }
   });
