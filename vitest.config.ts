@@ -51,7 +51,8 @@ const TIMING: { glob: string; db?: true }[] = [
   // The engine call's 200 ms deadline fires within 90-150 ms of it (timer precision; a second's run).
   { glob: 'test/relay/engine-call.test.ts' },
   // Real Chromium encoding 720p simulcast: packet and frame rates, and the heaviest CPU load in the suite
-  // (browser-passkeys.test.ts comes along: Chromium's virtual authenticator, issue 31).
+  // (browser.test, browser-calls, browser-demo-relay; browser-recording records the top layer with ffmpeg
+  // meanwhile; browser-passkeys comes along: Chromium's virtual authenticator, issue 31).
   { glob: 'test/e2e/browser*.test.ts' },
   // Issue 28: four Chromiums in a network namespace, each waiting (10 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
   { glob: 'test/e2e/turn-relay.test.ts' },

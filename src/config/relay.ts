@@ -90,6 +90,10 @@ export const relayVariables = {
   RECORDINGS_MAX: int(16, 1, 1000),
   RECORDINGS_MIN_FREE_MB: int(1024, 0, 100_000_000),
   RECORDINGS_MAX_DURATION_S: int(14_400, 1, 604_800),
+  // An ffmpeg whose file has not grown for this long while its RTP keeps coming is hung (stopped, stuck
+  // on its disk): it is killed and the recording fails. ffmpeg writes every packet through (-flush_packets 1),
+  // so a live one grows at least once a second; at least 3 s so one slow tick under load does not reap it.
+  RECORDINGS_STALL_S: int(10, 3, 300),
   // Upload to S3-compatible storage (Tigris, AWS S3, MinIO) when a bucket is set; credentials are the
   // AWS SDK's own (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...), read by the SDK, never logged.
   RECORDINGS_S3_BUCKET: optionalString.pipe(z.string().min(3).max(63).regex(/^[a-z0-9][a-z0-9.-]+[a-z0-9]$/, 'an S3 bucket name').optional()),
@@ -168,6 +172,7 @@ export const relayConfig = z
       max: env.RECORDINGS_MAX,
       minFreeMb: env.RECORDINGS_MIN_FREE_MB,
       maxDurationS: env.RECORDINGS_MAX_DURATION_S,
+      stallS: env.RECORDINGS_STALL_S,
       /** Undefined unless RECORDINGS_S3_BUCKET is set. */
       s3:
         env.RECORDINGS_S3_BUCKET === undefined

@@ -7,36 +7,17 @@
 // closes its transport (DTLS close_notify) gives transport.dtls closed.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleForBrowser } from '../../examples/browser-demo/start.js';
 import { createRelayClient, type RelayClient } from '../../src/client/relay-client.js';
 import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
-import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
-
-const PAGE_ORIGIN = 'http://127.0.0.1:9';
-const PAGE_SCRIPT = new URL('../browser/calls-page.ts', import.meta.url).pathname;
-
-type Opened = { producerId: string; consumerId: string; sendTransportId: string; recvTransportId: string; encodings: number };
-type Inbound = { packetsReceived: number; bytesReceived: number; framesDecoded: number; frameWidth: number; frameHeight: number };
-/** What the page exposes (test/browser/calls-page.ts), as seen from page.evaluate(). */
-type PageWindow = {
-  calls: {
-    open(): Promise<Opened>;
-    inbound(): Promise<Inbound>;
-    restartIce(which: 'send' | 'recv', iceParameters: unknown): Promise<void>;
-    selectedPair(which: 'send' | 'recv'): Promise<Pair>;
-    closeTransport(which: 'send' | 'recv'): void;
-  };
-};
-type Pair = { iceState: string; pairState: string; remoteUsernameFragment: string | null; requestsSent: number; responsesReceived: number; bytesReceived: number };
+import { requireChromium } from '../support/browser.js';
+import { openCallsPage, until, type CallsPage, type PageWindow } from '../support/calls-page.js';
 
 describe('calls in a real Chromium', () => {
   let t: TestApp;
   let relay: RelayClient;
-  let browser: LaunchedChromium | undefined;
+  let tab: CallsPage | undefined;
   let page: Page;
-  let routerId: string | undefined;
-  const consoleLines: string[] = [];
   /** Every event the app's bus published. */
   const published: RelayEvent[] = [];
   /** Each transport's usernameFragment at creation. */
@@ -48,70 +29,22 @@ describe('calls in a real Chromium', () => {
     t.events.bus.listen((e) => published.push(e));
   });
   afterAll(async () => {
-    await browser?.close();
-    if (routerId) await relay.closeRouter(routerId).catch(() => {});
+    await tab?.close();
     await t?.close();
   }, 20_000);
 
   /** Chromium with the page loaded and window.signal wired to the relay; one router for the tab. */
   async function openPage(): Promise<void> {
-    const script = await bundleForBrowser(PAGE_SCRIPT);
-    browser = await launchChromium({ viewport: { width: 800, height: 600 } });
-    page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-    page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));
-    // Served from memory on a loopback origin (a secure context, as getUserMedia needs).
-    await page.route(`${PAGE_ORIGIN}/**`, (route) => {
-      const isScript = route.request().url().endsWith('/calls.js');
-      return route.fulfill(
-        isScript
-          ? { contentType: 'text/javascript', body: script }
-          : { contentType: 'text/html', body: '<!doctype html><meta charset="utf-8"><body><script type="module" src="/calls.js"></script></body>' },
-      );
+    tab = await openCallsPage(relay, {
+      appData: { test: 'browser-calls' },
+      transport: (tr) => createdUfrag.set(tr.id, tr.iceParameters.usernameFragment),
+      consumer: (c) => expect(c.type).toBe('simulcast'),
     });
-    await page.exposeFunction('signal', async (op: string, body: any) => {
-      switch (op) {
-        case 'router': {
-          const router = await relay.createRouter({ appData: { test: 'browser-calls' } });
-          routerId = router.id;
-          return router.rtpCapabilities;
-        }
-        case 'transport': {
-          const tr = await relay.createTransport({ routerId: routerId!, direction: body.direction });
-          createdUfrag.set(tr.id, tr.iceParameters.usernameFragment);
-          return { id: tr.id, iceParameters: tr.iceParameters, iceCandidates: tr.iceCandidates, dtlsParameters: tr.dtlsParameters };
-        }
-        case 'connect':
-          return relay.connectTransport(body.transportId, body.dtlsParameters);
-        case 'produce':
-          return { id: (await relay.createProducer({ transportId: body.transportId, kind: body.kind, rtpParameters: body.rtpParameters })).id };
-        case 'consume': {
-          const c = await relay.createConsumer({ transportId: body.transportId, producerId: body.producerId, rtpCapabilities: body.rtpCapabilities });
-          expect(c.type).toBe('simulcast');
-          return { id: c.id, producerId: c.producerId, kind: c.kind, rtpParameters: c.rtpParameters };
-        }
-        case 'resume':
-          return relay.resumeConsumer(body.consumerId);
-      }
-      throw new Error(`unknown signal ${op}`);
-    });
-    await page.goto(`${PAGE_ORIGIN}/`);
-    await page.waitForFunction(() => 'calls' in globalThis, null, { timeout: 10_000 });
+    page = tab.page;
   }
 
   const inbound = () => page.evaluate(() => (globalThis as unknown as PageWindow).calls.inbound());
   const selectedPair = (which: 'send' | 'recv') => page.evaluate((w) => (globalThis as unknown as PageWindow).calls.selectedPair(w), which);
-
-  /** Polls `read` until `done` holds, at most `timeoutMs`; returns the last value read. */
-  async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${JSON.stringify(value)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
 
   /** The producer stream the relay forwards to the consumer now: the second entry of its stats (mediasoup's layout). */
   async function forwardedStream(consumerId: string): Promise<{ ssrc: number; rid?: string } | undefined> {
@@ -202,7 +135,7 @@ describe('calls in a real Chromium', () => {
       mark('done');
       console.info('browser calls e2e', JSON.stringify({ timings, ssrcByWidth: [...ssrcByWidth], ice }));
     } catch (error) {
-      console.error(`browser console:\n${consoleLines.join('\n')}`);
+      console.error(`browser console:\n${tab?.consoleLines.join('\n')}`);
       throw error;
     }
   });

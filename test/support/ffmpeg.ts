@@ -68,13 +68,14 @@ export function testSource(targets: { video?: RtpTarget; audio?: RtpTarget }, du
 }
 
 export interface Probe {
-  streams: { codec_type: string; codec_name: string }[];
+  /** width and height: video streams only. */
+  streams: { codec_type: string; codec_name: string; width?: number; height?: number }[];
   durationS: number;
   formatName: string;
 }
 
 export async function ffprobe(file: string): Promise<Probe> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name:format=duration,format_name', '-of', 'json', file]);
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name,width,height:format=duration,format_name', '-of', 'json', file]);
   const parsed = JSON.parse(stdout) as { streams: Probe['streams']; format: { duration: string; format_name: string } };
   return { streams: parsed.streams, durationS: Number(parsed.format.duration), formatName: parsed.format.format_name };
 }

@@ -4,7 +4,10 @@
 // 3.11 and Debian's ffmpeg 5.1): consumers made paused, ffmpeg started and holding its ports, then the
 // consumers resumed and key frames requested. Stopping is one SIGINT while RTP still flows (a second
 // would abort the file); once the RTP has stopped (producer or router closed) ffmpeg finalises only
-// after its read timeout (about 10 s), so a stop waits for that, then kills.
+// after its read timeout (about 10 s), so a stop waits for that, then kills. An ffmpeg that stops
+// writing while its RTP still comes (hung, stopped, stuck on its disk) is reaped after RECORDINGS_STALL_S:
+// ffmpeg writes each packet through (-flush_packets 1; by default a WebM's clusters sat in its buffer
+// for many seconds, and a quiet Ogg's pages longer still), so a live recording's file grows every second.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
@@ -33,6 +36,8 @@ export const STOP_TIMEOUT_MS = 15_000;
 const LISTEN_TIMEOUT_MS = 10_000;
 /** Key frames asked for after the resume (ms): the first may cross ffmpeg's start. */
 const KEY_FRAME_DELAYS_MS = [0, 1000, 3000];
+/** How often a recording's file and its consumers' RTP are looked at for a stall. */
+const STALL_CHECK_MS = 1000;
 /** Only ids the relay made reach a path: a UUID. */
 const RECORDING_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -77,7 +82,10 @@ interface Recording {
   /** Set once ffmpeg has exited or could not be spawned at all (no exit code then). */
   gone?: boolean;
   ending?: Promise<void>;
+  /** Its max-duration timer and key-frame requests: cleared on release. */
   timers: NodeJS.Timeout[];
+  /** The next stall check (watchForStall): cleared on release. */
+  stallCheck?: NodeJS.Timeout;
   stderr: string;
 }
 
@@ -158,6 +166,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   function release(r: Recording): Promise<void> {
     for (const timer of r.timers) clearTimeout(timer);
     r.timers = [];
+    clearTimeout(r.stallCheck);
     for (const track of r.tracks) {
       if (track.plainTransportId) {
         try {
@@ -240,6 +249,44 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error: message, appData: r.appData });
       },
     );
+  }
+
+  /** RTP packets the recording's consumers have sent to ffmpeg so far (undefined when a consumer is gone). */
+  async function packetsSent(r: Recording): Promise<number | undefined> {
+    let sum = 0;
+    for (const track of r.tracks) {
+      const stats = await media.getStats('consumer', track.consumerId!).catch(() => undefined);
+      if (!stats) return undefined;
+      for (const entry of stats as { type?: string; packetCount?: number }[]) if (entry.type === 'outbound-rtp') sum += entry.packetCount ?? 0;
+    }
+    return sum;
+  }
+
+  /**
+   * Reaps a hung ffmpeg: a file that has not grown for RECORDINGS_STALL_S while RTP kept coming to it.
+   * Without RTP (producers paused) a still file is no stall: the clock runs only from the first check
+   * that saw packets sent and no growth.
+   */
+  function watchForStall(r: Recording): void {
+    const stallMs = config.stallS * 1000;
+    let bytes = -1;
+    let sent: number | undefined;
+    let stalledSince: number | undefined;
+    const check = async (): Promise<void> => {
+      const [nowBytes, nowSent] = await Promise.all([fileSize(r), packetsSent(r)]);
+      if (r.state !== 'recording') return;
+      const now = Date.now();
+      if (nowBytes !== bytes) stalledSince = undefined;
+      else if (nowSent !== undefined && sent !== undefined && nowSent > sent) stalledSince ??= now - STALL_CHECK_MS;
+      bytes = nowBytes;
+      sent = nowSent;
+      if (stalledSince !== undefined && now - stalledSince >= stallMs) {
+        fail(r, `ffmpeg stopped writing: ${r.file} stayed at ${bytes} bytes for ${Math.round((now - stalledSince) / 1000)} s while RTP kept coming (killed; the partial file is kept)`);
+        return;
+      }
+      r.stallCheck = setTimeout(() => void check(), STALL_CHECK_MS);
+    };
+    r.stallCheck = setTimeout(() => void check(), STALL_CHECK_MS);
   }
 
   /** What a close elsewhere in the relay means for the recordings: the bus tells it, as it tells every sink. */
@@ -376,7 +423,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     const output = pathOf(r.id, FORMATS[r.format].ext);
     const child = spawn(
       ffmpeg,
-      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-f', FORMATS[r.format].muxer, '-y', output],
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-flush_packets', '1', '-f', FORMATS[r.format].muxer, '-y', output],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     r.process = child;
@@ -408,6 +455,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     }
     r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
     r.state = 'recording';
+    watchForStall(r);
     logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file }, 'recording started');
     bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
   }
