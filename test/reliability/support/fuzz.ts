@@ -400,6 +400,10 @@ const API_STATUS: Record<number, number[]> = {
   2003: [401, 403],
   2004: [401],
   2005: [400],
+  // Issue 31: e-mail codes.
+  2008: [400],
+  2009: [409],
+  2010: [409],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */
