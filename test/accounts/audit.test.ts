@@ -46,7 +46,7 @@ describe('auth_events', () => {
     expectOk(await api('PUT', '/password', { old_password: password, new_password: 'Audit-secret-4' }, user.tokens.token));
     secrets.push('Audit-secret-4');
     expectOk(await api('POST', '/password/forgot', { email: user.email }));
-    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('code')));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('reset code')));
     secrets.push(code);
     expectOk(await api('POST', '/password/reset', { email: user.email, code, new_password: 'Audit-secret-5' }));
     secrets.push('Audit-secret-5');
@@ -88,7 +88,7 @@ describe('auth_events', () => {
     const user = await register(t.app);
     const api = (method: string, path: string, body: unknown, token?: string) => call(t.app, method, path, { headers, body, ...(token ? { token } : {}) });
     expectOk(await api('POST', '/password/forgot', { email: user.email }));
-    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('code')));
+    const code = codeOf(await smtp.waitFor((m) => m.to.includes(user.email) && m.subject.includes('reset code')));
     const wrong = code === '000000' ? '000001' : '000000';
     expect((await api('POST', '/password/reset', { email: user.email, code: wrong, new_password: 'Audit-secret-6' })).body.code).toBe(2005);
     const unknownEmail = `Nobody_${Date.now()}@Example.com`;

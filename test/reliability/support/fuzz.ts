@@ -404,6 +404,10 @@ const API_STATUS: Record<number, number[]> = {
   2011: [409],
   2012: [401],
   2013: [401, 403],
+  // Issue 31: e-mail codes.
+  2008: [400],
+  2009: [409],
+  2010: [409],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */
