@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       issuer: 'http://localhost:3000',
       audience: 'chat-backend',
       keyRotationDays: 30,
+      totpIssuer: 'chat-backend',
     });
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });

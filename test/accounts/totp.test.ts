@@ -162,6 +162,17 @@ describe('login with a second factor', () => {
     await smtp.waitFor((m) => m.to.includes(user.email) && m.subject === 'A wrong two-factor code was entered');
   });
 
+  it('lets one of two concurrent uses of one code through', async () => {
+    const user = await enrolled();
+    const tokens = [await challenge(user), await challenge(user)];
+    const code = codeAt(user.totp, appNow());
+    const replies = await Promise.all(tokens.map((mfa_token) => call(t.app, 'POST', '/login/mfa', { body: { mfa_token, code } })));
+    expect(replies.map((r) => r.body.code).sort((x, y) => x - y)).toEqual([0, 2013]);
+    const recovery = user.recoveryCodes[0]!;
+    const both = await Promise.all([await challenge(user), await challenge(user)].map((mfa_token) => call(t.app, 'POST', '/login/mfa', { body: { mfa_token, recovery_code: recovery } })));
+    expect(both.map((r) => r.body.code).sort((x, y) => x - y)).toEqual([0, 2013]);
+  });
+
   it('takes each recovery code once, in any case and with or without its dash', async () => {
     const user = await enrolled();
     const [code] = user.recoveryCodes;
