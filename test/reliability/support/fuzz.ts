@@ -400,6 +400,10 @@ const API_STATUS: Record<number, number[]> = {
   2003: [401, 403],
   2004: [401],
   2005: [400],
+  // Passkeys (issue 31).
+  2014: [400, 401],
+  2015: [409],
+  2016: [409],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */
