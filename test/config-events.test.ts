@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config/index.js';
-
-function issues(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  return [];
-}
-
-const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+import { loadConfig } from '../src/config/index.js';
+import { configIssues, PRODUCTION_ENV } from './support/config.js';
 
 describe('loadConfig: relay events', () => {
   it('applies the documented defaults, no webhook unless its URL is set', () => {
@@ -32,23 +21,23 @@ describe('loadConfig: relay events', () => {
       ['EVENTS_WEBHOOK_BATCH_MAX', '1001'],
       ['EVENTS_WEBHOOK_QUEUE_MAX', '0'],
     ] as const) {
-      expect(issues({ [name]: value }).join('\n'), `${name}=${value}`).toContain(name);
+      expect(configIssues({ [name]: value }).join('\n'), `${name}=${value}`).toContain(name);
     }
-    expect(issues({ EVENTS_BUFFER_SIZE: '500', EVENTS_SUBSCRIBER_MAX_QUEUED: '600' })).toEqual([expect.stringContaining('EVENTS_SUBSCRIBER_MAX_QUEUED: must be <= EVENTS_BUFFER_SIZE')]);
+    expect(configIssues({ EVENTS_BUFFER_SIZE: '500', EVENTS_SUBSCRIBER_MAX_QUEUED: '600' })).toEqual([expect.stringContaining('EVENTS_SUBSCRIBER_MAX_QUEUED: must be <= EVENTS_BUFFER_SIZE')]);
   });
 
   it('takes only http(s) webhook URLs of bounded length, and needs a secret with one', () => {
     for (const url of ['ftp://h/x', 'javascript:alert(1)', 'not a url', `https://h/${'a'.repeat(2100)}`]) {
-      expect(issues({ EVENTS_WEBHOOK_URL: url, EVENTS_WEBHOOK_SECRET: 's' }).join('\n'), url.slice(0, 30)).toContain('EVENTS_WEBHOOK_URL');
+      expect(configIssues({ EVENTS_WEBHOOK_URL: url, EVENTS_WEBHOOK_SECRET: 's' }).join('\n'), url.slice(0, 30)).toContain('EVENTS_WEBHOOK_URL');
     }
-    expect(issues({ EVENTS_WEBHOOK_URL: 'http://10.0.0.2:8080/hook' })).toEqual([expect.stringContaining('EVENTS_WEBHOOK_SECRET: must be set')]);
+    expect(configIssues({ EVENTS_WEBHOOK_URL: 'http://10.0.0.2:8080/hook' })).toEqual([expect.stringContaining('EVENTS_WEBHOOK_SECRET: must be set')]);
     expect(loadConfig({ EVENTS_WEBHOOK_URL: 'http://[::1]:8080/hook', EVENTS_WEBHOOK_SECRET: 's' }).events.webhook?.url).toBe('http://[::1]:8080/hook');
   });
 
   it('requires a webhook secret of at least 32 characters in production', () => {
-    expect(issues({ ...PRODUCTION, EVENTS_WEBHOOK_URL: 'https://h/x', EVENTS_WEBHOOK_SECRET: 'y'.repeat(31) })).toEqual([
+    expect(configIssues({ ...PRODUCTION_ENV, EVENTS_WEBHOOK_URL: 'https://h/x', EVENTS_WEBHOOK_SECRET: 'y'.repeat(31) })).toEqual([
       expect.stringContaining('EVENTS_WEBHOOK_SECRET: must be at least 32 characters'),
     ]);
-    expect(loadConfig({ ...PRODUCTION, EVENTS_WEBHOOK_URL: 'https://h/x', EVENTS_WEBHOOK_SECRET: 'y'.repeat(32) }).events.webhook?.secret).toHaveLength(32);
+    expect(loadConfig({ ...PRODUCTION_ENV, EVENTS_WEBHOOK_URL: 'https://h/x', EVENTS_WEBHOOK_SECRET: 'y'.repeat(32) }).events.webhook?.secret).toHaveLength(32);
   });
 });

@@ -1,19 +1,8 @@
 // The passkey slice of the configuration (issue 31): defaults for the local demo outside production,
 // off in production until WEBAUTHN_RP_ID is set, and every bad value stops the service naming it.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config/index.js';
-
-function issues(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  return [];
-}
-
-const PRODUCTION = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+import { loadConfig } from '../src/config/index.js';
+import { configIssues, PRODUCTION_ENV } from './support/config.js';
 
 describe('loadConfig: passkeys (WEBAUTHN_*)', () => {
   it('outside production: localhost and http://localhost:<PORT> unless set', () => {
@@ -27,11 +16,11 @@ describe('loadConfig: passkeys (WEBAUTHN_*)', () => {
   });
 
   it('production: off without WEBAUTHN_RP_ID; with it, WEBAUTHN_ORIGINS is required and https only', () => {
-    expect(loadConfig(PRODUCTION).webauthn).toBeUndefined();
-    expect(loadConfig({ ...PRODUCTION, WEBAUTHN_RP_ID: 'example.com', WEBAUTHN_ORIGINS: 'https://chat.example.com' }).webauthn).toEqual({ rpId: 'example.com', rpName: 'chat-backend', origins: ['https://chat.example.com'] });
-    expect(issues({ ...PRODUCTION, WEBAUTHN_RP_ID: 'example.com' })).toEqual([expect.stringMatching(/^WEBAUTHN_ORIGINS: must be set/)]);
-    expect(issues({ ...PRODUCTION, WEBAUTHN_ORIGINS: 'https://chat.example.com' })).toEqual([expect.stringMatching(/^WEBAUTHN_RP_ID: must be set/)]);
-    expect(issues({ ...PRODUCTION, WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: 'http://localhost:3000' })).toEqual([expect.stringMatching(/^WEBAUTHN_ORIGINS: .*must be https/)]);
+    expect(loadConfig(PRODUCTION_ENV).webauthn).toBeUndefined();
+    expect(loadConfig({ ...PRODUCTION_ENV, WEBAUTHN_RP_ID: 'example.com', WEBAUTHN_ORIGINS: 'https://chat.example.com' }).webauthn).toEqual({ rpId: 'example.com', rpName: 'chat-backend', origins: ['https://chat.example.com'] });
+    expect(configIssues({ ...PRODUCTION_ENV, WEBAUTHN_RP_ID: 'example.com' })).toEqual([expect.stringMatching(/^WEBAUTHN_ORIGINS: must be set/)]);
+    expect(configIssues({ ...PRODUCTION_ENV, WEBAUTHN_ORIGINS: 'https://chat.example.com' })).toEqual([expect.stringMatching(/^WEBAUTHN_RP_ID: must be set/)]);
+    expect(configIssues({ ...PRODUCTION_ENV, WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: 'http://localhost:3000' })).toEqual([expect.stringMatching(/^WEBAUTHN_ORIGINS: .*must be https/)]);
   });
 
   it('refuses bad values, naming the variable', () => {
@@ -49,7 +38,7 @@ describe('loadConfig: passkeys (WEBAUTHN_*)', () => {
       ['WEBAUTHN_ORIGINS', { WEBAUTHN_RP_ID: 'example.com' }],
       ['WEBAUTHN_ORIGINS', { WEBAUTHN_ORIGINS: Array.from({ length: 21 }, (_, i) => `http://localhost:${3000 + i}`).join(',') }],
     ] as const) {
-      const found = issues(env);
+      const found = configIssues(env);
       expect(found.length, JSON.stringify(env).slice(0, 120)).toBeGreaterThan(0);
       for (const issue of found) expect(issue.startsWith(`${name}: `), issue).toBe(true);
     }

@@ -29,7 +29,7 @@ const demo = await startDemo({
   process.exit(1);
 });
 
-console.log(`\nBrowser demo: open ${demo.url}\n  (service ${demo.serviceUrl}, media on 127.0.0.1:${env.data.DEMO_RTC_PORT} UDP/TCP; Ctrl-C stops both)\n`);
+console.log(`\nBrowser demo: open ${demo.url}\n  (passkeys: ${demo.passkeyUrl}; service ${demo.serviceUrl}, media on 127.0.0.1:${env.data.DEMO_RTC_PORT} UDP/TCP; Ctrl-C stops both)\n`);
 
 let stopping = false;
 async function stop(signal: NodeJS.Signals) {

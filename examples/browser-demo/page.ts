@@ -228,6 +228,8 @@ async function authenticated<T>(method: 'GET' | 'DELETE' | 'POST', path: string,
 
 async function refreshDevices() {
   state.devices = await authenticated<SignedInDevice[]>('GET', '/sessions');
+  // The passkeys of the account come with its devices (a failure there never hides the devices).
+  void refreshPasskeys().catch(fail);
   $('devices').classList.remove('hidden');
   const rows = state.devices.map((d) => {
     const row = document.createElement('tr');
@@ -264,6 +266,7 @@ async function endDevice(device: SignedInDevice) {
     $('devices').classList.add('hidden');
     $('email').classList.add('hidden');
     $('two-factor').classList.add('hidden');
+    $('passkeys').classList.add('hidden');
     joinButton.disabled = true;
     setStatus('This session was ended. Log in again.', 'logged-out');
     return;
@@ -298,6 +301,75 @@ $('email-resend').addEventListener('click', () => {
     .then(() => setStatus('A new code is on its way (without SMTP_URL: in the service log).'))
     .catch(fail);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Passkeys (issue 31): the browser's own WebAuthn JSON helpers carry the service's options into
+// navigator.credentials and its answer back (PublicKeyCredential.parseCreationOptionsFromJSON /
+// parseRequestOptionsFromJSON and toJSON(): Chromium 129+, Firefox 119+, Safari 18.4+), so the page
+// needs no WebAuthn library. Sign in needs no username: the authenticator offers its passkeys.
+
+interface PasskeyEntry {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+async function passkeyCall<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = accessToken ? { Authorization: `Bearer ${accessToken}` } : {};
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`/api/v1/auth/passkeys${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const envelope = (await res.json()) as { code: number; message: string; data: T };
+  if (envelope.code !== 0) throw new Error(`passkeys${path}: ${envelope.message} (code ${envelope.code})`);
+  return envelope.data;
+}
+
+async function signInWithPasskey() {
+  const options = await passkeyCall<PublicKeyCredentialRequestOptionsJSON>('POST', '/login/options');
+  const credential = (await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options) })) as PublicKeyCredential | null;
+  if (!credential) throw new Error('no passkey was chosen');
+  const response: unknown = credential.toJSON();
+  const session = await passkeyCall<{ token: string; user: { id: number; username: string } }>('POST', '/login/verify', { response });
+  accessToken = session.token;
+  state.user = { id: session.user.id, username: session.user.username };
+  await loggedIn();
+  setStatus(`Signed in with a passkey as ${state.user.username}. Join to start.`, 'ready');
+}
+
+async function addPasskey() {
+  const options = await passkeyCall<PublicKeyCredentialCreationOptionsJSON>('POST', '/register/options');
+  const credential = (await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) })) as PublicKeyCredential | null;
+  if (!credential) throw new Error('no passkey was created');
+  // No name: the service calls it "Passkey <n>".
+  const response: unknown = credential.toJSON();
+  await passkeyCall('POST', '/register/verify', { response });
+  await refreshPasskeys();
+}
+
+async function refreshPasskeys() {
+  const list = await passkeyCall<PasskeyEntry[]>('GET', '');
+  $('passkeys').classList.remove('hidden');
+  $('passkeys-list').replaceChildren(
+    ...list.map((p) => {
+      const row = document.createElement('tr');
+      for (const text of [p.name, p.created_at, p.last_used_at ?? 'never']) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      const remove = document.createElement('button');
+      remove.textContent = 'Remove';
+      remove.addEventListener('click', () => void passkeyCall('DELETE', `/${encodeURIComponent(p.id)}`).then(refreshPasskeys).catch(fail));
+      const action = document.createElement('td');
+      action.append(remove);
+      row.append(action);
+      return row;
+    }),
+  );
+}
+
+$('passkey-login').addEventListener('click', () => void signInWithPasskey().catch(fail));
+$('passkey-add').addEventListener('click', () => void addPasskey().catch(fail));
 
 // ---------------------------------------------------------------------------------------------
 // Signaling: the demo server's JSON endpoints. It checks the access token against the account API

@@ -39,6 +39,8 @@ export interface DemoOptions {
 export interface RunningDemo {
   /** The page, e.g. `http://127.0.0.1:8080/`. */
   url: string;
+  /** The same page on `localhost` (`http://localhost:8080/`), where its passkey buttons work. */
+  passkeyUrl: string;
   serviceUrl: string;
   /** The service's INTERNAL_TOKEN (generated per run), for tests that act on the relay behind the demo's back. */
   internalToken: string;
@@ -80,7 +82,7 @@ export async function buildPage(): Promise<{ html: string; script: string }> {
   return { html, script };
 }
 
-function startService(options: DemoOptions & { servicePort: number; internalToken: string }) {
+function startService(options: DemoOptions & { servicePort: number; demoPort: number; internalToken: string }) {
   const child = spawn(
     process.execPath,
     // exit-with-parent.ts: the service stops when this process dies without cleaning up.
@@ -101,6 +103,10 @@ function startService(options: DemoOptions & { servicePort: number; internalToke
         // The signaling server proxies the account API and appends the browser's address.
         TRUST_PROXY: 'xff',
         LOG_LEVEL: options.serviceLogLevel ?? 'warn',
+        // Passkeys: WebAuthn takes a domain name, not 127.0.0.1, as the RP ID; the page's passkey
+        // buttons work at http://localhost:<demo port>/, whose ceremonies the service accepts.
+        WEBAUTHN_RP_ID: 'localhost',
+        WEBAUTHN_ORIGINS: `http://localhost:${options.demoPort}`,
         ...options.serviceEnv,
       },
       stdio: ['pipe', options.serviceOutput === 'capture' ? 'pipe' : 'inherit', options.serviceOutput === 'capture' ? 'pipe' : 'inherit'],
@@ -148,8 +154,10 @@ async function stopService(child: ChildProcess, exited: Promise<number | string>
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const internalToken = randomBytes(32).toString('base64url');
   const servicePort = options.servicePort || (await freePort());
+  // Known before the service starts: it is the origin of the page's passkey ceremonies.
+  const demoPort = options.demoPort || (await freePort());
   const serviceUrl = `http://${HOST}:${servicePort}`;
-  const service = startService({ ...options, servicePort, internalToken });
+  const service = startService({ ...options, servicePort, demoPort, internalToken });
 
   let server: ServerType | undefined;
   let signaling: ReturnType<typeof createSignalingApp> | undefined;
@@ -167,10 +175,10 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     const [assets] = await Promise.all([buildPage(), waitReady(serviceUrl, service.exited, service.log, options.readyTimeoutMs)]);
     signaling = createSignalingApp({ serviceUrl, internalToken, assets });
     const port = await new Promise<number>((resolve, reject) => {
-      server = serve({ fetch: signaling!.app.fetch, port: options.demoPort, hostname: HOST }, (info) => resolve(info.port));
+      server = serve({ fetch: signaling!.app.fetch, port: demoPort, hostname: HOST }, (info) => resolve(info.port));
       server.once('error', reject);
     });
-    return { url: `http://${HOST}:${port}/`, serviceUrl, internalToken, serviceLog: service.log, close };
+    return { url: `http://${HOST}:${port}/`, passkeyUrl: `http://localhost:${port}/`, serviceUrl, internalToken, serviceLog: service.log, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;

@@ -1,6 +1,6 @@
 // The account API: token lifetimes, login and reset budgets, rate limits and outgoing mail.
 import { z } from 'zod';
-import { int, optionalString } from './env.js';
+import { int, optionalString, originList } from './env.js';
 import { serverVariables } from './server.js';
 
 /**
@@ -8,22 +8,9 @@ import { serverVariables } from './server.js';
  * to call /api/* from a browser, or `*`. An entry must be an origin exactly as a browser sends it:
  * scheme, host and port only, no path or trailing slash.
  */
-const corsOrigins = z
-  .string()
-  .max(8192)
-  .transform((value, ctx): string[] => {
-    const entries = [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean))];
-    if (entries.length > 100) ctx.addIssue({ code: 'custom', message: 'at most 100 origins' });
-    for (const entry of entries) {
-      if (entry === '*') continue;
-      const origin = URL.canParse(entry) ? new URL(entry) : undefined;
-      if (!origin || !['http:', 'https:'].includes(origin.protocol) || origin.origin !== entry) {
-        ctx.addIssue({ code: 'custom', message: `"${entry.slice(0, 100)}" is not an origin such as https://app.example.com (scheme, host and port; no path, no trailing slash)` });
-      }
-    }
-    if (entries.includes('*') && entries.length > 1) ctx.addIssue({ code: 'custom', message: '* allows every origin: list origins or give * alone' });
-    return entries;
-  });
+const corsOrigins = originList(8192, 100, ['*']).superRefine((entries, ctx) => {
+  if (entries.includes('*') && entries.length > 1) ctx.addIssue({ code: 'custom', message: '* allows every origin: list origins or give * alone' });
+});
 
 export const accountsVariables = {
   ACCESS_TOKEN_TTL: int(7200, 1),

@@ -10,6 +10,29 @@ export const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/**
+ * Comma-separated origins (`https://app.example.com,http://localhost:5173`), trimmed, deduplicated,
+ * at most `maxEntries`; each exactly as a browser sends an Origin: scheme, host and port, no path or
+ * trailing slash. `also`: entries taken as they are besides origins (CORS_ORIGINS' `*`).
+ */
+export function originList(maxChars: number, maxEntries: number, also: readonly string[] = []) {
+  return z
+    .string()
+    .max(maxChars)
+    .transform((value, ctx): string[] => {
+      const entries = [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean))];
+      if (entries.length > maxEntries) ctx.addIssue({ code: 'custom', message: `at most ${maxEntries} origins` });
+      for (const entry of entries) {
+        if (also.includes(entry)) continue;
+        const origin = URL.canParse(entry) ? new URL(entry) : undefined;
+        if (!origin || !['http:', 'https:'].includes(origin.protocol) || origin.origin !== entry) {
+          ctx.addIssue({ code: 'custom', message: `"${entry.slice(0, 100)}" is not an origin such as https://app.example.com (scheme, host and port; no path, no trailing slash)` });
+        }
+      }
+      return entries;
+    });
+}
+
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
     super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);

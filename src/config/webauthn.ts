@@ -1,7 +1,7 @@
 // Passkeys (WebAuthn, issue 31): the relying party the service is to browsers and authenticators,
 // and the page origins whose ceremonies it accepts (src/accounts/passkeys.ts).
 import { z } from 'zod';
-import { optionalString } from './env.js';
+import { optionalString, originList } from './env.js';
 import { serverVariables } from './server.js';
 
 /** A DNS name as WebAuthn takes an RP ID: lower-case labels, no scheme, port, path or trailing dot; not an IP address. */
@@ -13,22 +13,6 @@ const isRpId = (value: string) => RP_ID.test(value) && !IPV4.test(value);
 function isLocalhost(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
-
-/** Comma-separated origins, at most 20; each checked against the RP ID in the slice's refinement. */
-const originList = z
-  .string()
-  .max(4096)
-  .transform((value, ctx): string[] => {
-    const entries = [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean))];
-    if (entries.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 origins' });
-    for (const entry of entries) {
-      const url = URL.canParse(entry) ? new URL(entry) : undefined;
-      if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry) {
-        ctx.addIssue({ code: 'custom', message: `"${entry.slice(0, 100)}" is not an origin such as https://chat.example.com (scheme, host and port; no path, no trailing slash)` });
-      }
-    }
-    return entries;
-  });
 
 export const webauthnVariables = {
   // Unset: `localhost` outside production; in production passkeys are off until it is set.
@@ -42,7 +26,7 @@ export const webauthnVariables = {
   // The name authenticators show beside the passkey.
   WEBAUTHN_RP_NAME: z.string().trim().min(1).max(64).default('chat-backend'),
   // Unset: http://localhost:<PORT> outside production (with the default RP ID); required with WEBAUTHN_RP_ID in production.
-  WEBAUTHN_ORIGINS: optionalString.pipe(originList.optional()),
+  WEBAUTHN_ORIGINS: optionalString.pipe(originList(4096, 20).optional()),
 };
 
 export const webauthnConfig = z

@@ -3,14 +3,15 @@
 // verified) creating and using the credentials of pages served on http://localhost. The browser does
 // the ceremonies (test/browser/passkeys-page.ts: the browser's own WebAuthn JSON helpers); the
 // account API is this test's app. Register, log out, sign in without a username; a cloned credential
-// with a stale counter, a reused challenge and an origin outside WEBAUTHN_ORIGINS are refused.
+// with a stale counter, a reused challenge and an origin outside WEBAUTHN_ORIGINS are refused. And the
+// browser demo's "Add a passkey" and "Sign in with a passkey" buttons.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleForBrowser } from '../../examples/browser-demo/start.js';
+import { bundleForBrowser, startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
 import { call, expectError, expectOk, register, type Registered } from '../accounts/helpers.js';
-import { buildTestApp, type TestApp } from '../support/app.js';
+import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import { launchChromium, type LaunchedChromium } from '../support/browser.js';
 import { CHROMIUM_BROWSER, skipWithout } from '../support/system-programs.js';
 
@@ -163,5 +164,46 @@ describe.skipIf(skipWithout(CHROMIUM_BROWSER))('passkeys in Chromium (virtual au
     expectError(await signIn(await get(elsewhere.page, await loginOptions())), 401, 2014);
     expect(await failures()).toEqual([...before, 'invalid_assertion']);
     await elsewhere.page.close();
+  });
+});
+
+describe.skipIf(skipWithout(CHROMIUM_BROWSER))('the browser demo: add a passkey, sign in with it', () => {
+  let demo: RunningDemo | undefined;
+  let browser: LaunchedChromium | undefined;
+
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.close();
+  }, 30_000);
+
+  it('registers, adds a passkey, and after a reload signs in with it', { timeout: 90_000 }, async () => {
+    demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture', readyTimeoutMs: 60_000 });
+    browser = await launchChromium();
+    const page = await browser.context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(demo.passkeyUrl);
+    const cdp = await browser.context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+    });
+    const status = page.locator('#status');
+    const username = `pk_${Date.now().toString(36)}`;
+    await page.fill('input[name=username]', username);
+    await page.fill('input[name=password]', 'correct horse');
+    await page.click('#register');
+    await page.locator('#passkeys:not(.hidden)').waitFor({ timeout: 15_000 });
+    await page.click('#passkey-add');
+    await page.locator('#passkeys-list tr').first().waitFor({ timeout: 15_000 });
+    expect(await page.locator('#passkeys-list tr td').first().textContent()).toBe('Passkey 1');
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toHaveLength(1);
+
+    // A fresh page: logged out; the passkey signs in with no username typed.
+    await page.reload();
+    await page.click('#passkey-login');
+    await page.waitForFunction(() => (globalThis as unknown as { demo: { phase: string } }).demo.phase !== 'logged-out', null, { timeout: 15_000 });
+    expect(await status.textContent(), errors.join('; ')).toBe(`Signed in with a passkey as ${username}. Join to start.`);
+    await page.locator('#passkeys-list tr td', { hasText: 'Passkey 1' }).waitFor({ timeout: 15_000 });
   });
 });

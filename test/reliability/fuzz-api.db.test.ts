@@ -7,6 +7,7 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_TIMEOUT, register, uniqueName, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { SoftAuthenticator } from '../support/webauthn.js';
 import {
   answerOf,
   anyJson,
@@ -637,7 +638,7 @@ describe('fuzz /api/v1/auth', () => {
     const path = fc.oneof(
       fc.constantFrom('/api', '/api/', '/api/v1', '/api/v1/auth', '/api/v1/auth/', '/api/v2/auth/login', '/api/v1/auth/LOGIN', '/api/v1/auth/login/', '/api/v1/auth/%2e%2e/login', '/api/v1/auth/profile/..', '/api/v1/./auth/profile'),
       notAnId.map((id) => `/api/v1/auth/${id}`),
-      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token', 'sessions', 'account', 'password/reset', 'mfa/totp', 'login/mfa'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
+      fc.tuple(fc.constantFrom('login', 'register', 'profile', 'password', 'logout', 'refresh-token', 'sessions', 'account', 'password/reset', 'mfa/totp', 'login/mfa', 'passkeys', 'passkeys/login'), notAnId).map(([route, id]) => `/api/v1/auth/${route}/${id}`),
       fc.array(notAnId, { maxLength: 4 }).map((segments) => `/api/${segments.join('/')}`),
     );
     await fc.assert(
@@ -647,6 +648,87 @@ describe('fuzz /api/v1/auth', () => {
         const resolved = new URL(p, 'http://localhost').pathname;
         if (resolved === '/api' || resolved.startsWith('/api/')) expectApiAnswer(a, [0, 1001, 1002, 1004, 2001, 2002, 2003, 2004], describeRequest(method, p, r));
         else expect(a.status, describeRequest(method, p, r)).toBe(404);
+      }),
+      fuzzParameters(),
+    );
+    expect(stats.serverErrors).toBe(0);
+  });
+});
+
+// ------------------------------------------------------------------ passkeys (issue 31)
+describe('fuzz /api/v1/auth/passkeys', () => {
+  const ORIGIN = 'http://localhost:3000';
+  const authenticator = new SoftAuthenticator();
+  let keyOwner: Registered;
+  let registration: unknown;
+  let assertion: unknown;
+  let passkeyIds: string[] = [];
+
+  beforeAll(async () => {
+    keyOwner = await register(t.app);
+    const auth = { authorization: `Bearer ${keyOwner.tokens.token}` };
+    const options = async (path: string, headers: Record<string, string> = {}) => ((await (await t.app.request(`/api/v1/auth/passkeys/${path}`, { method: 'POST', headers })).json()) as { data: any }).data;
+    const added = await t.app.request('/api/v1/auth/passkeys/register/verify', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ response: authenticator.create(await options('register/options', auth), { origin: ORIGIN }) }),
+    });
+    passkeyIds = [((await added.json()) as { data: { id: string } }).data.id];
+    // Valid bodies to break (their challenges still outstanding: a run that keeps them whole succeeds once).
+    registration = authenticator.create(await options('register/options', auth), { origin: ORIGIN });
+    authenticator.credentials.pop();
+    assertion = authenticator.get(await options('login/options'), { origin: ORIGIN });
+  }, APP_TIMEOUT);
+
+  const bearer = () => fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${keyOwner.tokens.token}`), weight: 4 }, authorization(() => keyOwner.tokens.token));
+  const name = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 70 }), anyString, anyJson);
+
+  it('POST /passkeys/register/options and /login/options', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('register', 'login'), requests(anyJson, bearer()), async (ceremony, r) => {
+        const a = await send('POST', `/api/v1/auth/passkeys/${ceremony}/options`, r);
+        expectApiAnswer(a, ceremony === 'register' ? [0, 1002, 2015] : [0], describeRequest('POST', `/passkeys/${ceremony}/options`, r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /passkeys/register/verify', async () => {
+    const fields = fc.record({ response: fc.oneof(anyJson, mutated(() => registration, { oversized: true })), name }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(() => ({ response: registration, name: 'key' }), { oversized: true }), fields), bearer()), async (r) => {
+        const a = await send('POST', '/api/v1/auth/passkeys/register/verify', r);
+        expectApiAnswer(a, [0, 1001, 1002, 2014, 2015, 2016], describeRequest('POST', '/passkeys/register/verify', r));
+        if ((a.body as { code: number }).code === 0) passkeyIds.push((a.body as { data: { id: string } }).data.id);
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /passkeys/login/verify', async () => {
+    const fields = fc.record({ response: fc.oneof(anyJson, mutated(() => assertion, { oversized: true })) }, { requiredKeys: [] });
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(() => ({ response: assertion }), { oversized: true }), fields)), async (r) => {
+        const a = await send('POST', '/api/v1/auth/passkeys/login/verify', r);
+        expectApiAnswer(a, [0, 1001, 2014], describeRequest('POST', '/passkeys/login/verify', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it("GET /passkeys and DELETE /passkeys/:id: only the caller's own go", async () => {
+    const id = fc.oneof(notAnId, fc.uuid(), fc.constant(null).map(() => passkeyIds[0] ?? 'gone'), fc.constant(null).map(() => deviceIds[0] ?? 'none'));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('GET', 'DELETE'), id, requests(anyJson, bearer()), async (method, passkeyId, r) => {
+        const path = method === 'GET' ? '/api/v1/auth/passkeys' : `/api/v1/auth/passkeys/${passkeyId}`;
+        const a = await send(method, path, r);
+        const what = describeRequest(method, path.slice(0, 120), r);
+        expectApiAnswer(a, [0, 1002, 1004], what);
+        if (method === 'DELETE' && (a.body as { code: number }).code === 0) {
+          expect(passkeyIds, what).toContain(passkeyId);
+          passkeyIds = passkeyIds.filter((p) => p !== passkeyId);
+        }
+        if (method === 'GET' && (a.body as { code: number }).code === 0) expect((a.body as { data: unknown[] }).data.length, what).toBeLessThanOrEqual(20);
       }),
       fuzzParameters(),
     );

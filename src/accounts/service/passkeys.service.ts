@@ -61,11 +61,15 @@ export class PasskeyService {
     try {
       return await this.deps.sessions.signIn(user, client, 'passkey');
     } catch (error) {
-      if (error instanceof AuthError && error.reason === 'account_banned') {
+      // Banned: 2006, as a password login. Deleted since the passkey verified (its passkeys went with
+      // it): as an unknown credential.
+      const reason = error instanceof AuthError && (error.reason === 'account_banned' || error.reason === 'no_such_account') ? error.reason : undefined;
+      if (reason) {
         await afterwards(this.deps.logger, 'passkey login audit', () =>
-          this.deps.audit.record({ type: 'passkey_login_failed', userId: user.id, detail: 'account_banned', ip: client.ip, userAgent: client.userAgent }),
+          this.deps.audit.record({ type: 'passkey_login_failed', userId: user.id, detail: reason === 'account_banned' ? reason : 'unknown_credential', ip: client.ip, userAgent: client.userAgent }),
         );
       }
+      if (reason === 'no_such_account') throw new AuthError('passkey_login_refused');
       throw error;
     }
   }

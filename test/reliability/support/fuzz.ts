@@ -408,6 +408,10 @@ const API_STATUS: Record<number, number[]> = {
   2008: [400],
   2009: [409],
   2010: [409],
+  // Passkeys (issue 31).
+  2014: [400, 401],
+  2015: [409],
+  2016: [409],
 };
 
 /** An /api answer: the envelope, a known code whose status matches, one of `codes`, never a 5xx. */
