@@ -210,6 +210,20 @@ describe('the login challenge', () => {
     expectError(await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: token, recovery_code: user.recoveryCodes[0] } }), 401, 2012);
   });
 
+  it('cannot be used from another client than the login that got it', async () => {
+    const user = await enrolled();
+    const reply = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password }, headers: { 'user-agent': 'ChatApp/2.1 (iPhone; iOS 18)' } });
+    expectError(reply, 401, 2007);
+    const token = (reply.body.data as unknown as { mfa_token: string }).mfa_token;
+    const code = codeAt(user.totp, appNow());
+    // Another client (another User-Agent, or none) holding the token: refused as an unknown challenge.
+    expectError(await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: token, code }, headers: { 'user-agent': 'curl/8.5.0' } }), 401, 2012);
+    expectError(await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: token, code } }), 401, 2012);
+    // The client that logged in completes it.
+    const done = await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: token, code }, headers: { 'user-agent': 'ChatApp/2.1 (iPhone; iOS 18)' } });
+    expectOk(done);
+  });
+
   it('cannot be used after 5 minutes', async () => {
     const user = await enrolled();
     const token = await challenge(user);

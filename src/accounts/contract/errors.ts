@@ -163,7 +163,7 @@ export const ACCOUNT_ERRORS = {
     code: ApiCode.INVALID_MFA_TOKEN,
     status: 401,
     message: 'the sign-in challenge is invalid, used or expired; log in again',
-    meaning: 'mfa_token unknown, already used, older than 5 minutes, out of its 5 tries, or the password changed since it was issued; log in again',
+    meaning: 'mfa_token unknown, already used, older than 5 minutes, out of its 5 tries, sent by another client (User-Agent) than the login, or the password changed since it was issued; log in again',
   },
   invalid_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 401, message: 'wrong or used code', meaning: 'the TOTP code is wrong or was already used, or the recovery code is wrong or used' },
   // The caller is authenticated; a wrong code refuses the action rather than the caller.

@@ -54,7 +54,7 @@ export class SessionService {
       }
       throw error;
     }
-    const challenge = await this.deps.secondFactor?.challengeFor(user);
+    const challenge = await this.deps.secondFactor?.challengeFor(user, client);
     if (challenge) throw new AuthError('mfa_required', undefined, undefined, challenge);
     return this.signIn(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
   }

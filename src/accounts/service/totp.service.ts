@@ -63,6 +63,15 @@ function passwordTag(passwordHash: string): string {
   return createHash('sha256').update(passwordHash).digest('hex');
 }
 
+/**
+ * What a challenge's digest covers: its secret and the User-Agent of the login it answered, so it is
+ * no use from another client (another session-to-be). Not the client's address: it changes between
+ * the two steps on a mobile network.
+ */
+function boundToClient(secret: string, client: SessionClient): string {
+  return `${secret}\n${client.userAgent ?? ''}`;
+}
+
 /** A recovery code as typed, compared: lower case, no dash or spaces. */
 function normaliseRecoveryCode(code: string): string {
   return code.replace(/[- ]/g, '').toLowerCase();
@@ -175,7 +184,7 @@ export class TotpService {
    * challenge (the user's used and expired ones pruned, at most MFA_CHALLENGES_PER_USER kept); undefined
    * when the password alone signs in.
    */
-  async challengeFor(user: User): Promise<MfaChallenge | undefined> {
+  async challengeFor(user: User, client: SessionClient): Promise<MfaChallenge | undefined> {
     const { db, keys } = this.deps;
     const [factor] = await db
       .select({ userId: totpFactors.userId })
@@ -197,7 +206,7 @@ export class TotpService {
     await db.insert(mfaChallenges).values({
       publicId: id,
       userId: user.id,
-      secretHash: keys.digest('mfa-challenge-digest', secret),
+      secretHash: keys.digest('mfa-challenge-digest', boundToClient(secret, client)),
       passwordTag: passwordTag(user.passwordHash),
       createdAt: now,
       expiresAt: new Date(now.getTime() + MFA_CHALLENGE_TTL_MS),
@@ -224,7 +233,9 @@ export class TotpService {
       .set({ tries: sql`${mfaChallenges.tries} + 1` })
       .where(and(live, lt(mfaChallenges.tries, MFA_CHALLENGE_MAX_TRIES)))
       .returning({ id: mfaChallenges.id, userId: mfaChallenges.userId, secretHash: mfaChallenges.secretHash, passwordTag: mfaChallenges.passwordTag });
-    if (!challenge || !keys.matches('mfa-challenge-digest', parsed.secret, challenge.secretHash)) throw new AuthError('invalid_mfa_token');
+    // The secret is digested with the User-Agent of the login that got it: the challenge of one client
+    // (one browser, one app install) completes there only.
+    if (!challenge || !keys.matches('mfa-challenge-digest', boundToClient(parsed.secret, client), challenge.secretHash)) throw new AuthError('invalid_mfa_token');
     const [user] = await db.select().from(users).where(eq(users.id, challenge.userId)).limit(1);
     if (!user || passwordTag(user.passwordHash) !== challenge.passwordTag) throw new AuthError('invalid_mfa_token');
     const [factor] = await db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
