@@ -113,9 +113,13 @@ describe('calls in a real Chromium', () => {
       // Media goes on after the restarts: the relay and the receiver keep counting.
       const relayBefore = Number(((await relay.transportStats(opened.recvTransportId))[0] as Record<string, any>).bytesSent);
       const receiverBefore = await inbound();
-      await new Promise((r) => setTimeout(r, 2000));
-      const relayAfter = (await relay.transportStats(opened.recvTransportId))[0] as Record<string, any>;
-      const receiverAfter = await inbound();
+      // Until the counts have moved on (polled, at most 20 s) rather than a fixed 2 s window.
+      const { relayAfter, receiverAfter } = await until(
+        async () => ({ relayAfter: (await relay.transportStats(opened.recvTransportId))[0] as Record<string, any>, receiverAfter: await inbound() }),
+        (c) => Number(c.relayAfter.bytesSent) > relayBefore && c.receiverAfter.packetsReceived > receiverBefore.packetsReceived + 20 && c.receiverAfter.framesDecoded > receiverBefore.framesDecoded,
+        20_000,
+        'more media after the restarts',
+      );
       expect(Number(relayAfter.bytesSent)).toBeGreaterThan(relayBefore);
       expect(relayAfter).toMatchObject({ iceState: 'completed', dtlsState: 'connected' });
       expect(receiverAfter.packetsReceived).toBeGreaterThan(receiverBefore.packetsReceived + 20);

@@ -213,9 +213,13 @@ describe.skipIf(missing || !namespacesPossible())('a relayed call through coturn
         // Media both ways: the relay counts what the tab sends, the tab counts what the relay sends back.
         const relayBefore = await relayReceived(opened.producerIds);
         const tabBefore = await until(() => page.evaluate(() => (globalThis as unknown as PageWindow).turnCall.inbound()), (c) => c.audio > 0 && c.video > 0, 20_000, 'inbound audio and video at the tab');
-        await new Promise((r) => setTimeout(r, 2000));
-        const relayAfter = await relayReceived(opened.producerIds);
-        const tabAfter = await page.evaluate(() => (globalThis as unknown as PageWindow).turnCall.inbound());
+        // Until both counts have moved on (polled, at most 20 s) rather than a fixed 2 s window.
+        const { relayAfter, tabAfter } = await until(
+          async () => ({ relayAfter: await relayReceived(opened.producerIds), tabAfter: await page.evaluate(() => (globalThis as unknown as PageWindow).turnCall.inbound()) }),
+          (c) => c.relayAfter > relayBefore && c.tabAfter.audio > tabBefore.audio && c.tabAfter.video > tabBefore.video,
+          20_000,
+          'more media both ways',
+        );
         expect(relayAfter).toBeGreaterThan(relayBefore);
         expect(tabAfter.audio).toBeGreaterThan(tabBefore.audio);
         expect(tabAfter.video).toBeGreaterThan(tabBefore.video);
