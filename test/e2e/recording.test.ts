@@ -226,6 +226,27 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     }
   });
 
+  it('the room closing stops it (router_closed, not a failure) with a playable file', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
+      const growing = path.join(dir, `${recording.id}.webm`);
+      await waitFor(() => existsSync(growing) && statSync(growing).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
+      // Its producers' transport closes before the router does, and takes the recording's consumers along.
+      await relay.closeRouter(room.routerId);
+      await waitFor(() => eventsOf(recording.id).some((e) => e.type !== 'recording.started'), { timeoutMs: 30_000, what: 'the recording ended' });
+      expect(eventsOf(recording.id).map((e) => [e.type, e.reason])).toEqual([
+        ['recording.started', undefined],
+        ['recording.stopped', 'router_closed'],
+      ]);
+      expect((await ffprobe(growing)).streams.length).toBe(2);
+      expect(await decodeErrors(growing)).toBe('');
+      await expectNothingLeft();
+    } finally {
+      await room.close();
+    }
+  });
+
   it('ffmpeg killed: recording.failed and nothing left behind (transports, consumers, ports, process)', { timeout: 90_000 }, async () => {
     const room = await openRoom();
     try {

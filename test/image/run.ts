@@ -1,8 +1,9 @@
 // `npm run test:image`: builds the production image with podman and runs it the way Fly.io does: the
 // release_command of fly.toml (migrations) against a fresh PostgreSQL database, then the service with
 // fly.toml's environment, NODE_ENV=production, a real INTERNAL_TOKEN and AUTH_KEY_SECRET; then checks it from the host
-// (readiness, the account API, the relay API and real media through it, the user it runs as, a
-// graceful SIGTERM) and prints the image size, start-up time and idle memory.
+// (readiness, the account API, the relay API and real media through it, a short recording made by the
+// container's ffmpeg, the user it runs as, a graceful SIGTERM) and prints the image size, start-up time
+// and idle memory.
 //
 // Docker's engine does not run on these machines: podman with runc does (crun refuses the cgroup
 // layout here), from a base image assembled by test/image/base.sh, which is kept between runs.
@@ -20,6 +21,7 @@ import { inspect } from 'node:util';
 import postgres from 'postgres';
 import { parse as parseToml } from 'smol-toml';
 import { createRelayClient } from '../../src/client/relay-client.js';
+import { decodeCheckArgs, ffprobeArgs, ingestRtpParameters, parseProbe, testSourceArgs, withoutMuxerComplaints } from '../support/ffmpeg.js';
 import { freePort, ROOT } from '../support/server-process.js';
 import { openCall } from '../support/webrtc/call.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
@@ -29,6 +31,13 @@ const PODMAN = ['--runtime', 'runc'];
 const LIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=4096:4096'];
 const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const READY_TIMEOUT_MS = 60_000;
+/**
+ * How long the recording check records (ms), and the shortest file it accepts (s): the file holds the
+ * media the source really sent, and the container's -re source falls behind on a loaded machine (1 s
+ * in 2 s here at load 17); recording.test checks durations against the wall clock.
+ */
+const RECORD_MS = 2000;
+const RECORDED_MIN_S = 0.5;
 /** Packets the receiver must get after resume: 1 s of audio (20 ms) and of video (30 frames/s). */
 const FLOWING = { audio: 50, video: 30 };
 
@@ -55,6 +64,7 @@ const PLANNED = [
   'account API: register, login, profile',
   'relay API only on the internal listener',
   'media flows through the relay',
+  'a recording inside the container',
   'runs as uid 1000 under tini',
   'SIGTERM drains and exits 0',
 ] as const;
@@ -424,6 +434,61 @@ async function main(): Promise<void> {
       return `${receiver.count(audio.id)} opus and ${receiver.count(video.id)} VP8 packets received via ${candidate.ip}:${candidate.port}/udp`;
     } finally {
       for (const peer of peers.splice(0)) await peer.close().catch(() => {});
+      await relay.closeRouter(router.id).catch(() => {});
+    }
+  });
+
+  await check('a recording inside the container', async () => {
+    // The container's own ffmpeg sends a generated VP8 + Opus source into two plain transports (ingest),
+    // the relay records those producers with the same ffmpeg, and its ffprobe reads the file back.
+    const relay = createRelayClient({ baseUrl: internal, token: internalToken });
+    const router = await relay.createRouter();
+    let sender: ChildProcess | undefined;
+    let senderPid: string | undefined;
+    try {
+      const plain = {
+        video: await relay.createPlainTransport({ routerId: router.id, comedia: true, rtcpMux: false }),
+        audio: await relay.createPlainTransport({ routerId: router.id, comedia: true, rtcpMux: false }),
+      };
+      const producers = {
+        video: await relay.createProducer({ transportId: plain.video.id, kind: 'video', rtpParameters: ingestRtpParameters.video }),
+        audio: await relay.createProducer({ transportId: plain.audio.id, kind: 'audio', rtpParameters: ingestRtpParameters.audio }),
+      };
+      const target = (p: { ip: string; port: number; rtcpPort?: number }) => ({ ip: p.ip, port: p.port, rtcpPort: p.rtcpPort! });
+      const source = testSourceArgs({ video: target(plain.video), audio: target(plain.audio) }, 30);
+      // The shell prints its pid, then becomes ffmpeg: the pid to stop it by (podman exec does not pass a signal on).
+      sender = spawn('podman', [...PODMAN, 'exec', container, 'sh', '-c', 'echo $$; exec ffmpeg "$@"', 'sh', ...source], { stdio: ['ignore', 'pipe', 'pipe'] });
+      longRunning.add(sender);
+      sender.stdout!.once('data', (chunk: Buffer) => (senderPid = chunk.toString().trim()));
+      let senderErr = '';
+      sender.stderr!.on('data', (chunk: Buffer) => (senderErr = (senderErr + chunk.toString()).slice(-2000)));
+      const bytesIn = async (id: string) => Number(((await relay.producerStats(id))[0] as { byteCount?: number } | undefined)?.byteCount ?? 0);
+      await waitFor(async () => (await bytesIn(producers.video.id)) > 0 && (await bytesIn(producers.audio.id)) > 0, {
+        timeoutMs: 15_000,
+        what: `the container's ffmpeg RTP at both producers (${senderErr.trim()})`,
+      });
+
+      const recording = await relay.createRecording({ routerId: router.id, producerIds: [producers.audio.id, producers.video.id] });
+      await sleep(RECORD_MS);
+      const stopped = await relay.stopRecording(recording.id);
+      assert(stopped.state === 'stopped' && (stopped.bytes ?? 0) > 0, `recording ended ${JSON.stringify(stopped)}`);
+      const { stdout: dir } = await podman(['exec', container, 'sh', '-c', 'printf %s "$RECORDINGS_DIR"']);
+      const file = `${dir}/${stopped.file}`;
+      const probe = parseProbe((await podman(['exec', container, 'ffprobe', ...ffprobeArgs(file)])).stdout);
+      const streams = probe.streams.map((st) => `${st.codec_type}/${st.codec_name}`).sort();
+      assert(JSON.stringify(streams) === JSON.stringify(['audio/opus', 'video/vp8']), `streams ${streams.join(', ')}`);
+      assert(probe.durationS >= RECORDED_MIN_S, `duration ${probe.durationS} s after ${RECORD_MS} ms of recording`);
+      const decoded = withoutMuxerComplaints((await podman(['exec', container, 'ffmpeg', ...decodeCheckArgs(file)])).stderr);
+      assert(decoded === '', `decode errors: ${decoded.slice(0, 500)}`);
+      await podman(['exec', container, 'rm', '-f', file]);
+      return `${file}: ${probe.formatName}, ${streams.join(' + ')}, ${probe.durationS} s, ${stopped.bytes} bytes, decodes clean`;
+    } finally {
+      if (senderPid) await podman(['exec', container, 'sh', '-c', `kill ${Number(senderPid)}`], { allowFailure: true });
+      if (sender) {
+        sender.kill('SIGTERM');
+        if (sender.exitCode === null && sender.signalCode === null) await new Promise((resolve) => sender!.once('close', resolve));
+        longRunning.delete(sender);
+      }
       await relay.closeRouter(router.id).catch(() => {});
     }
   });

@@ -299,8 +299,16 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       const byReason = (reason: string, fallback: StopReason | { error: string }): StopReason | { error: string } =>
         reason === 'shutdown' ? 'shutdown' : reason === 'router_closed' ? 'router_closed' : reason === 'worker_died' ? { error: 'the media worker holding it died' } : fallback;
       if (event.type === 'router.closed' && event.routerId === r.routerId) outcome = byReason(event.reason, 'router_closed');
-      else if (event.type === 'producer.closed' && r.producerIds.includes(event.producerId)) outcome = byReason(event.reason, 'producer_closed');
+      else if (event.type === 'producer.closed' && r.producerIds.includes(event.producerId)) {
+        // Closed with its transport: the room may be closing (the router's events come after its
+        // transports'), so the recording's own consumer and plain transport events decide.
+        if (event.reason === 'transport_closed') continue;
+        outcome = byReason(event.reason, 'producer_closed');
+      }
       else if (event.type === 'consumer.closed' && ownConsumer(event.consumerId)) {
+        // Its plain transport closing took it along: that transport's own event, next, says why (the API,
+        // the room closing, the worker). Taken as a failure here, a room's close failed its recordings.
+        if (event.reason === 'transport_closed') continue;
         outcome = byReason(event.reason, event.reason === 'producer_closed' ? 'producer_closed' : { error: `its consumer closed (${event.reason})` });
       } else if (event.type === 'plainTransport.closed' && ownTransport(event.plainTransportId)) {
         outcome = byReason(event.reason, { error: `its plain transport closed (${event.reason})` });
