@@ -887,6 +887,8 @@ export interface OperatorUser {
   id: number;
   username: string;
   email: string;
+  /** The address was proved by a mailed code. */
+  email_verified: boolean;
   nickname: string;
   roles: string[];
   created_at: string;

@@ -34,6 +34,7 @@ function operatorView(user: User, now: Date): OperatorUserView {
     id: user.id,
     username: user.username,
     email: user.email,
+    email_verified: user.emailVerifiedAt !== null,
     nickname: user.nickname,
     roles: [...user.roles],
     created_at: formatTime(user.createdAt),
