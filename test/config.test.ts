@@ -42,6 +42,13 @@ describe('loadConfig', () => {
     expect(config.media.restartMaxMs).toBe(30000);
   });
 
+  it("issues tokens as the Fly.io app's public base URL when Fly.io names the app, and AUTH_ISSUER wins", () => {
+    expect(loadConfig({ FLY_APP_NAME: 'chat-prod' }).auth.issuer).toBe('https://chat-prod.fly.dev');
+    expect(loadConfig({ FLY_APP_NAME: 'chat-prod', AUTH_ISSUER: 'https://chat.example.com' }).auth.issuer).toBe('https://chat.example.com');
+    expect(loadConfig({ PORT: '8080' }).auth.issuer).toBe('http://localhost:8080');
+    expect(errorOf({ FLY_APP_NAME: 'Not An App/..' }).message).toContain('FLY_APP_NAME');
+  });
+
   it('reads the mail and audit settings, refusing a URL that is not SMTP', () => {
     const config = loadConfig({ SMTP_URL: ' smtps://user:pw@smtp.example.com:465 ', MAIL_FROM: 'Chat <no-reply@chat.example>', AUTH_EVENTS_RETENTION_DAYS: '30' });
     expect(config.mail).toEqual({ smtpUrl: 'smtps://user:pw@smtp.example.com:465', from: 'Chat <no-reply@chat.example>' });

@@ -40,8 +40,16 @@ export const accountsVariables = {
   CORS_ORIGINS: optionalString.pipe(corsOrigins.optional()),
   // How long a browser may keep a preflight's answer (Chromium keeps at most 7200 s).
   CORS_MAX_AGE_S: int(7200, 0, 86_400),
-  // The `iss` of access tokens (JWTs); unset: http://localhost:<PORT>. Set it to the service's public base URL.
+  // The `iss` of access tokens (JWTs); unset: https://<FLY_APP_NAME>.fly.dev on Fly.io, else
+  // http://localhost:<PORT>. Set it to the service's public base URL where that is another.
   AUTH_ISSUER: optionalString.pipe(z.string().max(256).optional()),
+  // Set by Fly.io on every machine of an app: the app's public base URL is https://<name>.fly.dev.
+  FLY_APP_NAME: optionalString.pipe(
+    z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a Fly.io app name')
+      .optional(),
+  ),
   // The `aud` of access tokens: what a service verifying them expects.
   AUTH_AUDIENCE: z.string().trim().min(1).max(256).default('chat-backend'),
   // A new signing key every this many days (published one access-token lifetime before it signs).
@@ -78,7 +86,7 @@ export const accountsConfig = z
       /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
       hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
       /** `iss` of access tokens. */
-      issuer: env.AUTH_ISSUER ?? `http://localhost:${env.PORT}`,
+      issuer: env.AUTH_ISSUER ?? (env.FLY_APP_NAME !== undefined ? `https://${env.FLY_APP_NAME}.fly.dev` : `http://localhost:${env.PORT}`),
       /** `aud` of access tokens. */
       audience: env.AUTH_AUDIENCE,
       /** Days between signing keys. */
