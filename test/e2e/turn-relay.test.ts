@@ -15,6 +15,7 @@ import { createRelayClient, type RelayClient } from '../../src/client/relay-clie
 import { call, register } from '../accounts/helpers.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import { CHROMIUM, launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
+import { relaySignal, until } from '../support/calls-page.js';
 import { startCoturn, type Coturn } from '../support/coturn.js';
 import { makeClientNamespace, type ClientNamespace } from '../support/netns.js';
 import { NFTABLES, skipWithout, TURN_SERVER } from '../support/system-programs.js';
@@ -118,45 +119,10 @@ describe.skipIf(missing || !namespacesPossible())('a relayed call through coturn
           : { contentType: 'text/html', body: '<!doctype html><meta charset="utf-8"><body><script type="module" src="/turn.js"></script></body>' },
       ),
     );
-    let routerId = '';
-    await page.exposeFunction('signal', async (op: string, body: any) => {
-      switch (op) {
-        case 'router': {
-          const router = await relay.createRouter({ appData: { test: `turn-relay ${label}` } });
-          routerId = router.id;
-          routers.push(router.id);
-          return router.rtpCapabilities;
-        }
-        case 'transport': {
-          const tr = await relay.createTransport({ routerId, direction: body.direction });
-          return { id: tr.id, iceParameters: tr.iceParameters, iceCandidates: tr.iceCandidates, dtlsParameters: tr.dtlsParameters };
-        }
-        case 'connect':
-          return relay.connectTransport(body.transportId, body.dtlsParameters);
-        case 'produce':
-          return { id: (await relay.createProducer({ transportId: body.transportId, kind: body.kind, rtpParameters: body.rtpParameters })).id };
-        case 'consume': {
-          const c = await relay.createConsumer({ transportId: body.transportId, producerId: body.producerId, rtpCapabilities: body.rtpCapabilities });
-          return { id: c.id, producerId: c.producerId, kind: c.kind, rtpParameters: c.rtpParameters };
-        }
-        case 'resume':
-          return relay.resumeConsumer(body.consumerId);
-      }
-      throw new Error(`unknown signal ${op}`);
-    });
+    await page.exposeFunction('signal', relaySignal(relay, { appData: { test: `turn-relay ${label}` }, router: (id) => routers.push(id) }).handle);
     await page.goto(`${PAGE_ORIGIN}/`);
     await page.waitForFunction(() => 'turnCall' in globalThis, null, { timeout: 15_000 });
     return { page, lines };
-  }
-
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await read();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${JSON.stringify(value)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
   }
 
   /** Packets the relay received from the tab, over both producers. */

@@ -1,7 +1,7 @@
 // The Chromium tab of test/browser/calls-page.ts, opened for a test that plays its signaling server
 // with the typed relay client: mediasoup-client sends the fake camera at 1280x720 in three simulcast
 // encodings and receives it back in the same tab. Used by test/e2e/browser-calls.test.ts and
-// test/e2e/browser-recording.test.ts.
+// test/e2e/browser-recording.test.ts; its signaling (relaySignal) by test/e2e/turn-relay.test.ts too.
 import type { Page } from 'playwright-core';
 import { bundleForBrowser } from '../../examples/browser-demo/start.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
@@ -42,16 +42,14 @@ export interface CallsPage {
  * Chromium with the page loaded and window.signal wired to the relay: one router for the tab; `hooks`
  * see each transport and consumer the relay made for it (a test's own checks).
  */
-export async function openCallsPage(
-  relay: RelayClient,
-  hooks: { appData?: Record<string, unknown>; transport?(created: CreatedTransport): void; consumer?(created: CreatedConsumer): void } = {},
-): Promise<CallsPage> {
+export async function openCallsPage(relay: RelayClient, hooks: SignalHooks = {}): Promise<CallsPage> {
   const script = await bundleForBrowser(PAGE_SCRIPT);
   const browser = await launchChromium({ viewport: { width: 800, height: 600 } });
   const consoleLines: string[] = [];
-  let routerId: string | undefined;
+  const signal = relaySignal(relay, hooks);
   const close = async () => {
     await browser.close();
+    const routerId = signal.routerId();
     if (routerId) await relay.closeRouter(routerId).catch(() => {});
   };
   try {
@@ -67,11 +65,38 @@ export async function openCallsPage(
           : { contentType: 'text/html', body: '<!doctype html><meta charset="utf-8"><body><script type="module" src="/calls.js"></script></body>' },
       );
     });
-    await page.exposeFunction('signal', async (op: string, body: any) => {
+    await page.exposeFunction('signal', signal.handle);
+    await page.goto(`${PAGE_ORIGIN}/`);
+    await page.waitForFunction(() => 'calls' in globalThis, null, { timeout: 10_000 });
+    return { browser, page, consoleLines, routerId: signal.routerId, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export interface SignalHooks {
+  /** The router's appData. */
+  appData?: Record<string, unknown>;
+  router?(id: string): void;
+  transport?(created: CreatedTransport): void;
+  consumer?(created: CreatedConsumer): void;
+}
+
+/**
+ * The pages' window.signal(op, body) played by a test as a signaling server would (one router per tab,
+ * then transports, produce, consume, resume), calling the relay with the typed client.
+ */
+export function relaySignal(relay: RelayClient, hooks: SignalHooks = {}): { handle: (op: string, body: any) => Promise<unknown>; routerId: () => string | undefined } {
+  let routerId: string | undefined;
+  return {
+    routerId: () => routerId,
+    handle: async (op, body) => {
       switch (op) {
         case 'router': {
           const router = await relay.createRouter({ appData: hooks.appData ?? {} });
           routerId = router.id;
+          hooks.router?.(router.id);
           return router.rtpCapabilities;
         }
         case 'transport': {
@@ -92,14 +117,8 @@ export async function openCallsPage(
           return relay.resumeConsumer(body.consumerId);
       }
       throw new Error(`unknown signal ${op}`);
-    });
-    await page.goto(`${PAGE_ORIGIN}/`);
-    await page.waitForFunction(() => 'calls' in globalThis, null, { timeout: 10_000 });
-    return { browser, page, consoleLines, routerId: () => routerId, close };
-  } catch (error) {
-    await close();
-    throw error;
-  }
+    },
+  };
 }
 
 /** Polls `read` until `done` holds, at most `timeoutMs`; returns the last value read. */

@@ -56,8 +56,11 @@ export function childServerRtcPorts(count: number): PortRange {
 }
 
 let nextBench = 0;
-/** A 20-port slice for one benchmark server, in turn. */
-export function benchRtcPorts(): PortRange {
-  const min = BENCH.base + (nextBench++ % BENCH.slices) * BENCH.slice;
-  return { min, max: min + BENCH.slice - 1 };
+/** A 20-port slice for one benchmark server, in turn; `slices` consecutive ones for a server that needs more (bench/recording.ts). */
+export function benchRtcPorts(slices = 1): PortRange {
+  if (slices < 1 || slices > BENCH.slices) throw new Error(`a benchmark server gets 1 to ${BENCH.slices} slices`);
+  if ((nextBench % BENCH.slices) + slices > BENCH.slices) nextBench += BENCH.slices - (nextBench % BENCH.slices);
+  const min = BENCH.base + (nextBench % BENCH.slices) * BENCH.slice;
+  nextBench += slices;
+  return { min, max: min + slices * BENCH.slice - 1 };
 }
