@@ -247,6 +247,31 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     }
   });
 
+  it('DELETE after the media stopped (producers paused) still finalises a playable file, without the kill', { timeout: 90_000 }, async () => {
+    const room = await openRoom();
+    try {
+      const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
+      const file = path.join(dir, `${recording.id}.webm`);
+      await waitFor(() => existsSync(file) && statSync(file).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
+      await relay.pauseProducer(room.audioId);
+      await relay.pauseProducer(room.videoId);
+      await sleep(1000);
+      // ffmpeg now waits in its read, kept alive by the consumers' RTCP: the stop must end that wait.
+      const started = Date.now();
+      const stopped = await relay.stopRecording(recording.id);
+      const tookMs = Date.now() - started;
+      console.log(`stop of a recording whose media stopped took ${tookMs} ms`);
+      expect(stopped).toMatchObject({ state: 'stopped', reason: 'api' });
+      expect(tookMs).toBeLessThan(14_000); // under STOP_TIMEOUT_MS (15 s): finished, not killed
+      expect(eventsOf(recording.id).at(-1)).toMatchObject({ type: 'recording.stopped', reason: 'api' });
+      expect((await ffprobe(file)).streams.length).toBe(2);
+      expect(await decodeErrors(file)).toBe('');
+      await expectNothingLeft();
+    } finally {
+      await room.close();
+    }
+  });
+
   it('ffmpeg killed: recording.failed and nothing left behind (transports, consumers, ports, process)', { timeout: 90_000 }, async () => {
     const room = await openRoom();
     try {

@@ -4,7 +4,8 @@
 // 3.11 and Debian's ffmpeg 5.1): consumers made paused, ffmpeg started and holding its ports, then the
 // consumers resumed and key frames requested. Stopping is one SIGINT while RTP still flows (a second
 // would abort the file); once the RTP has stopped (producer or router closed) ffmpeg finalises only
-// after its read timeout (about 10 s), so a stop waits for that, then kills. An ffmpeg that stops
+// after its read timeout (about 10 s), which the consumers' RTCP would keep alive, so a stop closes
+// the transports after a short grace and waits for that, then kills. An ffmpeg that stops
 // writing while its RTP still comes (hung, stopped, stuck on its disk) is reaped after RECORDINGS_STALL_S:
 // ffmpeg writes each packet through (-flush_packets 1; by default a WebM's clusters sat in its buffer
 // for many seconds, and a quiet Ogg's pages longer still), so a live recording's file grows every second.
@@ -32,6 +33,8 @@ type Format = RecordingView['format'];
 
 /** How long a stop waits for ffmpeg to finalise before it is killed: its RTP read timeout is about 10 s. */
 export const STOP_TIMEOUT_MS = 15_000;
+/** How long a stop lets ffmpeg finish on its own before its transports close (see end()). */
+const STOP_QUIET_GRACE_MS = 1_500;
 /** How long ffmpeg may take to read its SDP and open its ports. */
 const LISTEN_TIMEOUT_MS = 10_000;
 /** Key frames asked for after the resume (ms): the first may cross ffmpeg's start. */
@@ -162,11 +165,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     for (const r of ended.slice(0, Math.max(0, ended.length - config.max * 4))) recordings.delete(r.id);
   }
 
-  /** Closes what a recording holds in the relay (its plain transports take its consumers with them) and gives its ports back. */
-  function release(r: Recording): Promise<void> {
-    for (const timer of r.timers) clearTimeout(timer);
-    r.timers = [];
-    clearTimeout(r.stallCheck);
+  /** Closes the recording's plain transports (they take its consumers with them): no more RTP or RTCP to its ffmpeg. */
+  function closeTransports(r: Recording): void {
     for (const track of r.tracks) {
       if (track.plainTransportId) {
         try {
@@ -175,6 +175,16 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
           // Gone already (router closed, worker died).
         }
       }
+    }
+  }
+
+  /** Closes what a recording holds in the relay and gives its ports back. */
+  function release(r: Recording): Promise<void> {
+    for (const timer of r.timers) clearTimeout(timer);
+    r.timers = [];
+    clearTimeout(r.stallCheck);
+    closeTransports(r);
+    for (const track of r.tracks) {
       portsInUse.delete(track.port);
       portsInUse.delete(track.port + 1);
     }
@@ -211,11 +221,17 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       if (child && !r.gone && child.exitCode === null && child.signalCode === null) {
         // Once: a second SIGINT aborts the file.
         child.kill('SIGINT');
+        // While RTP flows ffmpeg finishes at once. When it does not (producers paused, the sender gone),
+        // ffmpeg waits in its read, and the consumers' RTCP reports keep that read alive for ever: after a
+        // short grace the transports close (the ports stay reserved until ffmpeg exits), its read times
+        // out (about 10 s) and it finalises the file.
+        const quiet = setTimeout(() => closeTransports(r), STOP_QUIET_GRACE_MS);
         const killer = setTimeout(() => {
           logger.warn({ recordingId: r.id, stopTimeoutMs }, 'ffmpeg did not finish the recording in time; killed');
           child.kill('SIGKILL');
         }, stopTimeoutMs);
         await r.exited;
+        clearTimeout(quiet);
         clearTimeout(killer);
       }
       await release(r);
