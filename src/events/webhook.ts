@@ -292,7 +292,9 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
         // Events were dropped and nothing followed: tell the receiver anyway.
         queue.push({ event: undefined, droppedBefore: endEpisode() });
       }
-      if (queue.length === 0 || stopped) return;
+      // A wait that ran to stop()'s deadline ends here: an attempt begun at the deadline would be given
+      // up at once by stop()'s own timer.
+      if (queue.length === 0 || stopped || Date.now() >= deadline) return;
       const batch = nextBatch();
       if (await attempt(batch)) {
         delivered();
