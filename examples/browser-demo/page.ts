@@ -332,8 +332,11 @@ async function signInWithPasskey() {
   const session = await passkeyCall<{ token: string; user: { id: number; username: string } }>('POST', '/login/verify', { response });
   accessToken = session.token;
   state.user = { id: session.user.id, username: session.user.username };
-  await loggedIn();
+  // The sections a password login shows; the status says how this one signed in (set before anything
+  // is awaited, so nobody reads loggedIn()'s own status in between).
+  const sections = loggedIn();
   setStatus(`Signed in with a passkey as ${state.user.username}. Join to start.`, 'ready');
+  await sections;
 }
 
 async function addPasskey() {
