@@ -6,7 +6,8 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
-import { bindOps, opsBinder, type MediaOps } from './ops/index.js';
+import { OPS, type MediaOps } from './families.js';
+import { bindOps, opsBinder } from './ops/index.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
 import { RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
@@ -14,7 +15,7 @@ import { MediaRegistry } from './registry/registry.js';
 import { closeRoom, RoomBook } from './rooms/rooms.js';
 
 export { ENGINE_TIMEOUT_MS } from './engine/call.js';
-export type { MediaOps } from './ops/index.js';
+export type { MediaOps } from './families.js';
 
 type MediaConfig = Config['media'];
 
@@ -153,8 +154,8 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     rooms,
     draining: () => draining,
   };
-  const ops = bindOps(deps);
-  const bindForRequest = opsBinder();
+  const ops = bindOps(OPS, deps);
+  const bindForRequest = opsBinder(OPS);
 
   return {
     ...ops,

@@ -1,34 +1,20 @@
-// The relay's API as one type, built from the contract's routes alone (no server code): what the
-// typed client hands to Hono's RPC client, `hc<RelayApi>(`${origin}/internal`)`. A family of routes is
-// one line here; http/app.ts serves the same routes.
+// The relay's API as one type, built from the contract's routes (types only: nothing of the server
+// runs in the client): what the typed client hands to Hono's RPC client, `hc<RelayApi>(`${origin}/internal`)`.
+// The resource families come from their table (families.ts), which http/app.ts serves.
 import type { RouteConfig, RouteConfigToTypedResponse } from '@hono/zod-openapi';
 import type { Hono, ToSchema } from 'hono';
 import type { z } from 'zod';
-import type * as consumers from './consumers.js';
-import type * as controls from './controls.js';
-import type * as data from './data.js';
+import type { FamilyContracts } from '../families.js';
 import type * as iceServers from './ice-servers.js';
-import type * as pipes from './pipes.js';
-import type * as plain from './plain.js';
-import type * as producers from './producers.js';
 import type * as recordings from './recordings.js';
 import type { AnyRelayRoute } from './route.js';
-import type * as routers from './routers.js';
 import type * as service from './service.js';
-import type * as transports from './transports.js';
 
 type RoutesOf<Family> = Extract<Family[keyof Family], AnyRelayRoute>;
 
-/** Every route of the contract. */
+/** Every route of the contract: each resource family's (families.ts), the recordings', the service's and TURN's. */
 export type RelayRoutes =
-  | RoutesOf<typeof routers>
-  | RoutesOf<typeof transports>
-  | RoutesOf<typeof producers>
-  | RoutesOf<typeof consumers>
-  | RoutesOf<typeof controls>
-  | RoutesOf<typeof data>
-  | RoutesOf<typeof pipes>
-  | RoutesOf<typeof plain>
+  | { [F in keyof FamilyContracts]: RoutesOf<FamilyContracts[F]> }[keyof FamilyContracts]
   | RoutesOf<typeof recordings>
   | RoutesOf<typeof service>
   | RoutesOf<typeof iceServers>;

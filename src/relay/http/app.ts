@@ -3,18 +3,11 @@
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
+import { FAMILIES } from '../families.js';
 import type { Recordings } from '../recordings/recorder.js';
-import { consumersRoutes } from './consumers.routes.js';
-import { controlsRoutes } from './controls.routes.js';
-import { dataRoutes } from './data.routes.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
-import { pipesRoutes } from './pipes.routes.js';
-import { plainRoutes } from './plain.routes.js';
-import { producersRoutes } from './producers.routes.js';
 import { recordingsRoutes } from './recordings.routes.js';
-import { routersRoutes } from './routers.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
-import { transportsRoutes } from './transports.routes.js';
 
 export type InternalAppDeps = ServiceRoutesDeps & {
   recordings: Recordings;
@@ -29,18 +22,17 @@ export type InternalAppDeps = ServiceRoutesDeps & {
  * @example app.route('/internal', createInternalApp({ media, events, rateLimitMode }))
  */
 export function createInternalApp(deps: InternalAppDeps) {
-  const { media } = deps;
   return new OpenAPIHono<AppEnv>()
     .route('/', serviceRoutes(deps))
     .route('/v1', deps.events.streams.routes)
-    .route('/', routersRoutes(media))
-    .route('/', transportsRoutes(media, deps.turn))
-    .route('/', producersRoutes(media))
-    .route('/', consumersRoutes(media))
-    .route('/', controlsRoutes(media))
-    .route('/', dataRoutes(media))
-    .route('/', pipesRoutes(media))
-    .route('/', plainRoutes(media))
+    .route('/', familyRoutes(deps))
     .route('/', recordingsRoutes(deps.recordings))
     .route('/', iceServersRoutes(deps.turn));
+}
+
+/** Every resource family's routes (families.ts), in the table's order. */
+function familyRoutes({ media, turn }: InternalAppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  for (const row of Object.values(FAMILIES)) app.route('/', row.routes(media, { turn }));
+  return app;
 }

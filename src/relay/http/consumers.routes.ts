@@ -2,11 +2,12 @@
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeConsumer, createConsumer, resumeConsumer, type consumerSchema, type consumerStateSchema } from '../contract/consumers.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/consumers.js';
 import type { ConsumerEntry } from '../registry/kinds.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function consumersRoutes(media: MediaService) {
+export function consumersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createConsumer), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createConsumer(c.req.valid('json'));

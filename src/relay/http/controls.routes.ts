@@ -15,14 +15,15 @@ import {
   transportStats,
   type statsSchema,
 } from '../contract/controls.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/controls.js';
 import { consumerStateView } from './consumers.routes.js';
 import { relayRouter, withJsonBody } from './router.js';
 
 /** The engine's stats entries, as mediasoup reports them (objects of numbers, strings and nested figures). */
 const statsView = (stats: unknown[]) => stats as z.output<typeof statsSchema>;
 
-export function controlsRoutes(media: MediaService) {
+export function controlsRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(pauseProducer, async (c) => {
       const producer = await media.forRequest(c.get('requestId')).pauseProducer(c.req.valid('param').id);

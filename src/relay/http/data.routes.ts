@@ -1,11 +1,12 @@
 // Data producers and data consumers: the contract's routes (contract/data.ts) -> ops -> views.
 import type { z } from 'zod';
 import { closeDataConsumer, closeDataProducer, createDataConsumer, createDataProducer, type dataConsumerSchema, type dataProducerSchema } from '../contract/data.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/data.js';
 import type { DataConsumerEntry, DataProducerEntry } from '../registry/kinds.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function dataRoutes(media: MediaService) {
+export function dataRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createDataProducer), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createDataProducer(c.req.valid('json'));

@@ -10,11 +10,12 @@ import {
   type pipeConsumerSchema,
   type pipeTransportSchema,
 } from '../contract/pipes.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/pipes.js';
 import type { ConsumerEntry, PipeTransportEntry } from '../registry/kinds.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function pipesRoutes(media: MediaService) {
+export function pipesRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createPipeTransport), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createPipeTransport(c.req.valid('json'));

@@ -2,11 +2,12 @@
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closePlainTransport, connectPlainTransport, createPlainTransport, type plainTransportSchema } from '../contract/plain.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/plain.js';
 import type { PlainTransportEntry } from '../registry/kinds.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function plainRoutes(media: MediaService) {
+export function plainRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createPlainTransport), async (c) => {
       const entry = await media.forRequest(c.get('requestId')).createPlainTransport(c.req.valid('json'));

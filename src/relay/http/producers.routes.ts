@@ -2,10 +2,11 @@
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeProducer, createProducer, type producerSchema } from '../contract/producers.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/producers.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function producersRoutes(media: MediaService) {
+export function producersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createProducer), async (c) => {
       const body = c.req.valid('json');

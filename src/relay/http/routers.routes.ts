@@ -3,13 +3,14 @@ import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { formatTime } from '../../time.js';
 import { closeRouter, createRouter, getRouter, listRouters, routerSchema, routerStateSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema } from '../contract/routers.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/routers.js';
 import type { RouterState, RouterSummary } from '../ops/routers.js';
 import type { ConsumerEntry, ProducerEntry } from '../registry/kinds.js';
 import { dataConsumerView, dataProducerView } from './data.routes.js';
 import { relayRouter, withJsonBody } from './router.js';
 
-export function routersRoutes(media: MediaService) {
+export function routersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
     .openapi(withJsonBody(createRouter), async (c) => {
       const router = await media.forRequest(c.get('requestId')).createRouter(c.req.valid('json'));

@@ -2,13 +2,14 @@
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeTransport, connectTransport, createTransport, type iceCandidateSchema, type transportSchema } from '../contract/transports.js';
-import type { MediaService } from '../index.js';
+import type { FamilyMedia } from '../ops/index.js';
+import type * as ops from '../ops/transports.js';
 import type { TransportEntry } from '../registry/kinds.js';
 import { relayIceServers, transportUserKey, type TurnSettings } from './ice-servers.routes.js';
 import { relayRouter, withJsonBody } from './router.js';
 
 /** `turn`: the TURN configuration; when set, a new transport's answer carries its `iceServers`. */
-export function transportsRoutes(media: MediaService, turn: TurnSettings = undefined) {
+export function transportsRoutes(media: FamilyMedia<typeof ops>, { turn }: { turn?: TurnSettings }) {
   return relayRouter()
     .openapi(withJsonBody(createTransport), async (c) => {
       const body = c.req.valid('json');

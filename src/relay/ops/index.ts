@@ -1,39 +1,35 @@
-// Every op of every resource family, and their binding to one set of deps. A new family is a new
-// file beside these and one line in OPS.
-import * as consumers from './consumers.js';
-import * as controls from './controls.js';
-import * as data from './data.js';
+// The binding of ops to one set of deps. Ops are plain functions `(deps, ...input) -> result`; the
+// relay's table of them is every family's ops (families.ts), which index.ts binds here.
 import type { OpsDeps } from './deps.js';
-import * as pipes from './pipes.js';
-import * as plain from './plain.js';
-import * as producers from './producers.js';
-import * as routers from './routers.js';
-import * as transports from './transports.js';
 
-const OPS = { ...routers, ...transports, ...producers, ...consumers, ...controls, ...data, ...pipes, ...plain };
+/** Ops with their deps given: what a caller of the relay sees of `(deps, ...input) -> result`. */
+export type Bound<T> = { [K in keyof T]: T[K] extends (deps: OpsDeps, ...args: infer A) => infer R ? (...args: A) => R : never };
 
-type Bound<T> = { [K in keyof T]: T[K] extends (deps: OpsDeps, ...args: infer A) => infer R ? (...args: A) => R : never };
+/** What a family's routes are given: the family's own ops, bound, and the same per request (`forRequest`). */
+export type FamilyMedia<Ops> = Bound<Ops> & {
+  /** The ops for the HTTP request `requestId` (its id goes into the engine calls' failure logs). */
+  forRequest(requestId: string | undefined): Bound<Ops>;
+};
 
-/** The relay's operations, deps already given: `ops.createRouter(input)`. */
-export type MediaOps = Bound<typeof OPS>;
+type OpsTable = Record<string, unknown>;
 
-export function bindOps(deps: OpsDeps): MediaOps {
+export function bindOps<T extends OpsTable>(table: T, deps: OpsDeps): Bound<T> {
   return Object.fromEntries(
-    Object.entries(OPS).map(([name, op]) => [name, (...args: unknown[]) => (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(deps, ...args)]),
-  ) as MediaOps;
+    Object.entries(table).map(([name, op]) => [name, (...args: unknown[]) => (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(deps, ...args)]),
+  ) as Bound<T>;
 }
 
 /**
  * Binds the ops to deps made per call (a request's own engine): one object per binding, the methods
  * on a prototype built once, where bindOps makes a closure per op.
- * @example const bind = opsBinder(); bind({ ...deps, engine: engineFor(requestId) }).createTransport(input)
+ * @example const bind = opsBinder(OPS); bind({ ...deps, engine: engineFor(requestId) }).createTransport(input)
  */
-export function opsBinder(): (deps: OpsDeps) => MediaOps {
+export function opsBinder<T extends OpsTable>(table: T): (deps: OpsDeps) => Bound<T> {
   const proto: Record<string, unknown> = {};
-  for (const [name, op] of Object.entries(OPS)) {
+  for (const [name, op] of Object.entries(table)) {
     proto[name] = function (this: { deps: OpsDeps }, ...args: unknown[]) {
       return (op as (deps: OpsDeps, ...a: unknown[]) => unknown)(this.deps, ...args);
     };
   }
-  return (deps) => Object.assign(Object.create(proto) as object, { deps }) as unknown as MediaOps;
+  return (deps) => Object.assign(Object.create(proto) as object, { deps }) as unknown as Bound<T>;
 }

@@ -1,0 +1,76 @@
+// The relay's resource families, one row each: the family's contract (its routes and schemas), its
+// ops and the factory of its routes. Everything that lists families reads this table: the service
+// binds every family's ops (index.ts), the internal app mounts every family's routes (http/app.ts)
+// and the typed client's API type is the union of every family's contract (contract/api.ts). A new
+// resource kind is its row in contract/kinds.ts, its three files (contract/<kind>.ts, ops/<kind>.ts,
+// http/<kind>.routes.ts) and its row here.
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../http/env.js';
+import * as consumersContract from './contract/consumers.js';
+import * as controlsContract from './contract/controls.js';
+import * as dataContract from './contract/data.js';
+import * as pipesContract from './contract/pipes.js';
+import * as plainContract from './contract/plain.js';
+import * as producersContract from './contract/producers.js';
+import * as routersContract from './contract/routers.js';
+import * as transportsContract from './contract/transports.js';
+import { consumersRoutes } from './http/consumers.routes.js';
+import { controlsRoutes } from './http/controls.routes.js';
+import { dataRoutes } from './http/data.routes.js';
+import type { TurnSettings } from './http/ice-servers.routes.js';
+import { pipesRoutes } from './http/pipes.routes.js';
+import { plainRoutes } from './http/plain.routes.js';
+import { producersRoutes } from './http/producers.routes.js';
+import { routersRoutes } from './http/routers.routes.js';
+import { transportsRoutes } from './http/transports.routes.js';
+import * as consumers from './ops/consumers.js';
+import * as controls from './ops/controls.js';
+import * as data from './ops/data.js';
+import type { Bound, FamilyMedia } from './ops/index.js';
+import * as pipes from './ops/pipes.js';
+import * as plain from './ops/plain.js';
+import * as producers from './ops/producers.js';
+import * as routers from './ops/routers.js';
+import * as transports from './ops/transports.js';
+
+/** What every family's routes may read beside their ops. */
+export interface FamilySettings {
+  /** TURN (issue 28): when set, transports' answers carry `iceServers`. */
+  readonly turn?: TurnSettings;
+}
+
+interface Family<Contract, Ops> {
+  /** The contract module whose routes the family serves (contract/api.ts reads its type). */
+  readonly contract: Contract;
+  readonly ops: Ops;
+  readonly routes: (media: FamilyMedia<Ops>, settings: FamilySettings) => OpenAPIHono<AppEnv>;
+}
+
+/** Infers a row's types and checks its routes against its own ops. */
+function family<Contract, Ops>(row: Family<Contract, Ops>): Family<Contract, Ops> {
+  return row;
+}
+
+export const FAMILIES = {
+  routers: family({ contract: routersContract, ops: routers, routes: routersRoutes }),
+  transports: family({ contract: transportsContract, ops: transports, routes: transportsRoutes }),
+  producers: family({ contract: producersContract, ops: producers, routes: producersRoutes }),
+  consumers: family({ contract: consumersContract, ops: consumers, routes: consumersRoutes }),
+  controls: family({ contract: controlsContract, ops: controls, routes: controlsRoutes }),
+  data: family({ contract: dataContract, ops: data, routes: dataRoutes }),
+  pipes: family({ contract: pipesContract, ops: pipes, routes: pipesRoutes }),
+  plain: family({ contract: plainContract, ops: plain, routes: plainRoutes }),
+};
+
+type Families = typeof FAMILIES;
+type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
+
+/** Every op of every family, by name. */
+export type AllOps = UnionToIntersection<Families[keyof Families]['ops']>;
+export const OPS = Object.assign({}, ...Object.values(FAMILIES).map((row) => row.ops)) as AllOps;
+
+/** The relay's operations, deps already given: `ops.createRouter(input)`. */
+export type MediaOps = Bound<AllOps>;
+
+/** The contract modules of the families, by name (types only: what contract/api.ts unions). */
+export type FamilyContracts = { [K in keyof Families]: Families[K]['contract'] };
