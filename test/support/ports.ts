@@ -55,6 +55,17 @@ export function childServerRtcPorts(count: number): PortRange {
   return { min, max: min + count - 1 };
 }
 
+/**
+ * Starts this worker's turns over, as a new process would: test/support/setup-ports.ts calls it before
+ * each test file. The bulk runs its files one after another in a worker that stays (`isolate: false`),
+ * where the turns would otherwise go on from where the previous file left them and a file's later apps
+ * would wrap round onto ports its earlier ones still hold.
+ */
+export function startPortTurnsOver(): void {
+  nextInProcess = 0;
+  nextChildServer = 0;
+}
+
 let nextBench = 0;
 /** A 20-port slice for one benchmark server, in turn; `slices` consecutive ones for a server that needs more (bench/recording.ts). */
 export function benchRtcPorts(slices = 1): PortRange {
