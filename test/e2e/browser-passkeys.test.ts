@@ -9,10 +9,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleForBrowser, startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
+import { bundleForBrowser } from '../../examples/browser-demo/start.js';
 import { call, expectError, expectOk, register, type Registered } from '../accounts/helpers.js';
-import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
 import { launchChromium, type LaunchedChromium } from '../support/browser.js';
+import { useDemoInChromium } from '../support/demo.js';
 import { CHROMIUM_BROWSER, skipWithout } from '../support/system-programs.js';
 
 const PAGE_SCRIPT = new URL('../browser/passkeys-page.ts', import.meta.url).pathname;
@@ -168,17 +169,11 @@ describe.skipIf(skipWithout(CHROMIUM_BROWSER))('passkeys in Chromium (virtual au
 });
 
 describe.skipIf(skipWithout(CHROMIUM_BROWSER))('the browser demo: add a passkey, sign in with it', () => {
-  let demo: RunningDemo | undefined;
-  let browser: LaunchedChromium | undefined;
-
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-  }, 30_000);
+  const session = useDemoInChromium(30_000);
 
   it('registers, adds a passkey, and after a reload signs in with it', { timeout: 90_000 }, async () => {
-    demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture', readyTimeoutMs: 60_000 });
-    browser = await launchChromium();
+    const demo = await session.start({ readyTimeoutMs: 60_000 });
+    const browser = await session.launch();
     const page = await browser.context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));

@@ -3,10 +3,9 @@
 // codes appear once; a login then asks for the second step, and a recovery code completes it.
 import type { Page } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
-import { allocateRtcPorts } from '../support/app.js';
-import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { requireChromium } from '../support/browser.js';
+import { useDemoInChromium } from '../support/demo.js';
 
 interface PageState {
   phase: string;
@@ -18,18 +17,12 @@ interface PageState {
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
 
 describe('browser demo: enable two-factor, then sign in with the second step', () => {
-  let demo: RunningDemo | undefined;
-  let browser: LaunchedChromium | undefined;
-
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-  }, 20_000);
+  const session = useDemoInChromium();
 
   it('shows a QR code of the otpauth URL, enables TOTP, and asks for the second step at login', { timeout: 60_000 }, async (ctx) => {
     requireChromium(ctx);
-    demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture' });
-    browser = await launchChromium();
+    const demo = await session.start();
+    const browser = await session.launch();
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     const consoleLines: string[] = [];
     page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e.message}`));

@@ -5,10 +5,9 @@
 // server start as `npm run demo` starts them.
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startDemo, type RunningDemo } from '../../examples/browser-demo/start.js';
-import { allocateRtcPorts } from '../support/app.js';
-import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
+import { describe, expect, it } from 'vitest';
+import { requireChromium } from '../support/browser.js';
+import { useDemoInChromium } from '../support/demo.js';
 
 const SCREENSHOT = path.resolve(import.meta.dirname, '../../docs/browser-demo.png');
 /** How long the counters are watched after the first frame. */
@@ -40,13 +39,7 @@ interface PageState {
 const readState = (page: Page) => page.evaluate(() => (globalThis as unknown as { demo: PageState }).demo);
 
 describe('browser demo in a real Chromium', () => {
-  let demo: RunningDemo | undefined;
-  let browser: LaunchedChromium | undefined;
-
-  afterAll(async () => {
-    await browser?.close();
-    await demo?.close();
-  }, 20_000);
+  const session = useDemoInChromium();
 
   it('sends the fake camera and microphone through the relay and receives them back', { timeout: 50_000 }, async (ctx) => {
     requireChromium(ctx);
@@ -54,13 +47,13 @@ describe('browser demo in a real Chromium', () => {
     const started = performance.now();
     const mark = (name: string) => (timings[name] = Math.round(performance.now() - started));
 
-    demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: allocateRtcPorts(1).min, serviceOutput: 'capture' });
+    const demo = await session.start();
     mark('demo started');
     // Only holders of an access token the account API accepts may signal.
     const signalingUrl = new URL('signaling/sessions', demo.url);
     expect((await fetch(signalingUrl, { method: 'POST' })).status).toBe(401);
     expect((await fetch(signalingUrl, { method: 'POST', headers: { Authorization: 'Bearer not.a-token' } })).status).toBe(401);
-    browser = await launchChromium();
+    const browser = await session.launch();
     mark('browser started');
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     const consoleLines: string[] = [];
@@ -82,7 +75,7 @@ describe('browser demo in a real Chromium', () => {
       // /api proxy) shows up after Refresh, and its End button kills both of its tokens at once.
       await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.devices.length === 1, null, { timeout: 10_000 });
       expect(await page.locator('#devices-list tr').count()).toBe(1);
-      const api = (path: string, init: RequestInit = {}) => fetch(new URL(`api/v1/auth${path}`, demo!.url), init).then((r) => r.json() as Promise<{ code: number; data: any }>);
+      const api = (path: string, init: RequestInit = {}) => fetch(new URL(`api/v1/auth${path}`, demo.url), init).then((r) => r.json() as Promise<{ code: number; data: any }>);
       const second = await api('/login', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': 'e2e-second-device/1.0' },
@@ -107,7 +100,7 @@ describe('browser demo in a real Chromium', () => {
       // Verify e-mail (issue 31): the code registration mailed is in the service's log (no SMTP_URL).
       await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.email?.verified === false, null, { timeout: 10_000 });
       const mailed = () => {
-        const line = demo!.serviceLog().split('\n').find((l) => l.includes(`${username}@example.com`) && l.includes('Your code: '));
+        const line = demo.serviceLog().split('\n').find((l) => l.includes(`${username}@example.com`) && l.includes('Your code: '));
         return line ? /Your code: ([0-9]{6})/.exec(line)?.[1] : undefined;
       };
       let code = mailed();
@@ -218,6 +211,7 @@ describe('browser demo in a real Chromium', () => {
   });
   it("two peers in one room: each receives the other, and the active speaker's tile is highlighted", { timeout: 40_000 }, async (ctx) => {
     requireChromium(ctx);
+    const { demo, browser } = session;
     if (!demo || !browser) return ctx.skip('the demo did not start in the first test');
     const context = browser.context;
     const running = demo;
