@@ -125,6 +125,8 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
   }
 
   const eventsOf = (recordingId: string) => events.filter((e) => e.recordingId === recordingId);
+  /** Mid-recording: ffmpeg has written `bytes` of the file (under load its probing takes a while). */
+  const fileGrown = (file: string, bytes = 50_000) => waitFor(() => existsSync(file) && statSync(file).size > bytes, { timeoutMs: 20_000, what: 'the file growing' });
 
   async function expectNothingLeft(): Promise<void> {
     expect(t.media.info().counts).toMatchObject({ plainTransports: 0 });
@@ -209,9 +211,8 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     const room = await openRoom();
     try {
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
-      // Mid-recording: ffmpeg is writing the file (under load its probing takes a while).
       const growing = path.join(dir, `${recording.id}.webm`);
-      await waitFor(() => existsSync(growing) && statSync(growing).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
+      await fileGrown(growing);
       await relay.closeProducer(room.videoId);
       // ffmpeg finalises once its input ends: at once while audio still flows, after its read timeout (about 10 s) at most.
       await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.stopped'), { timeoutMs: 30_000, what: 'recording.stopped' });
@@ -231,7 +232,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     try {
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
       const growing = path.join(dir, `${recording.id}.webm`);
-      await waitFor(() => existsSync(growing) && statSync(growing).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
+      await fileGrown(growing);
       // Its producers' transport closes before the router does, and takes the recording's consumers along.
       await relay.closeRouter(room.routerId);
       await waitFor(() => eventsOf(recording.id).some((e) => e.type !== 'recording.started'), { timeoutMs: 30_000, what: 'the recording ended' });
@@ -252,7 +253,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     try {
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
       const file = path.join(dir, `${recording.id}.webm`);
-      await waitFor(() => existsSync(file) && statSync(file).size > 50_000, { timeoutMs: 20_000, what: 'the file growing' });
+      await fileGrown(file);
       await relay.pauseProducer(room.audioId);
       await relay.pauseProducer(room.videoId);
       await sleep(1000);
@@ -305,7 +306,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm3' } });
       child = t.composition.relay!.recordings.processForTesting(recording.id)!;
       const file = path.join(dir, `${recording.id}.webm`);
-      await waitFor(() => existsSync(file) && statSync(file).size > 20_000, { timeoutMs: 20_000, what: 'the file growing' });
+      await fileGrown(file, 20_000);
 
       // No RTP, no growth, no stall: a recording of paused producers outlives the bound.
       await relay.pauseProducer(room.audioId);
