@@ -127,7 +127,7 @@ describe('users for operators', () => {
     // LIKE's wildcards are literal in a query.
     expect((await internal('GET', `/users?query=${encodeURIComponent('%')}`)).body.users).toEqual([]);
     expect((await internal('GET', '/users?query=_')).body.users).toEqual([]);
-    for (const query of ['limit=0', 'limit=101', 'cursor=%%%', `query=${'a'.repeat(255)}`, 'query=a&query=b', 'other=1', 'cursor=bm90LWEtY3Vyc29y']) {
+    for (const query of ['limit=0', 'limit=101', 'cursor=%%%', `query=${'a'.repeat(255)}`, 'query=%00%00', 'query=a%00b', 'query=a&query=b', 'other=1', 'cursor=bm90LWEtY3Vyc29y']) {
       const res = await internal('GET', `/users?${query}`);
       expect(res.status, query).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');

@@ -3,7 +3,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { timeString } from './envelope.js';
-import { hasNoControlCharacters } from './fields.js';
+import { hasNoControlCharacters, isStorableText, TEXT_RULE } from './fields.js';
 
 export const USERS_MAX_LIMIT = 100;
 export const USERS_DEFAULT_LIMIT = 20;
@@ -52,7 +52,8 @@ export const banBody = z.strictObject({
 });
 
 export const usersQuery = z.strictObject({
-  query: z.string().max(USER_QUERY_MAX).optional().describe('username or e-mail prefix, case-insensitive'),
+  // Looked up in PostgreSQL, which cannot hold U+0000 (the query would fail: a 500 for a typo).
+  query: z.string().max(USER_QUERY_MAX).refine(isStorableText, `query ${TEXT_RULE}`).optional().describe('username or e-mail prefix, case-insensitive'),
   cursor: z.string().max(40, 'the next_cursor of a previous page').optional(),
   limit: z
     .string()
