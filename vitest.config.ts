@@ -15,7 +15,10 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
 //      made; the support modules' per-file state starts over in setup files (ports: setup-ports.ts,
 //      answers: setup-answers.ts); a file that sets process.env puts it back (recording-upload).
 //   1. the timing files (`timing`, `postgres-timing`): one file at a time (`fileParallelism: false`
-//      makes maxWorkers 1) with nothing else running, because they measure time or make load.
+//      makes maxWorkers 1) with nothing else running, because they measure time or make load. They
+//      too run file after file in one process (`isolate: false`; none mocks a module or sets
+//      process.env), except:
+//   2. security.test.ts (`timing-alone`), alone in its own process: it mocks node:crypto.
 // VITEST_MAX_WORKERS, if set, overrides every project's maxWorkers, the timing ones too: leave it unset.
 
 /**
@@ -42,8 +45,6 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/reliability/drain.test.ts' },
   // Its own PostgreSQL stopped and started under traffic: account requests must fail within a fail-fast bound.
   { glob: 'test/reliability/db-outage.test.ts' },
-  // The internal token compared in constant time: the ratio of two sub-millisecond medians, which load drift skews.
-  { glob: 'test/reliability/security.test.ts' },
   // "Same answer in the same time": known and unknown e-mails' medians within 40 ms.
   { glob: 'test/accounts/password-reset-timing.test.ts', db: true },
   // Two failed logins (argon2 each) and the refused ones must all fall inside a 2 s lock window.
@@ -60,17 +61,24 @@ const TIMING: { glob: string; db?: true }[] = [
   // The engine call's 200 ms deadline fires within 90-150 ms of it (timer precision; a second's run).
   { glob: 'test/relay/engine-call.test.ts' },
   // Real Chromium encoding 720p simulcast: packet and frame rates, and the heaviest CPU load in the suite
-  // (browser.test, browser-calls, browser-demo-relay; browser-recording records the top layer with ffmpeg
-  // meanwhile; browser-passkeys comes along: Chromium's virtual authenticator, issue 31).
-  { glob: 'test/e2e/browser*.test.ts' },
+  // (browser-recording records the top layer with ffmpeg meanwhile).
+  { glob: 'test/e2e/browser.test.ts' },
+  { glob: 'test/e2e/browser-calls.test.ts' },
+  { glob: 'test/e2e/browser-demo-relay.test.ts' },
+  { glob: 'test/e2e/browser-recording.test.ts' },
   // Issue 28: four Chromiums in a network namespace, each waiting (10 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
   { glob: 'test/e2e/turn-relay.test.ts' },
 ];
 // Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db,
 // redis-write-refusal}.test.ts assert outcomes under any interleaving (no 5xx, one winner, modes), with
-// bounds of 10 s (engine call, refresh grace, returns) that load does not approach.
+// bounds of 10 s (engine call, refresh grace, returns) that load does not approach; browser-passkeys and
+// browser-totp drive Chromium's virtual authenticator and the demo's forms, with no media and no time bound.
 
-const timingGlobs = TIMING.map((file) => file.glob);
+// The internal token compared in constant time: the ratio of two sub-millisecond medians, which load
+// drift skews. It mocks node:crypto (a spy on timingSafeEqual), so it runs in a process of its own.
+const SECURITY = 'test/reliability/security.test.ts';
+
+const timingGlobs = [...TIMING.map((file) => file.glob), SECURITY];
 
 const POSTGRES = [
   'test/accounts/*.test.ts',
@@ -82,13 +90,12 @@ const POSTGRES = [
 
 // `extends: true`: inline projects do not inherit the root options (timeouts, pool) otherwise.
 const bulk = { sequence: { groupOrder: 0 }, maxWorkers: BULK_WORKERS, isolate: false };
-// The timing files keep a process each: security.test.ts mocks node:crypto, and a file's measurement
-// should not carry what the previous one left in the process (sharing saved 20 s of their 360 s).
-const timing = { sequence: { groupOrder: 1 }, fileParallelism: false };
+const timing = { sequence: { groupOrder: 1 }, fileParallelism: false, isolate: false };
 
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { ...bulk, name: 'pglite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...timingGlobs], env: { TEST_DB: 'pglite' } } },
-  { extends: true, test: { ...timing, name: 'timing', include: timingGlobs, env: { TEST_DB: 'pglite' } } },
+  { extends: true, test: { ...timing, name: 'timing', include: TIMING.map((file) => file.glob), env: { TEST_DB: 'pglite' } } },
+  { extends: true, test: { sequence: { groupOrder: 2 }, name: 'timing-alone', include: [SECURITY], env: { TEST_DB: 'pglite' } } },
 ];
 if (process.env.TEST_DATABASE_URL) {
   projects.push(
