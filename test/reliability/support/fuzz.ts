@@ -186,7 +186,13 @@ interface Oversize {
  */
 function oversized(action: Action, current: unknown, o: Oversize): unknown {
   if (action === 'long') return typeof current === 'string' ? `${current}${o.filler.repeat(o.length)}` : o.filler.repeat(o.length);
-  if (action === 'longArray') return Array.from({ length: o.count }, () => (Array.isArray(current) ? current[0] ?? null : current));
+  if (action === 'longArray') {
+    const item = Array.isArray(current) ? (current[0] ?? null) : current;
+    // A second step may repeat what the first made long (2 000 copies of a 200 000-character string
+    // are past what a JS string holds): copies up to 4 MB of JSON, 16 times any body limit.
+    const itemBytes = JSON.stringify(item)?.length ?? 4;
+    return Array.from({ length: Math.max(1, Math.min(o.count, Math.floor(4_000_000 / itemBytes))) }, () => item);
+  }
   return deepMarker(o.depth, o.open);
 }
 
