@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRelayClient } from '../../src/client/relay-client.js';
 import type { RelayEvent } from '../../src/relay/contract/events.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
@@ -36,8 +36,8 @@ describe.skipIf(skipWithout(FFMPEG))('recording upload to S3-compatible storage 
     store = mkdtempSync(path.join(tmpdir(), 's3rver-'));
     await startServer();
     // The SDK's standard credential variables (read by the SDK itself, as in production).
-    process.env.AWS_ACCESS_KEY_ID = CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = CREDENTIALS.secretAccessKey;
+    vi.stubEnv('AWS_ACCESS_KEY_ID', CREDENTIALS.accessKeyId);
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', CREDENTIALS.secretAccessKey);
     const ports = allocateRtcPorts(3);
     t = await buildTestApp(
       {
@@ -59,9 +59,8 @@ describe.skipIf(skipWithout(FFMPEG))('recording upload to S3-compatible storage 
     await server?.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(store, { recursive: true, force: true });
-    // The bulk's workers run file after file (isolate: false): the credentials go with this file.
-    delete process.env.AWS_ACCESS_KEY_ID;
-    delete process.env.AWS_SECRET_ACCESS_KEY;
+    // The bulk's workers run file after file (isolate: false): the variables go back to what they were.
+    vi.unstubAllEnvs();
   }, 60_000);
 
   it('retries while the server is down, then uploads; the object is the file, the local copy removed', { timeout: 90_000 }, async () => {
