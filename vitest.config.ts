@@ -10,10 +10,11 @@ import { configDefaults, defineConfig, type TestProjectInlineConfiguration } fro
 //      waits on I/O, argon2's threads and mediasoup's worker processes, so more forks than cores pay.
 //      Each fork runs file after file (`isolate: false`): the modules, the migrated PGlite snapshot
 //      and the answer check's Ajv are loaded once per fork instead of once per file. What that takes
-//      of the files (audited, issue 26): no vi.mock, vi.stubEnv or vi.stubGlobal in the bulk (the one
-//      vi.mock, of node:crypto, is in security.test.ts, a timing file); spies only on objects a test
-//      made; the support modules' per-file state starts over in setup files (ports: setup-ports.ts,
-//      answers: setup-answers.ts); a file that sets process.env puts it back (recording-upload).
+//      of the files (audited, issue 26): no vi.mock or vi.stubGlobal in the bulk (the one vi.mock, of
+//      node:crypto, is in security.test.ts, a timing file); spies only on objects a test made; the
+//      support modules' per-file state starts over in setup files (ports: setup-ports.ts, answers:
+//      setup-answers.ts); a file that sets process.env does it with vi.stubEnv and puts it back with
+//      vi.unstubAllEnvs (recording-upload).
 //   1. the timing files (`timing`, `postgres-timing`): one file at a time (`fileParallelism: false`
 //      makes maxWorkers 1) with nothing else running, because they measure time or make load. They
 //      too run file after file in one process (`isolate: false`; none mocks a module or sets
@@ -66,7 +67,7 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/e2e/browser-calls.test.ts' },
   { glob: 'test/e2e/browser-demo-relay.test.ts' },
   { glob: 'test/e2e/browser-recording.test.ts' },
-  // Issue 28: four Chromiums in a network namespace, each waiting (10 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
+  // Issue 28: four Chromiums in a network namespace, each waiting (5 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
   { glob: 'test/e2e/turn-relay.test.ts' },
 ];
 // Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db,
@@ -78,7 +79,8 @@ const TIMING: { glob: string; db?: true }[] = [
 // drift skews. It mocks node:crypto (a spy on timingSafeEqual), so it runs in a process of its own.
 const SECURITY = 'test/reliability/security.test.ts';
 
-const timingGlobs = [...TIMING.map((file) => file.glob), SECURITY];
+const timingFileGlobs = TIMING.map((file) => file.glob);
+const timingGlobs = [...timingFileGlobs, SECURITY];
 
 const POSTGRES = [
   'test/accounts/*.test.ts',
@@ -94,7 +96,7 @@ const timing = { sequence: { groupOrder: 1 }, fileParallelism: false, isolate: f
 
 const projects: TestProjectInlineConfiguration[] = [
   { extends: true, test: { ...bulk, name: 'pglite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...timingGlobs], env: { TEST_DB: 'pglite' } } },
-  { extends: true, test: { ...timing, name: 'timing', include: TIMING.map((file) => file.glob), env: { TEST_DB: 'pglite' } } },
+  { extends: true, test: { ...timing, name: 'timing', include: timingFileGlobs, env: { TEST_DB: 'pglite' } } },
   { extends: true, test: { sequence: { groupOrder: 2 }, name: 'timing-alone', include: [SECURITY], env: { TEST_DB: 'pglite' } } },
 ];
 if (process.env.TEST_DATABASE_URL) {
