@@ -73,15 +73,23 @@ function socketAddress(c: Context): string | undefined {
 }
 
 /**
- * hono-rate-limiter's `rateLimiter`, keyed by the client's address (IPv6 by its /64), counting in
+ * hono-rate-limiter's `rateLimiter`, keyed by the client's address (IPv6 by its /64), or by `keyOf`
+ * when given (e.g. the signed-in account, for a limiter placed after the session check), counting in
  * `store` (from RateLimitStores: memory, or Redis with the memory fallback), or in a MemoryStore of its
  * own (so every app and test has its own counters). A limit of 0 disables it. Headers as the library's
  * `standardHeaders: 'draft-7'` sets them (`RateLimit-Policy`, `RateLimit`, and `Retry-After` on the
  * 429); the 429 itself answered by `tooMany` (the area's own shape), or a plain 429 JSON body.
  * @example app.post('/login', rateLimit({ perMinute: 10, trustProxy: 'none', tooMany: (c) => c.json({…}, 429) }), handler)
  */
-export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; windowMs?: number; store?: Store; tooMany?: (c: Context) => Response }): MiddlewareHandler {
-  const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore(), tooMany = (c: Context) => c.json({ error: 'too many requests' }, 429) } = options;
+export function rateLimit(options: {
+  perMinute: number;
+  trustProxy: TrustProxy;
+  windowMs?: number;
+  store?: Store;
+  tooMany?: (c: Context) => Response;
+  keyOf?: (c: Context) => string;
+}): MiddlewareHandler {
+  const { perMinute, trustProxy, windowMs = 60_000, store = new MemoryStore(), tooMany = (c: Context) => c.json({ error: 'too many requests' }, 429), keyOf } = options;
   if (!Number.isInteger(perMinute) || perMinute < 0) throw new RangeError(`rate limit must be a non-negative integer, got ${perMinute}`);
   if (perMinute === 0) {
     return async function rateLimitDisabled(_c, next) {
@@ -93,6 +101,7 @@ export function rateLimit(options: { perMinute: number; trustProxy: TrustProxy; 
     limit: perMinute,
     standardHeaders: 'draft-7',
     keyGenerator: (c) => {
+      if (keyOf) return keyOf(c);
       const address = clientAddress(c, trustProxy);
       return address === undefined ? UNKNOWN_CLIENT : addressKey(address);
     },

@@ -69,11 +69,31 @@ describe('TURN configured', () => {
     const user = await register(t.app);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await call(t.app, 'GET', '/ice-servers', { token: user.tokens.token })).status);
-    // Three a minute per client (the first test of this file spent one of them).
-    expect(statuses).toContain(429);
+    // Three a minute per account.
+    expect(statuses).toEqual([200, 200, 200, 429]);
     const limited = await call(t.app, 'GET', '/ice-servers', { token: user.tokens.token });
     expectError(limited, 429, 1003);
     expect((await call(t.app, 'GET', '/profile', { token: user.tokens.token })).status).toBe(200);
+  });
+
+  // app.request() has no socket: every request below comes from one and the same client address.
+  it('requests without a valid access token spend nobody’s budget: 401 every time, and a user behind the same address still gets theirs', async () => {
+    for (let i = 0; i < 8; i++) {
+      expectError(await call(t.app, 'GET', '/ice-servers'), 401, 1002);
+      expectError(await call(t.app, 'GET', '/ice-servers', { token: `forged-${i}` }), 401, 1002);
+    }
+    const user = await register(t.app);
+    for (let i = 0; i < 3; i++) expect((await call(t.app, 'GET', '/ice-servers', { token: user.tokens.token })).status).toBe(200);
+    expectError(await call(t.app, 'GET', '/ice-servers', { token: user.tokens.token }), 429, 1003);
+  });
+
+  it('the budget is per account: one user spending theirs leaves another’s behind the same address whole', async () => {
+    const [greedy, other] = [await register(t.app), await register(t.app)];
+    for (let i = 0; i < 3; i++) expect((await call(t.app, 'GET', '/ice-servers', { token: greedy.tokens.token })).status).toBe(200);
+    expectError(await call(t.app, 'GET', '/ice-servers', { token: greedy.tokens.token }), 429, 1003);
+    for (let i = 0; i < 3; i++) expect((await call(t.app, 'GET', '/ice-servers', { token: other.tokens.token })).status).toBe(200);
+    // A token of the limited account still answers 401 when it is not valid: the session is checked first.
+    expectError(await call(t.app, 'GET', '/ice-servers', { token: `${greedy.tokens.token}x` }), 401, 1002);
   });
 
   it('a new transport carries iceServers for appData.userId, else for its own id', async () => {

@@ -30,7 +30,11 @@ export interface RouteKit {
   refreshLimit: MiddlewareHandler;
   /** Every authenticated endpoint. */
   apiLimit: MiddlewareHandler;
-  /** GET /ice-servers: its own budget, so a client polling TURN credentials cannot spend the API's. */
+  /**
+   * GET /ice-servers: its own budget, counted per account after requireSession (so a request without
+   * a valid token answers 401 and spends nobody's budget, and users behind one address, as TURN's
+   * users often are, do not share one), so a client polling TURN credentials cannot spend the API's.
+   */
   iceServersLimit: MiddlewareHandler;
   /** `Authorization: Bearer <access token>`, checked; the caller in `c.var.auth`. */
   requireSession: MiddlewareHandler<AuthEnv>;
@@ -52,7 +56,14 @@ export function createRouteKit(deps: { config: Config; stores: RateLimitStores; 
     authLimit: rateLimit({ tooMany, perMinute: config.rateLimit.authPerMin, trustProxy, store: stores.store('auth') }),
     refreshLimit: rateLimit({ tooMany, perMinute: config.rateLimit.refreshPerMin, trustProxy, store: stores.store('refresh') }),
     apiLimit: rateLimit({ tooMany, perMinute: config.rateLimit.apiPerMin, trustProxy, store: stores.store('api') }),
-    iceServersLimit: rateLimit({ tooMany, perMinute: config.iceServersPerMin, trustProxy, store: stores.store('ice-servers') }),
+    iceServersLimit: rateLimit({
+      tooMany,
+      perMinute: config.iceServersPerMin,
+      trustProxy,
+      store: stores.store('ice-servers'),
+      // Placed after requireSession, which has set the caller.
+      keyOf: (c) => `user:${(c as Context<AuthEnv>).var.auth.user.id}`,
+    }),
     requireSession: createMiddleware<AuthEnv>(async function requireSession(c, next) {
       const match = BEARER.exec(c.req.header('authorization') ?? '');
       if (!match) throw new AuthError('invalid_access_token', 'access token missing (Authorization: Bearer <token>)');
