@@ -39,8 +39,11 @@ export const turnVariables = {
   TURN_URLS: optionalString.pipe(turnUrls.optional()),
   // coturn's static-auth-secret; never logged, never in an answer.
   TURN_SECRET: optionalString.pipe(z.string().min(16, 'must be at least 16 characters').max(1024).optional()),
-  // Long enough for a call to outlast it (an allocation is refreshed with the same credential), short enough to be worth little when leaked.
-  TURN_CREDENTIAL_TTL_S: int(3600, 60, 172_800),
+  // A credential is needed only to make allocations: coturn keeps an allocation alive by refresh after
+  // the credential expired, so a call outlasts it, and a client asks GET /ice-servers again for a new
+  // transport or an ICE restart. Five minutes covers gathering with room to spare, and a leaked
+  // credential is good for at most that long (within its owner's allocation quota).
+  TURN_CREDENTIAL_TTL_S: int(300, 60, 172_800),
   RATE_LIMIT_ICE_SERVERS_PER_MIN: int(60, 0, 1_000_000),
 };
 
@@ -61,6 +64,6 @@ export const turnConfig = z
       env.TURN_URLS && env.TURN_URLS.length > 0 && env.TURN_SECRET
         ? { urls: env.TURN_URLS, secret: env.TURN_SECRET, credentialTtlS: env.TURN_CREDENTIAL_TTL_S }
         : undefined,
-    /** GET /api/v1/auth/ice-servers per client and minute; 0 disables. */
+    /** GET /api/v1/auth/ice-servers per account and minute (counted once the access token is checked); 0 disables. */
     iceServersPerMin: env.RATE_LIMIT_ICE_SERVERS_PER_MIN,
   }));

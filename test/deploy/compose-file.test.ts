@@ -55,6 +55,24 @@ describe('compose.yaml', () => {
     for (const url of config.turn!.urls) expect(url).toMatch(new RegExp(`^turn:127\\.0\\.0\\.1:${values('listening-port')[0]}\\?transport=(udp|tcp)$`));
   });
 
+  it('gives coturn the shipped peer policy and bounds (deploy/coturn/turnserver.conf.template), with 127.0.0.1 as the relay’s address', () => {
+    const flags = compose.services.coturn!.command ?? [];
+    const values = (flag: string) => flags.filter((f) => f.startsWith(`--${flag}=`)).map((f) => f.slice(flag.length + 3));
+    const template = readFileSync(new URL('../../deploy/coturn/turnserver.conf.template', import.meta.url), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+    const shipped = (key: string) => template.filter((line) => line.startsWith(`${key}=`)).map((line) => line.slice(key.length + 1));
+    for (const flag of ['no-tcp-relay', 'no-multicast-peers']) {
+      expect(template).toContain(flag);
+      expect(flags).toContain(`--${flag}`);
+    }
+    for (const key of ['denied-peer-ip', 'user-quota', 'max-allocate-lifetime', 'stale-nonce', 'max-bps']) expect(values(key), key).toEqual(shipped(key));
+    expect(shipped('allowed-peer-ip')).toEqual(['${MEDIASOUP_ANNOUNCED_IP}']);
+    expect(values('allowed-peer-ip')).toEqual(['127.0.0.1']);
+    expect(Number(values('total-quota')[0])).toBe(Math.floor((Number(values('max-port')[0]) - Number(values('min-port')[0]) + 1) / 2));
+  });
+
   it("is what .env.example's DATABASE_URL and REDIS_URL reach", () => {
     const database = new URL(composeValue('DATABASE_URL'));
     const postgres = compose.services.postgres!;

@@ -35,7 +35,7 @@ describe.skipIf(skipWithout(TURN_SERVER))('browser demo, ?relay=1: the call thro
 
   it('asks /ice-servers, forces relay candidates, and goes live through coturn', { timeout: 180_000 }, async (ctx) => {
     requireChromium(ctx);
-    coturn = await startCoturn({ ip: '127.0.0.1', secret: SECRET, allowedPeers: ['127.0.0.1'], relayPorts: RELAY_PORTS });
+    coturn = await startCoturn({ ip: '127.0.0.1', secret: SECRET, mediaIp: '127.0.0.1', relayPorts: RELAY_PORTS });
     demo = await startDemo({
       demoPort: 0,
       servicePort: 0,
@@ -89,7 +89,7 @@ describe.skipIf(skipWithout(TURN_SERVER))('browser demo, ?relay=1: the call thro
         expect(stats?.iceSelectedTuple?.remotePort, id).toBeLessThanOrEqual(RELAY_PORTS.max);
       }
     } catch (error) {
-      console.error(`browser console:\n${consoleLines.join('\n')}\nservice log:\n${demo.serviceLog()}`);
+      console.error(`browser console:\n${consoleLines.join('\n')}\nservice log:\n${demo.serviceLog()}\ncoturn log:\n${coturn.log().split('\n').slice(-60).join('\n')}`);
       throw error;
     }
   });

@@ -1,7 +1,8 @@
-// A private coturn (Debian's `turnserver`) for the TURN tests (issue 28): a generated config with
-// use-auth-secret and a static-auth-secret (the TURN REST scheme src/turn answers in), a realm, no CLI,
-// a self-signed certificate for turns:, one address the test owns with free ports for UDP/TCP and TLS,
-// relaying only from that address to the peers the test allows. Started by the test, killed by stop()
+// A private coturn (Debian's `turnserver`) for the TURN tests: the shipped configuration
+// (deploy/coturn/turnserver.conf.template, rendered as its entrypoint does, with the same peer policy
+// and bounds) on one address the test owns, with free ports for UDP/TCP and a TLS listener of its own
+// (a self-signed certificate for turns:, where Fly's proxy terminates TLS in front of the shipped one).
+// It relays only to the relay's media address the test names. Started by the test, killed by stop()
 // (also when the start fails), its folder (config, certificate, database, log) removed with it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
@@ -20,9 +21,9 @@ export interface CoturnOptions {
   ip: string;
   /** coturn's static-auth-secret. */
   secret: string;
-  /** Peers coturn may relay to (allowed-peer-ip): the relay's media address. Loopback peers are refused otherwise. */
-  allowedPeers: string[];
-  /** The relayed addresses' ports (min-port, max-port); coturn's default is 49152-65535. */
+  /** The relay's media address (MEDIASOUP_ANNOUNCED_IP): the only peer coturn relays to (allowed-peer-ip). */
+  mediaIp: string;
+  /** The relayed addresses' ports (min-port, max-port); the shipped range (deploy/coturn/fly.toml) by default. */
   relayPorts?: { min: number; max: number };
 }
 
@@ -42,6 +43,43 @@ export interface Coturn {
   /** What coturn logged so far (for a failing test's message). */
   log(): string;
   stop(): Promise<void>;
+}
+
+const COTURN_DIR = new URL('../../deploy/coturn/', import.meta.url);
+
+/** What deploy/coturn/entrypoint.sh hands envsubst. */
+export interface CoturnTemplateValues {
+  TURN_SECRET: string;
+  TURN_REALM: string;
+  EXTERNAL_IP: string;
+  UDP_IP: string;
+  TCP_IP: string;
+  MIN_PORT: string;
+  MAX_PORT: string;
+  TOTAL_QUOTA: string;
+  MEDIASOUP_ANNOUNCED_IP: string;
+}
+
+/** The relay port range deploy/coturn/fly.toml gives the entrypoint (MIN_PORT, MAX_PORT). */
+export function shippedRelayPorts(): { min: number; max: number } {
+  const toml = readFileSync(new URL('fly.toml', COTURN_DIR), 'utf8');
+  const value = (name: string) => Number(new RegExp(`^\\s*${name} = "(\\d+)"`, 'm').exec(toml)?.[1]);
+  return { min: value('MIN_PORT'), max: value('MAX_PORT') };
+}
+
+/** The entrypoint's total-quota: half the relay ports (an allocation may reserve a second one, EVEN-PORT). */
+export function totalQuotaFor(ports: { min: number; max: number }): number {
+  return Math.floor((ports.max - ports.min + 1) / 2);
+}
+
+/** deploy/coturn/turnserver.conf.template with its placeholders filled, as envsubst does. */
+export function renderCoturnTemplate(values: CoturnTemplateValues): string {
+  const template = readFileSync(new URL('turnserver.conf.template', COTURN_DIR), 'utf8');
+  return template.replace(/\$\{([A-Z_]+)\}/g, (_, name: string) => {
+    const value = (values as unknown as Record<string, string | undefined>)[name];
+    if (value === undefined) throw new Error(`the coturn template names \${${name}}, which the test does not fill`);
+    return value;
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -141,32 +179,27 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
     }).trim();
     const port = await freePort(options.ip);
     const tlsPort = await freePort(options.ip, [port]);
-    const config = [
-      `listening-ip=${options.ip}`,
-      `relay-ip=${options.ip}`,
-      `listening-port=${port}`,
-      `tls-listening-port=${tlsPort}`,
-      // No second port pair for RFC 5780 NAT discovery, no DTLS, no CLI, no web admin: the three listeners asked for only.
-      'no-rfc5780',
-      'no-dtls',
-      'no-cli',
-      'no-software-attribute',
-      'use-auth-secret',
-      `static-auth-secret=${options.secret}`,
-      `realm=${TURN_REALM}`,
-      'fingerprint',
-      `cert=${cert}`,
-      `pkey=${key}`,
-      `userdb=${path.join(dir, 'turndb')}`,
-      `pidfile=${path.join(dir, 'turnserver.pid')}`,
-      `log-file=${logFile}`,
-      'simple-log',
-      'no-stdout-log',
-      'no-multicast-peers',
-      ...(options.relayPorts ? [`min-port=${options.relayPorts.min}`, `max-port=${options.relayPorts.max}`] : []),
-      ...options.allowedPeers.map((peer) => `allowed-peer-ip=${peer}`),
-      ...(options.allowedPeers.some((peer) => peer.startsWith('127.') || peer === '::1') ? ['allow-loopback-peers'] : []),
-    ];
+    const relayPorts = options.relayPorts ?? shippedRelayPorts();
+    const shipped = renderCoturnTemplate({
+      TURN_SECRET: options.secret,
+      TURN_REALM,
+      EXTERNAL_IP: options.ip,
+      UDP_IP: options.ip,
+      TCP_IP: options.ip,
+      MIN_PORT: String(relayPorts.min),
+      MAX_PORT: String(relayPorts.max),
+      TOTAL_QUOTA: String(totalQuotaFor(relayPorts)),
+      MEDIASOUP_ANNOUNCED_IP: options.mediaIp,
+    });
+    // The shipped file with this machine's folder and free ports, and TLS served by coturn itself.
+    const config = shipped
+      .replaceAll('/var/lib/coturn', dir)
+      .replace(/^listening-port=\d+$/m, `listening-port=${port}`)
+      .replace(/^no-tls$/m, [`tls-listening-port=${tlsPort}`, `cert=${cert}`, `pkey=${key}`].join('\n'))
+      .replace(/^log-file=stdout$/m, [`log-file=${logFile}`, 'no-stdout-log'].join('\n'))
+      .split('\n');
+    // coturn refuses loopback peers unless told; the policy above still allows the one address only.
+    if (options.mediaIp.startsWith('127.') || options.mediaIp === '::1') config.push('allow-loopback-peers');
     const configFile = path.join(dir, 'turnserver.conf');
     writeFileSync(configFile, `${config.join('\n')}\n`, { mode: 0o600 });
     child = await runTurnserver(configFile, options.ip, [port, tlsPort], log);

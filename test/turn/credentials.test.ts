@@ -19,7 +19,7 @@ function issuesOf(env: Record<string, string>): string[] {
 }
 
 describe('TURN configuration', () => {
-  it('is off by default: no TURN, TTL 3600 s, its own rate limit', () => {
+  it('is off by default: no TURN, TTL 300 s, its own rate limit', () => {
     const config = loadConfig({});
     expect(config.turn).toBeUndefined();
     expect(config.iceServersPerMin).toBe(60);
@@ -28,7 +28,7 @@ describe('TURN configuration', () => {
   it('takes the URLs, the secret and the TTL', () => {
     const config = loadConfig({ TURN_URLS: ` ${URLS} `, TURN_SECRET: SECRET, TURN_CREDENTIAL_TTL_S: '600' });
     expect(config.turn).toEqual({ urls: URLS.split(','), secret: SECRET, credentialTtlS: 600 });
-    expect(loadConfig({ TURN_URLS: 'turn:10.0.0.1', TURN_SECRET: SECRET }).turn?.credentialTtlS).toBe(3600);
+    expect(loadConfig({ TURN_URLS: 'turn:10.0.0.1', TURN_SECRET: SECRET }).turn?.credentialTtlS).toBe(300);
     expect(loadConfig({ TURN_URLS: 'turn:[2001:db8::1]:3478', TURN_SECRET: SECRET }).turn?.urls).toEqual(['turn:[2001:db8::1]:3478']);
   });
 
