@@ -1,11 +1,18 @@
-// Issue 28: a call from a network that lets nothing through to the relay's media ports. The client
-// side is its own network namespace (a veth to the root namespace, where the relay and a private
-// coturn listen on the veth's address); an nftables rule in it drops every packet to the relay's RTC
-// ports. Chromium runs inside the namespace (`ip netns exec`). Without TURN its transports never
-// connect; with the credentials from GET /api/v1/auth/ice-servers and iceTransportPolicy 'relay',
+// A call from a network that lets nothing through to the relay's media ports. The client side is its
+// own network namespace (a veth to the root namespace, where the relay and a private coturn with the
+// shipped configuration listen on the veth's address); an nftables rule in it drops every packet to the
+// relay's RTC ports. Chromium runs inside the namespace (`ip netns exec`). Without TURN its transports
+// never connect; with the credentials from GET /api/v1/auth/ice-servers and iceTransportPolicy 'relay',
 // audio and video flow both ways through coturn, once over each of turn: UDP, turn: TCP and turns: TLS.
-// Everything made here (namespace, veth, nft table, coturn, browsers, the wrapper script) goes in afterAll.
+// And coturn relays to nothing else: a host standing for one on the internet (an address of the
+// namespace routed from the root namespace, with a UDP echo and a TCP banner server) is reachable
+// directly, but not through coturn, neither over UDP (403, nothing sent) nor TCP (no TCP relay).
+// Everything made here (namespace, veth, route, nft table, coturn, servers, browsers, the wrapper
+// script) goes in afterAll.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -19,6 +26,7 @@ import { relaySignal, until } from '../support/calls-page.js';
 import { startCoturn, type Coturn } from '../support/coturn.js';
 import { makeClientNamespace, type ClientNamespace } from '../support/netns.js';
 import { NFTABLES, skipWithout, TURN_SERVER } from '../support/system-programs.js';
+import { openTurnSession, type TurnSession } from '../support/turn-allocate.js';
 
 const PAGE_ORIGIN = 'http://127.0.0.1:9';
 const PAGE_SCRIPT = new URL('../browser/turn-page.ts', import.meta.url).pathname;
@@ -43,6 +51,22 @@ type PageWindow = {
   };
 };
 
+/**
+ * A host "on the internet" inside the client's namespace, on `ip`: a UDP echo on 7 and a TCP server on
+ * 25 that greets like an SMTP server, each printing a JSON line per datagram or connection it gets.
+ */
+const PUBLIC_HOST_SCRIPT = `
+const dgram = require('node:dgram');
+const net = require('node:net');
+const ip = process.argv[1];
+const udp = dgram.createSocket('udp4');
+udp.on('message', (message, from) => { console.log(JSON.stringify({ udp: from.address })); udp.send(message, from.port, from.address); });
+udp.bind(7, ip, () => {
+  net.createServer((socket) => { console.log(JSON.stringify({ tcp: socket.remoteAddress })); socket.end('220 mail.example ESMTP\\r\\n'); })
+    .listen(25, ip, () => console.log(JSON.stringify({ ready: true })));
+});
+`;
+
 /** Root, `ip` and `nft`: what making the client's namespace and its firewall takes. */
 function namespacesPossible(): boolean {
   return typeof process.getuid === 'function' && process.getuid() === 0;
@@ -62,10 +86,34 @@ describe.skipIf(missing || !namespacesPossible())('a relayed call through coturn
   let rtc: { min: number; max: number };
   const browsers: LaunchedChromium[] = [];
   const routers: string[] = [];
+  /** The "internet" host's address (198.18.0.0/15, benchmarking: coturn's old template did not deny it), its server and what it saw. */
+  const publicIp = `198.18.${(process.pid % 200) + 20}.25`;
+  let publicHost: ChildProcess | undefined;
+  const publicSeen: Array<{ udp?: string; tcp?: string }> = [];
+  const turnSessions: TurnSession[] = [];
 
   beforeAll(async () => {
     ns = makeClientNamespace();
-    coturn = await startCoturn({ ip: ns.hostIp, secret: SECRET, allowedPeers: [ns.hostIp] });
+    ns.addHost(publicIp);
+    publicHost = spawn('ip', ['netns', 'exec', ns.netns, process.execPath, '-e', PUBLIC_HOST_SCRIPT, publicIp], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the public host did not start within 10 s')), 10_000);
+      let pending = '';
+      publicHost!.stdout!.on('data', (chunk: Buffer) => {
+        pending += chunk.toString('utf8');
+        for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
+          const line = JSON.parse(pending.slice(0, end)) as { ready?: true; udp?: string; tcp?: string };
+          pending = pending.slice(end + 1);
+          if (line.ready) {
+            clearTimeout(timer);
+            resolve();
+          } else publicSeen.push(line);
+        }
+      });
+      publicHost!.once('exit', (code) => reject(new Error(`the public host exited (${code})`)));
+    });
+    await ready;
+    coturn = await startCoturn({ ip: ns.hostIp, secret: SECRET, mediaIp: ns.hostIp });
     rtc = allocateRtcPorts(1);
     t = await buildTestApp({
       MEDIASOUP_LISTEN_IP: ns.hostIp,
@@ -99,6 +147,12 @@ describe.skipIf(missing || !namespacesPossible())('a relayed call through coturn
   }, 120_000);
 
   afterAll(async () => {
+    for (const session of turnSessions) await session.close().catch(() => {});
+    if (publicHost && publicHost.exitCode === null && publicHost.signalCode === null) {
+      const gone = new Promise((resolve) => publicHost!.once('exit', resolve));
+      publicHost.kill('SIGKILL');
+      await gone;
+    }
     for (const browser of browsers) await browser.close().catch(() => {});
     for (const id of routers) await relay?.closeRouter(id).catch(() => {});
     await t?.close();
@@ -206,4 +260,53 @@ describe.skipIf(missing || !namespacesPossible())('a relayed call through coturn
       }
     });
   }
+  it('coturn relays to the relay’s media address only: a host on the internet is refused over UDP (403, nothing sent) and TCP (no TCP relay, no Connect)', { timeout: 60_000 }, async () => {
+    // The host is there: straight from the root namespace, its echo answers and its banner arrives.
+    const echo = createSocket('udp4');
+    try {
+      await new Promise<void>((resolve) => echo.bind(0, ns!.hostIp, resolve));
+      const answered = new Promise<string>((resolve) => echo.once('message', (message) => resolve(message.toString('utf8'))));
+      echo.send('direct', 7, publicIp);
+      expect(await Promise.race([answered, new Promise((resolve) => setTimeout(() => resolve('no echo within 5 s'), 5000))])).toBe('direct');
+    } finally {
+      echo.close();
+    }
+    const banner = await new Promise<string>((resolve, reject) => {
+      const socket = createConnection({ host: publicIp, port: 25, localAddress: ns!.hostIp });
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.once('end', () => resolve(text));
+      socket.once('error', reject);
+    });
+    expect(banner).toMatch(/^220 /);
+    const seenDirectly = publicSeen.length;
+    expect(seenDirectly).toBe(2);
+
+    // Through coturn, with the credentials a client gets.
+    const user = await register(t!.app);
+    const [server] = (await call(t!.app, 'GET', '/ice-servers', { token: user.tokens.token })).body.data.ice_servers;
+    const open = async (control: 'udp' | 'tcp') => {
+      const session = await openTurnSession({ ip: coturn!.ip, port: coturn!.port, username: server!.username, password: server!.credential, control });
+      turnSessions.push(session);
+      return session;
+    };
+    const udp = await open('udp');
+    expect(await udp.allocate(), coturn!.log()).toMatchObject({ ok: true });
+    // The relay's media address is allowed (the calls above go there) ...
+    expect(await udp.createPermission(ns!.hostIp)).toEqual({ ok: true });
+    // ... any other is not: the host here, and a few others that no CreatePermission sends anything to.
+    for (const peer of [publicIp, '192.0.0.9', '198.19.0.1', '203.0.113.5', '8.8.8.8', '127.0.0.1', '10.0.0.1']) {
+      expect(await udp.createPermission(peer), peer).toMatchObject({ ok: false, errorCode: 403 });
+    }
+    for (let i = 0; i < 5; i++) udp.send(publicIp, 7, Buffer.from(`relayed ${i}`));
+    const tcp = await open('tcp');
+    // RFC 6062: no TCP allocation, and Connect on the UDP one is refused.
+    expect(await tcp.allocate({ transport: 'tcp' })).toMatchObject({ ok: false, errorCode: 442 });
+    expect(await tcp.allocate({ transport: 'udp' })).toMatchObject({ ok: true });
+    expect(await tcp.connect(publicIp, 25)).toMatchObject({ ok: false, errorCode: 403 });
+    // Time for anything relayed to arrive (the direct echo took milliseconds): nothing did.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(publicSeen.slice(seenDirectly)).toEqual([]);
+    expect(udp.received).toEqual([]);
+  });
 });

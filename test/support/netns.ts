@@ -97,6 +97,11 @@ export interface ClientNamespace {
   clientIp: string;
   /** Runs `nft -f -` with `rules` inside the namespace. */
   nft(rules: string): void;
+  /**
+   * Gives the namespace one more address, `ip`/32, standing for a host elsewhere on the internet: the
+   * root namespace routes it through the veth (the route goes with the veth in cleanup()).
+   */
+  addHost(ip: string): void;
   /** Removes the namespace (its nftables tables with it) and the veth; safe to call twice. */
   cleanup(): void;
 }
@@ -135,6 +140,10 @@ export function makeClientNamespace(): ClientNamespace {
     clientIp: `${subnet}.2`,
     nft(rules) {
       execFileSync('ip', ['netns', 'exec', netns, 'nft', '-f', '-'], { input: rules, stdio: ['pipe', 'ignore', 'pipe'], timeout: 10_000 });
+    },
+    addHost(address) {
+      ip('-n', netns, 'addr', 'add', `${address}/32`, 'dev', inner);
+      ip('route', 'add', `${address}/32`, 'via', `${subnet}.2`, 'dev', outer);
     },
     cleanup,
   };
