@@ -23,7 +23,7 @@ export const getIceServers = accountRoute(
     path: '/ice-servers',
     summary: 'TURN servers and a short-lived credential for WebRTC (RTCPeerConnection iceServers)',
     description:
-      'The credential is valid for expires_in seconds (TURN_CREDENTIAL_TTL_S) for every URL listed; ask again before it runs out (an allocation made with it keeps working until it is released). Rate limited per client by RATE_LIMIT_ICE_SERVERS_PER_MIN.',
+      'The credential is valid for expires_in seconds (TURN_CREDENTIAL_TTL_S, 300 by default) for every URL listed, to make allocations: an allocation made with it keeps working after it expired while the client refreshes it, so ask again for each new transport or ICE restart. Rate limited per account by RATE_LIMIT_ICE_SERVERS_PER_MIN, counted once the access token is checked (a request without a valid one answers 401 and is not counted).',
     security: BEARER,
     responses: { 200: okResponse('the ICE servers', iceServers) },
   },
