@@ -248,11 +248,12 @@ export class WorkerPool {
 }
 
 /**
- * Whether mediasoup's death error (`[pid:1, code:0, signal:null]`) tells of a clean exit: the worker
- * closed itself, as it does on SIGINT or SIGTERM. A crash ends by a signal or with another code.
+ * Whether mediasoup's death error (`[pid:1, code:0, signal:null]`) tells of a worker that was asked
+ * to stop: it closed itself and exited 0, as it does on SIGINT or SIGTERM, or one of those signals
+ * ended it before it had its handlers. A crash ends by another signal or with another code.
  */
 export function exitedCleanly(error: Error): boolean {
-  return /\bcode:0, signal:null\]/.test(error.message);
+  return /\bcode:(?:0, signal:null|null, signal:SIG(?:INT|TERM))\]/.test(error.message);
 }
 
 /** The part of RTC_MIN_PORT-RTC_MAX_PORT that no WebRtcServer takes: where pipe transports listen. */
