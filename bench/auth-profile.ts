@@ -48,7 +48,11 @@ export async function authProfile(options: { redisUrl?: string } = {}): Promise<
     await db.drop();
     throw error;
   });
-  const bare = await startServer({ DATABASE_URL: db.url }, { script: 'bench/bare-auth-server.ts' });
+  const bare = await startServer({ DATABASE_URL: db.url }, { script: 'bench/bare-auth-server.ts' }).catch(async (error: unknown) => {
+    await ours.stop();
+    await db.drop();
+    throw error;
+  });
   const oursClient = httpClient(ours.url);
   const bareClient = httpClient(bare.url);
   try {

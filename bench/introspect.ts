@@ -33,7 +33,11 @@ export async function introspect(): Promise<void> {
     await db.drop();
     throw error;
   });
-  const bare = await startServer({ DATABASE_URL: db.url }, { script: 'bench/bare-auth-server.ts' });
+  const bare = await startServer({ DATABASE_URL: db.url }, { script: 'bench/bare-auth-server.ts' }).catch(async (error: unknown) => {
+    await ours.stop();
+    await db.drop();
+    throw error;
+  });
   const oursClient = httpClient(ours.url, { 'X-Internal-Token': BENCH_TOKEN });
   const bareClient = httpClient(bare.url);
   try {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,40 @@ export async function freePort(): Promise<number> {
       srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
+}
+
+/**
+ * The servers started here and not yet gone. They end with this process however it ends (a failed
+ * benchmark, an uncaught error, run.ts's SIGTERM at its time limit, Ctrl-C): a server's mediasoup
+ * workers end with it (their channel to it closes).
+ */
+const running = new Set<ChildProcess>();
+
+function killRunning(): void {
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+let cleanupInstalled = false;
+function installCleanup(): void {
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  // 'exit' also comes after an uncaught error or a rejected top-level await ends the benchmark.
+  process.once('exit', killRunning);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      killRunning();
+      process.exit(128 + os.constants.signals[signal]);
+    });
+  }
+}
+
+/** For a start that fails after others succeeded: stops those, then rethrows. */
+export function stopThenRethrow(...servers: (ServerProcess | undefined)[]): (error: unknown) => Promise<never> {
+  return async (error) => {
+    await Promise.all(servers.map((server) => server?.stop() ?? Promise.resolve()));
+    throw error;
+  };
 }
 
 export interface ServerProcess {
@@ -80,10 +115,17 @@ export async function startServer(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  installCleanup();
+  running.add(child);
   let output = '';
   child.stdout?.on('data', (d) => (output = (output + String(d)).slice(-4000)));
   child.stderr?.on('data', (d) => (output = (output + String(d)).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    }),
+  );
   const url = `http://127.0.0.1:${port}`;
 
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
@@ -104,6 +146,7 @@ export async function startServer(
   }
   if (readyMs < 0) {
     child.kill('SIGKILL');
+    await exited;
     throw new Error(`server did not become ready:\n${output}`);
   }
   return {

@@ -16,6 +16,7 @@ import {
   rssMb,
   runLoops,
   startServer,
+  stopThenRethrow,
   type HttpClient,
 } from './lib.js';
 
@@ -128,8 +129,8 @@ export async function relayControl(): Promise<void> {
 
   const barePort = String(BASELINE_RTC_PORTS.bare);
   const bare = await startServer({ RTC_MIN_PORT: barePort, RTC_MAX_PORT: barePort }, { script: 'bench/bare-relay-server.ts' });
-  const ours = await startServer({ MEDIASOUP_WORKERS: '1' });
-  const then = BASELINE_DIR ? await startServer({ MEDIASOUP_WORKERS: '1' }, { cwd: BASELINE_DIR }) : undefined;
+  const ours = await startServer({ MEDIASOUP_WORKERS: '1' }).catch(stopThenRethrow(bare));
+  const then = BASELINE_DIR ? await startServer({ MEDIASOUP_WORKERS: '1' }, { cwd: BASELINE_DIR }).catch(stopThenRethrow(bare, ours)) : undefined;
   const bareClient = httpClient(bare.url);
   const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
   const thenClient = then ? httpClient(then.url, { 'x-internal-token': BENCH_TOKEN }) : undefined;

@@ -1,6 +1,6 @@
 // `npm run bench`: every benchmark in its own process, one after the other, within 14 minutes in all
 // (10 until room-capacity, issue 14, added its ~3.5 minutes of 10 s probes).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { ROOT } from './lib.js';
 
@@ -23,8 +23,34 @@ console.log(`machine: ${os.availableParallelism()} x ${os.cpus()[0]?.model ?? 'u
 const lines: string[] = [];
 const failures: string[] = [];
 
+// Each benchmark runs in a process group of its own, which holds whatever it starts (servers, their
+// mediasoup workers, load generators): once it has ended, by itself, failed or at its time limit,
+// the group is killed, so nothing it started outlives it. A Ctrl-C or SIGTERM here ends the one
+// running (SIGTERM: it stops what it started) and skips the rest.
+let current: ChildProcess | undefined;
+let interrupted: NodeJS.Signals | undefined;
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is empty
+  }
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    interrupted = signal;
+    current?.kill('SIGTERM');
+  });
+}
+process.once('exit', () => killGroup(current?.pid));
+
 for (const { name, limitMs } of BENCHMARKS) {
   const left = TOTAL_LIMIT_MS - (Date.now() - started);
+  if (interrupted) {
+    failures.push(`${name}: not run, interrupted (${interrupted})`);
+    continue;
+  }
   if (left <= 5000) {
     failures.push(`${name}: not run, the 14-minute budget is spent`);
     continue;
@@ -32,7 +58,8 @@ for (const { name, limitMs } of BENCHMARKS) {
   console.log(`\n=== ${name}`);
   const t0 = Date.now();
   const code = await new Promise<number | string>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    current = child;
     let pending = '';
     child.stdout.on('data', (chunk: Buffer) => {
       process.stdout.write(chunk);
@@ -41,12 +68,16 @@ for (const { name, limitMs } of BENCHMARKS) {
       pending = parts.pop() ?? '';
       lines.push(...parts.filter((l) => l.startsWith('BENCH ')));
     });
+    let kill: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      kill = setTimeout(() => killGroup(child.pid), 5000);
     }, Math.min(limitMs, left));
     child.on('exit', (exitCode, signal) => {
       clearTimeout(timer);
+      clearTimeout(kill);
+      killGroup(child.pid);
+      current = undefined;
       resolve(exitCode ?? signal ?? 'unknown');
     });
   });
@@ -57,4 +88,4 @@ for (const { name, limitMs } of BENCHMARKS) {
 console.log(`\n=== summary (${((Date.now() - started) / 1000).toFixed(0)} s; load average now ${load()})`);
 for (const line of lines) console.log(line);
 for (const failure of failures) console.log(`FAILED ${failure}`);
-process.exitCode = failures.length ? 1 : 0;
+process.exitCode = interrupted ? 128 + os.constants.signals[interrupted] : failures.length ? 1 : 0;

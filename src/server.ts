@@ -236,5 +236,12 @@ async function shutdown(signal: NodeJS.Signals) {
   process.exit(0);
 }
 
-process.on('SIGTERM', (signal) => void drainThenShutdown(signal));
-process.on('SIGINT', (signal) => void drainThenShutdown(signal));
+function onSignal(signal: NodeJS.Signals) {
+  // First, in this same run: a terminal's Ctrl-C has reached the media workers as well, and their exit
+  // must read as part of this stop, not as a crash to restart.
+  media.beginShutdown();
+  void drainThenShutdown(signal);
+}
+
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);

@@ -1,6 +1,6 @@
 // `npm run demo`: the service and the signaling server on 127.0.0.1; Ctrl-C or SIGTERM stops both.
 import { z } from 'zod';
-import { startDemo } from './start.js';
+import { DemoPortError, startDemo } from './start.js';
 
 const port = (def: number) => z.coerce.number().int().min(0).max(65535).default(def);
 const env = z
@@ -25,7 +25,13 @@ const demo = await startDemo({
   serviceLogLevel: env.data.DEMO_SERVICE_LOG_LEVEL,
   serviceOutput: 'inherit',
 }).catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  if (error instanceof DemoPortError) {
+    const variable = { demoPort: 'DEMO_PORT', servicePort: 'DEMO_SERVICE_PORT', rtcPort: 'DEMO_RTC_PORT' }[error.option];
+    const choice = error.option === 'rtcPort' ? 'another port (UDP and TCP)' : 'another port, or 0 for any free one';
+    console.error(`${variable}: ${error.message}. Set ${variable} to ${choice}, e.g. ${variable}=${error.port + 1} npm run demo`);
+  } else {
+    console.error(error instanceof Error ? error.message : error);
+  }
   process.exit(1);
 });
 

@@ -3,6 +3,7 @@
 // Used by `npm run demo` (main.ts) and by the real-browser test.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createSocket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,58 @@ export interface RunningDemo {
   serviceLog(): string;
   /** Stops the signaling server and the service; resolves once the service has exited. */
   close(): Promise<void>;
+}
+
+/** A port of the demo that is taken (or refused) on 127.0.0.1: which option, so the caller can name its setting. */
+export class DemoPortError extends Error {
+  constructor(
+    readonly option: 'demoPort' | 'servicePort' | 'rtcPort',
+    readonly port: number,
+    readonly protocol: 'tcp' | 'udp',
+    readonly code: string,
+  ) {
+    super(`${HOST}:${port} (${protocol.toUpperCase()}) cannot be used: ${code === 'EADDRINUSE' ? 'already in use' : code}`);
+    this.name = 'DemoPortError';
+  }
+}
+
+/** The error code of binding `port` on 127.0.0.1 right now, or undefined when it is free. */
+async function bindError(port: number, protocol: 'tcp' | 'udp'): Promise<string | undefined> {
+  const code = (error: unknown) => (error as NodeJS.ErrnoException).code ?? String(error);
+  if (protocol === 'udp') {
+    const socket = createSocket('udp4');
+    return new Promise((resolve) => {
+      socket.once('error', (error) => {
+        socket.close();
+        resolve(code(error));
+      });
+      socket.bind(port, HOST, () => socket.close(() => resolve(undefined)));
+    });
+  }
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', (error) => resolve(code(error)));
+    server.listen(port, HOST, () => server.close(() => resolve(undefined)));
+  });
+}
+
+/**
+ * Checks the ports asked for before anything starts, so that a taken one is named by its option
+ * rather than found by the service (whose message would name its own PORT) or after the service is
+ * up. A port taken between this check and its use still fails, with the service's message.
+ */
+async function checkPorts(options: DemoOptions): Promise<void> {
+  const wanted: [DemoPortError['option'], number, 'tcp' | 'udp'][] = [
+    ['demoPort', options.demoPort, 'tcp'],
+    ['servicePort', options.servicePort, 'tcp'],
+    ['rtcPort', options.rtcPort, 'udp'],
+    ['rtcPort', options.rtcPort, 'tcp'],
+  ];
+  for (const [option, port, protocol] of wanted) {
+    if (port === 0) continue;
+    const code = await bindError(port, protocol);
+    if (code !== undefined) throw new DemoPortError(option, port, protocol, code);
+  }
 }
 
 /** A port that was free a moment ago on 127.0.0.1 (the service needs a number before it starts). */
@@ -150,8 +203,10 @@ async function stopService(child: ChildProcess, exited: Promise<number | string>
  * @example
  * const demo = await startDemo({ demoPort: 0, servicePort: 0, rtcPort: 40100 })
  * console.log(demo.url); await demo.close()
+ * @throws DemoPortError when a port asked for is taken, before anything starts
  */
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
+  await checkPorts(options);
   const internalToken = randomBytes(32).toString('base64url');
   const servicePort = options.servicePort || (await freePort());
   // Known before the service starts: it is the origin of the page's passkey ceremonies.

@@ -102,6 +102,12 @@ export interface MediaService extends MediaOps {
   whenNoRouters(timeoutMs: number): Promise<boolean>;
   /** Closes every open router (events say `shutdown`), the workers staying up: the end of a drain. */
   closeRouters(): number;
+  /**
+   * The process has begun to stop (SIGTERM/SIGINT), a drain perhaps first: no worker restarts, and a
+   * worker that exits cleanly meanwhile (a terminal's Ctrl-C reaches the workers too) has stopped, not
+   * died (its rooms close with `shutdown`). Call it from the signal handler, before anything else.
+   */
+  beginShutdown(): void;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
   /** A room's parts and piped copies, for tests that compare them with the workers' dumps. */
@@ -135,6 +141,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     }
     registry.dropWorker(worker);
   });
+  pool.events.on('workerStopped', (worker) => registry.dropWorker(worker));
   const caps = new RoomCaps(registry, {
     transport: config.maxTransportsPerRouter,
     producer: config.maxProducersPerRouter,
@@ -185,6 +192,10 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
         await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
       }
       return true;
+    },
+
+    beginShutdown() {
+      pool.beginShutdown();
     },
 
     closeRouters() {

@@ -153,3 +153,59 @@ describe('a single worker killed with SIGKILL', () => {
     expect(t.media.aliveWorkerCount()).toBe(0);
   });
 });
+
+describe('a worker that ends once the service has begun to shut down', () => {
+  it('SIGINT (a Ctrl-C to the process group): stopped, not died, no restart; its rooms close with shutdown; a crash is still a death', async () => {
+    const { logger, lines } = capturingLogger();
+    const t = await buildTestApp({ MEDIASOUP_WORKERS: '2', MEDIASOUP_RESTART_BASE_MS: '100' }, { logger, areas: { accounts: false } });
+    try {
+      const api = relay(t);
+      const routers = [await api.router(), await api.router()];
+      const before = await info(t);
+      expect(before.workers.map((w) => w.routers)).toEqual([1, 1]);
+      const subscription = t.events.bus.subscribe();
+
+      t.media.beginShutdown();
+      process.kill(before.workers[0]!.pid!, 'SIGINT');
+      await waitFor('worker 0 to stop', () => lines.some((l) => l.msg === 'media worker stopped (the service is shutting down)'));
+      // A crash after that is still a death, only not restarted.
+      kill(before.workers[1]!.pid);
+      await waitFor('worker 1 to be seen dead', () => lines.some((l) => l.msg === 'media worker died'));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+
+      const after = await info(t);
+      expect(after.workers.map((w) => ({ alive: w.alive, deaths: w.deaths, restarts: w.restarts }))).toEqual([
+        { alive: false, deaths: 0, restarts: 0 },
+        { alive: false, deaths: 1, restarts: 0 },
+      ]);
+      const said = lines.map((l) => l.msg);
+      expect(said.filter((msg) => msg === 'media worker died')).toHaveLength(1);
+      expect(lines.find((l) => l.msg === 'media worker died')).toMatchObject({ slot: 1, level: 50 });
+      expect(said).toContain('media worker not restarted: the service is shutting down');
+      expect(said.filter((msg) => /restart scheduled|restarted$/.test(msg))).toEqual([]);
+
+      const events: Record<string, unknown>[] = [];
+      for (let event = subscription.poll(); event; event = subscription.poll()) events.push(event as unknown as Record<string, unknown>);
+      subscription.close();
+      const closed = (routerId: string) => events.find((e) => e.type === 'router.closed' && e.routerId === routerId);
+      expect(closed(routers[0]!.id)).toMatchObject({ reason: 'shutdown' });
+      expect(closed(routers[1]!.id)).toMatchObject({ reason: 'worker_died' });
+      expect(events.filter((e) => e.type === 'worker.died').map((e) => e.workerPid)).toEqual([before.workers[1]!.pid]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('SIGINT to a worker alone, the service running on: a death, restarted', async () => {
+    const { logger, lines } = capturingLogger();
+    const t = await buildTestApp({ MEDIASOUP_RESTART_BASE_MS: '100' }, { logger, areas: { accounts: false } });
+    try {
+      process.kill((await info(t)).workers[0]!.pid!, 'SIGINT');
+      await waitFor('the restart', async () => (await info(t)).workers[0]!.restarts === 1);
+      expect(lines.filter((l) => l.msg === 'media worker died')).toHaveLength(1);
+      expect((await info(t)).workers[0]).toMatchObject({ alive: true, deaths: 1, lastRestartDelayMs: 100 });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,7 +1,8 @@
 // Issue 27 #4: outside production, with a room open, the service started as `npm start` starts it
 // ends within the 4 s of the README: SIGTERM (a `tsx watch` reload) does not wait for a drain unless
 // DRAIN_TIMEOUT_S is set, and Ctrl-C (SIGINT to the whole process group, workers included) logs the
-// workers as stopped, never as died, and schedules no restart.
+// workers as stopped, never as died, and schedules no restart; also during a drain (DRAIN_TIMEOUT_S
+// set), where the workers, reached by the same SIGINT, end while the service still runs.
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +15,7 @@ import { runScript, type ScriptProcess } from './support.js';
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-async function startWithRoom(): Promise<ScriptProcess> {
+async function startWithRoom(extraEnv: Record<string, string> = {}): Promise<ScriptProcess> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dev-shutdown-'));
   dirs.push(dir);
   await symlink(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
@@ -36,6 +37,7 @@ async function startWithRoom(): Promise<ScriptProcess> {
       RTC_MAX_PORT: String(rtc.max),
       MEDIASOUP_LISTEN_IP: '127.0.0.1',
       LOG_LEVEL: 'info',
+      ...extraEnv,
     },
   });
   const created = await fetch(`${server.url}/internal/v1/routers`, { method: 'POST', headers: { 'X-Internal-Token': SERVER_TOKEN } });
@@ -76,5 +78,22 @@ describe('shutdown outside production with a room open', () => {
     expect(said.filter((msg) => /died|restart/.test(msg)), output).toEqual([]);
     expect(said.some((msg) => /^media worker(s)? stopped/.test(msg)), output).toBe(true);
     expect(output).not.toMatch(/"level":50/);
+  });
+
+  it('Ctrl-C during a drain: workers stopped, never died, no restart; exits 0', { timeout: 120_000 }, async () => {
+    // DRAIN_TIMEOUT_S set: the Ctrl-C starts a drain the open room would hold up, but the workers
+    // have the SIGINT too: they stop, the room closes with them, and the service ends.
+    const server = await startWithRoom({ DRAIN_TIMEOUT_S: '30' });
+    server.signalGroup('SIGINT');
+    const exit = await server.exited;
+    await server.stop('SIGKILL');
+    const output = server.output();
+    expect(exit, output).toEqual({ code: 0, signal: null });
+    const said = messages(output);
+    expect(said).toContain('draining before shutdown');
+    expect(said).toContain('shutdown complete');
+    expect(said.filter((msg) => /died|restart/.test(msg)), output).toEqual([]);
+    expect(said.filter((msg) => msg === 'media worker stopped (the service is shutting down)'), output).toHaveLength(2);
+    expect(output).not.toMatch(/"level":(40|50)/);
   });
 });

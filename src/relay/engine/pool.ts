@@ -14,13 +14,6 @@ type MediaConfig = Config['media'];
 /** A worker that stayed up this long starts its next backoff from the base delay again. */
 export const STABLE_AFTER_MS = 60_000;
 
-/**
- * A worker ended by SIGINT was almost always reached by a terminal's Ctrl-C, which goes to the whole
- * process group: the service itself is about to shut down. Its restart waits at least this long, so
- * the shutdown cancels it; if no shutdown comes (someone interrupted the worker alone), it restarts.
- */
-export const INTERRUPTED_RESTART_MIN_MS = 3000;
-
 export interface WorkerSlot {
   readonly index: number;
   /** RTC_MIN_PORT + index, UDP and TCP; a restarted worker binds the same port. */
@@ -52,9 +45,15 @@ export interface WorkerPoolOptions {
 export type PoolEvents = {
   /**
    * A live worker died; mediasoup has closed its routers by now. The slot already counts the death
-   * and its restart is scheduled (slot.lastRestartDelayMs).
+   * and its restart is scheduled (slot.lastRestartDelayMs), unless the service is shutting down
+   * (no restart then, and no delay).
    */
   workerDied: [worker: ms.Worker, slot: WorkerSlot];
+  /**
+   * A worker ended cleanly after the process had begun to stop (`beginShutdown`): the terminal's
+   * Ctrl-C reached it too. mediasoup has closed its routers by now; nothing restarts.
+   */
+  workerStopped: [worker: ms.Worker, slot: WorkerSlot];
   /** A slot's worker was re-created after a death. */
   workerRestarted: [worker: ms.Worker, slot: WorkerSlot];
 };
@@ -63,6 +62,7 @@ export class WorkerPool {
   readonly slots: WorkerSlot[];
   readonly events: TypedEmitter<PoolEvents>;
   private closing = false;
+  private shuttingDown = false;
 
   private constructor(
     private readonly config: MediaConfig,
@@ -118,6 +118,28 @@ export class WorkerPool {
 
   live(): WorkerSlot[] {
     return this.slots.filter((slot) => slot.worker !== undefined);
+  }
+
+  /** True once the process has begun to stop (`beginShutdown`) or the pool is closed. */
+  get stopping(): boolean {
+    return this.shuttingDown || this.closing;
+  }
+
+  /**
+   * The process has begun to stop (SIGTERM/SIGINT; a drain may still run): no worker restarts from now
+   * on, and a worker that exits cleanly has stopped, not died. That is what a terminal's Ctrl-C does:
+   * its SIGINT goes to the whole process group, and a mediasoup worker closes itself on SIGINT or
+   * SIGTERM and exits with code 0. The process sees its own SIGINT before a worker's exit (the kernel
+   * delivers both at once, and libuv hands signals, SIGCHLD included, to the loop in arrival order), so
+   * calling this from the signal handler is in time. A crash (a signal, a non-zero code) is still a death.
+   */
+  beginShutdown(): void {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    for (const slot of this.slots) {
+      clearTimeout(slot.restartTimer);
+      slot.restartTimer = undefined;
+    }
   }
 
   /** Closes every worker and cancels pending restarts; a worker that ends from now on has stopped, not died. */
@@ -177,32 +199,33 @@ export class WorkerPool {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     slot.webRtcServer = undefined;
-    slot.deaths += 1;
     const upMs = Date.now() - slot.startedAt;
-    if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
-    const signal = deathSignal(error);
     const fields = { slot: slot.index, workerPid: worker.pid, port: slot.port, upMs };
-    if (this.closing) {
-      this.logger.info({ ...fields, signal }, 'media worker stopped (shutting down)');
-    } else if (signal === 'SIGINT') {
-      this.logger.info({ ...fields, signal }, 'media worker stopped by SIGINT (Ctrl-C reaches the whole process group); restarted unless the service shuts down');
-      this.scheduleRestart(slot, INTERRUPTED_RESTART_MIN_MS);
+    if (this.stopping && exitedCleanly(error)) {
+      this.logger.info(fields, 'media worker stopped (the service is shutting down)');
+      this.events.emit('workerStopped', worker, slot);
+      return;
+    }
+    slot.deaths += 1;
+    if (upMs >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) slot.failures = 0;
+    this.logger.error({ ...fields, err: error }, 'media worker died');
+    if (this.stopping) {
+      slot.lastRestartDelayMs = undefined;
+      this.logger.info({ slot: slot.index }, 'media worker not restarted: the service is shutting down');
     } else {
-      this.logger.error({ ...fields, err: error }, 'media worker died');
       // Scheduled first, so the listeners already know the delay (slot.lastRestartDelayMs).
       this.scheduleRestart(slot);
     }
     this.events.emit('workerDied', worker, slot);
   }
 
-  private scheduleRestart(slot: WorkerSlot, minDelayMs = 0): void {
-    if (this.closing) return;
+  private scheduleRestart(slot: WorkerSlot): void {
+    if (this.stopping) return;
     slot.failures += 1;
     const exponent = Math.min(slot.failures - 1, 30);
-    const delayMs = Math.max(minDelayMs, Math.min(this.config.restartMaxMs, this.config.restartBaseMs * 2 ** exponent));
+    const delayMs = Math.min(this.config.restartMaxMs, this.config.restartBaseMs * 2 ** exponent);
     slot.lastRestartDelayMs = delayMs;
-    if (minDelayMs > 0) this.logger.debug({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
-    else this.logger.warn({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
+    this.logger.warn({ slot: slot.index, attempt: slot.failures, delayMs }, 'media worker restart scheduled');
     slot.restartTimer = setTimeout(() => void this.restart(slot), delayMs);
     slot.restartTimer.unref();
   }
@@ -210,23 +233,27 @@ export class WorkerPool {
   /** Never rejects: a failed restart schedules the next attempt. */
   private async restart(slot: WorkerSlot): Promise<void> {
     slot.restartTimer = undefined;
-    if (this.closing) return;
+    if (this.stopping) return;
     try {
       await this.startSlot(slot);
       slot.restarts += 1;
       this.logger.info({ slot: slot.index, workerPid: slot.pid, port: slot.port, restarts: slot.restarts }, 'media worker restarted');
       if (slot.worker) this.events.emit('workerRestarted', slot.worker, slot);
     } catch (error) {
-      if (this.closing) return;
+      if (this.stopping) return;
       this.logger.error({ slot: slot.index, err: error }, 'media worker restart failed');
       this.scheduleRestart(slot);
     }
   }
 }
 
-/** The signal that ended a worker, from mediasoup's death error (`[pid:1, code:null, signal:SIGINT]`). */
-export function deathSignal(error: Error): NodeJS.Signals | undefined {
-  return /\bsignal:(SIG[A-Z0-9]+)\]/.exec(error.message)?.[1] as NodeJS.Signals | undefined;
+/**
+ * Whether mediasoup's death error (`[pid:1, code:0, signal:null]`) tells of a worker that was asked
+ * to stop: it closed itself and exited 0, as it does on SIGINT or SIGTERM, or one of those signals
+ * ended it before it had its handlers. A crash ends by another signal or with another code.
+ */
+export function exitedCleanly(error: Error): boolean {
+  return /\bcode:(?:0, signal:null|null, signal:SIG(?:INT|TERM))\]/.test(error.message);
 }
 
 /** The part of RTC_MIN_PORT-RTC_MAX_PORT that no WebRtcServer takes: where pipe transports listen. */

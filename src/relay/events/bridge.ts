@@ -232,9 +232,20 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
     for (const event of pending.events) publish(event);
   }
 
+  /** A worker that stopped with the service (Ctrl-C reached it) did not die: what it held closed by `shutdown`. */
+  function flushStop(worker: ms.Worker): void {
+    const pending = afterDeath.get(worker);
+    afterDeath.delete(worker);
+    for (const event of pending?.events ?? []) publish('reason' in event && event.reason === 'worker_died' ? { ...event, reason: 'shutdown' } : event);
+  }
+
   pool.events.on('workerDied', (worker, slot) => {
     registry.dropWorker(worker);
     flushDeath(worker, slot.lastRestartDelayMs ?? 0);
+  });
+  pool.events.on('workerStopped', (worker) => {
+    registry.dropWorker(worker);
+    flushStop(worker);
   });
   pool.events.on('workerRestarted', (worker) => publish({ type: 'worker.restarted', workerPid: worker.pid }));
 
