@@ -53,6 +53,7 @@ async function hungServer(): Promise<{ url: string; close(): Promise<void> }> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => {});
+    socket.resume();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

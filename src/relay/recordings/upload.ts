@@ -7,6 +7,8 @@
 // at most `concurrency` attempts run at once, the others wait their turn.
 import { createReadStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
@@ -106,8 +108,11 @@ export function createUploader(settings: S3Settings, logger: Logger, options: Up
   async function once(file: string, key: string, contentType: string): Promise<number> {
     const { S3Client, HeadObjectCommand, Upload } = await load();
     const { size } = await stat(file);
+    // The attempt's own agents: destroying them ends its sockets, whatever its requests are doing.
+    const agents = { httpAgent: new HttpAgent({ keepAlive: true }), httpsAgent: new HttpsAgent({ keepAlive: true }) };
     const client: S3Client = new S3Client({
       region: settings.region,
+      requestHandler: agents,
       ...(settings.endpoint ? { endpoint: settings.endpoint, forcePathStyle: true } : {}),
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
@@ -116,12 +121,14 @@ export function createUploader(settings: S3Settings, logger: Logger, options: Up
     });
     const body = createReadStream(file);
     const abort = new AbortController();
-    const deadlineMs = attemptTimeoutMs + Math.ceil(size / (1024 * 1024)) * 1000;
+    const deadlineMs = attemptTimeoutMs + Math.ceil((size * 1000) / (1024 * 1024));
     let why: Error | undefined;
     const end = (reason: Error) => {
       why ??= reason;
       abort.abort(reason);
-      // Destroying the client's agent closes its sockets: a request still waiting for an answer ends now.
+      // Closing the sockets ends a request still waiting for an answer now.
+      agents.httpAgent.destroy();
+      agents.httpsAgent.destroy();
       client.destroy();
     };
     const timer = setTimeout(() => end(new Error(`no answer within ${deadlineMs} ms`)), deadlineMs);
@@ -141,6 +148,8 @@ export function createUploader(settings: S3Settings, logger: Logger, options: Up
       cancels.delete(cancel);
       body.destroy();
       client.destroy();
+      agents.httpAgent.destroy();
+      agents.httpsAgent.destroy();
     }
   }
 
