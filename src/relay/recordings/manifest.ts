@@ -20,6 +20,8 @@ export const manifestSchema = z.object({
   startedAt: z.iso.datetime(),
   /** `recording`: ffmpeg was writing the file; `stopped`: the file is finished and its upload pending. */
   state: z.enum(['recording', 'stopped']),
+  /** The relay process that owns it: another relay still running on the same RECORDINGS_DIR keeps its own. */
+  relayPid: z.int().positive().optional(),
   /** ffmpeg's pid while recording: a restart soon after a crash stops that ffmpeg before it touches the file. */
   pid: z.int().positive().optional(),
   /** `stopped` whose container a shutdown could not finish in time: the next start finishes it first. */

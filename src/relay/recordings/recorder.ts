@@ -536,7 +536,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   }
 
   function manifestOf(r: Recording): Omit<Manifest, 'state'> {
-    return { version: 1, id: r.id, routerId: r.routerId, producerIds: r.producerIds, appData: r.appData, format: r.format, file: r.file, startedAt: r.startedAt.toISOString() };
+    return { version: 1, id: r.id, routerId: r.routerId, producerIds: r.producerIds, appData: r.appData, format: r.format, file: r.file, startedAt: r.startedAt.toISOString(), relayPid: process.pid };
   }
 
   /** A recording an earlier run left unfinished (recovery.ts), listed and reported as this run's. */

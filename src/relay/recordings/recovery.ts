@@ -35,6 +35,10 @@ export async function recoverUnfinished(deps: RecoveryDeps): Promise<void> {
   for (const manifest of manifests) {
     if (deps.signal.aborted) return;
     if (deps.isOwn(manifest.id)) continue;
+    if (manifest.relayPid !== undefined && manifest.relayPid !== process.pid && (await isRelayRunning(manifest.relayPid))) {
+      deps.logger.info({ recordingId: manifest.id, relayPid: manifest.relayPid }, 'a recording of another relay running on this RECORDINGS_DIR: left to it');
+      continue;
+    }
     const file = path.join(deps.dir, manifest.file);
     const bytes = await stat(file).then((s) => s.size, () => undefined);
     if (manifest.state === 'stopped') {
@@ -64,6 +68,13 @@ export async function recoverUnfinished(deps: RecoveryDeps): Promise<void> {
     const finished = await stat(file).then((s) => s.size, () => 0);
     await deps.settle(manifest, { state: 'recovered', bytes: finished });
   }
+}
+
+/** Whether `pid` is a running Node process (the relay that wrote a manifest, still alive): a pid reused by anything else is not. */
+async function isRelayRunning(pid: number): Promise<boolean> {
+  const command = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  const program = command.split('\0')[0] ?? '';
+  return program === process.execPath || path.basename(program) === 'node';
 }
 
 /** The earlier run's ffmpeg, when it still writes this file (a restart within its watchdog's 2 s): killed. */
