@@ -250,6 +250,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings across the service stopping and
     console.log(`ffmpeg gone ${Math.round(performance.now() - killed)} ms after the service's SIGKILL`);
     await source.stop();
     expect(JSON.parse(await readFile(path.join(dir, `${recordingId}.json`), 'utf8'))).toMatchObject({ id: recordingId, state: 'recording' });
+    expect(await readdir(dir)).toContain(`${recordingId}.sdp`);
 
     const next = await startRecordingService(dir, hook.url, { RECORDINGS_S3_BUCKET: BUCKET, RECORDINGS_S3_ENDPOINT: s3Url, RECORDINGS_S3_REGION: 'us-east-1', RECORDINGS_KEEP_LOCAL: '1', ...CREDENTIALS });
     servers.push(next.server);
@@ -266,6 +267,8 @@ describe.skipIf(skipWithout(FFMPEG))('recordings across the service stopping and
     expect(recovered.bytes).toBe(readFileSync(file).length);
     expect((await storedObject(`${recordingId}.webm`)).equals(readFileSync(file))).toBe(true);
     expect(await next.relay.getRecording(recordingId)).toMatchObject({ state: 'stopped', upload: 'uploaded', bytes: recovered.bytes });
+    // Nothing of the dead run's is left but the file: no SDP, no manifest once uploaded.
+    await waitFor(async () => (await readdir(dir)).filter((name) => name.startsWith(recordingId)).join() === `${recordingId}.webm`, { timeoutMs: 5000, what: 'only the file left' });
     await next.server.stop();
   });
 });

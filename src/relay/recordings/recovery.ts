@@ -2,7 +2,7 @@
 // (manifest.ts): one it was still writing (the relay was killed or crashed) is finalised into a whole
 // container (ffmpeg-stop.ts finalise()) and reported `recovered`, or `failed` when nothing playable is
 // left; one whose upload had not finished is handed back for its upload.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../logger.js';
 import { finalise } from './ffmpeg-stop.js';
@@ -53,6 +53,8 @@ export async function recoverUnfinished(deps: RecoveryDeps): Promise<void> {
       continue;
     }
     if (manifest.pid !== undefined) await stopEarlierFfmpeg(manifest.pid, file);
+    // The SDP the dead run wrote for its ffmpeg is of no further use.
+    await rm(path.join(deps.dir, `${manifest.id}.sdp`), { force: true }).catch(() => {});
     if (!bytes) {
       await deps.settle(manifest, { state: 'failed', error: `the relay stopped while it recorded and ${manifest.file} holds nothing to recover` });
       continue;
