@@ -42,6 +42,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/reliability/shutdown.test.ts' },
   // Exit within the 4 s deadline with the output pipe gone, a write under 1 s.
   { glob: 'test/reliability/shutdown-output.test.ts' },
+  // SIGTERM with a recording of paused producers: stopped and reported within the 4 s shutdown deadline; ffmpeg gone within 4 s of a SIGKILL.
+  { glob: 'test/e2e/recording-lifecycle.test.ts' },
   // /readyz flips within a bound over the measured round trip; packets per second while draining; exit timings.
   { glob: 'test/reliability/drain.test.ts' },
   // Its own PostgreSQL stopped and started under traffic: account requests must fail within a fail-fast bound.

@@ -213,6 +213,9 @@ async function shutdown(signal: NodeJS.Signals) {
   // Open event streams would hold server.close() until the forced close: they end first (clients
   // reconnect with Last-Event-ID to wherever the relay comes back).
   composition.release();
+  // The recordings stop now, beside the connections' close (ffmpeg-stop.ts bounds each stop): the
+  // relay's stop below waits for them.
+  const recordingsStopped = composition.relay?.recordings.stopAll('shutdown');
   // Stop accepting; in-flight requests finish (answered with Connection: close); idle keep-alive
   // sockets go now, and any still busy after 3 s are cut.
   const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -224,6 +227,7 @@ async function shutdown(signal: NodeJS.Signals) {
   force.unref();
   await Promise.all(closed);
   clearTimeout(force);
+  await recordingsStopped;
 
   // The relay's stop closes the media, which publishes the shutdown events (router.closed `shutdown`,
   // ...); the webhook then gets what time is left to deliver them.

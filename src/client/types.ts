@@ -764,6 +764,12 @@ export interface RecordingUploadedEvent extends EventBase<'recording.uploaded'>,
   bytes: number;
   appData: AppData;
 }
+export interface RecordingRecoveredEvent extends EventBase<'recording.recovered'>, OnRouter {
+  recordingId: string;
+  file: string;
+  bytes: number;
+  appData: AppData;
+}
 export interface RecordingFailedEvent extends EventBase<'recording.failed'>, OnRouter {
   recordingId: string;
   error: string;
@@ -814,6 +820,7 @@ export type RelayEvent =
   | RecordingStartedEvent
   | RecordingStoppedEvent
   | RecordingUploadedEvent
+  | RecordingRecoveredEvent
   | RecordingFailedEvent
   | RelayDrainingEvent;
 

@@ -248,7 +248,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     }
   });
 
-  it('DELETE after the media stopped (producers paused) still finalises a playable file, without the kill', { timeout: 90_000 }, async () => {
+  it('DELETE after the media stopped (producers paused) ends ffmpeg within its bound and leaves a finished, playable file', { timeout: 90_000 }, async () => {
     const room = await openRoom();
     try {
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
@@ -263,9 +263,14 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const tookMs = Date.now() - started;
       console.log(`stop of a recording whose media stopped took ${tookMs} ms`);
       expect(stopped).toMatchObject({ state: 'stopped', reason: 'api' });
-      expect(tookMs).toBeLessThan(14_000); // under STOP_TIMEOUT_MS (15 s): finished, not killed
+      // A second SIGINT after 1 s breaks ffmpeg's read (ffmpeg-stop.ts), not its ~10 s read timeout;
+      // the container is then finished by a stream copy. The bound leaves room for a loaded machine.
+      expect(tookMs).toBeLessThan(8_000);
       expect(eventsOf(recording.id).at(-1)).toMatchObject({ type: 'recording.stopped', reason: 'api' });
-      expect((await ffprobe(file)).streams.length).toBe(2);
+      const probe = await ffprobe(file);
+      expect(probe.streams.length).toBe(2);
+      // A finished container: its duration is known.
+      expect(probe.durationS).toBeGreaterThan(1);
       expect(await decodeErrors(file)).toBe('');
       await expectNothingLeft();
     } finally {

@@ -143,10 +143,21 @@ export const eventSchemas = {
     { recordingId: z.string(), routerId: z.string(), key: z.string(), bytes: z.int().min(0), appData: recordingAppData },
     "A finished recording's file is in RECORDINGS_S3_BUCKET under key (its size checked); the local file is removed unless RECORDINGS_KEEP_LOCAL=1.",
   ),
+  'recording.recovered': event(
+    'recording.recovered',
+    {
+      recordingId: z.string(),
+      routerId: z.string(),
+      file: z.string().describe("the file's name in RECORDINGS_DIR"),
+      bytes: z.int().min(0),
+      appData: recordingAppData,
+    },
+    'At start: a recording that an earlier run of the relay left unfinished (killed or crashed while it recorded) is finalised and playable; its upload follows with RECORDINGS_S3_BUCKET.',
+  ),
   'recording.failed': event(
     'recording.failed',
     { recordingId: z.string(), routerId: z.string(), error: z.string(), appData: recordingAppData },
-    'A recording failed (ffmpeg died or could not start, disk full, port trouble; or its upload, after the last retry); the file is kept.',
+    'A recording failed (ffmpeg died or could not start, disk full, port trouble; its upload, after the last retry; or, at start, a recording an earlier run left unfinished could not be made playable); the file is kept.',
   ),
   'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
 } as const;

@@ -2,10 +2,10 @@
 // track, RTCP on a port of its own as ffmpeg expects) with an SDP written for it, copying the streams
 // into RECORDINGS_DIR/<id>.<ext>. The order that gives a playable file (checked by hand with mediasoup
 // 3.11 and Debian's ffmpeg 5.1): consumers made paused, ffmpeg started and holding its ports, then the
-// consumers resumed and key frames requested. Stopping is one SIGINT while RTP still flows (a second
-// would abort the file); once the RTP has stopped (producer or router closed) ffmpeg finalises only
-// after its read timeout (about 10 s), which the consumers' RTCP would keep alive, so a stop closes
-// the transports after a short grace and waits for that, then kills. An ffmpeg that stops
+// consumers resumed and key frames requested. A stop ends ffmpeg within STOP_TIMEOUT_MS whether RTP
+// flows or not (ffmpeg-stop.ts); a watchdog ends it when the relay dies (ffmpeg-watchdog.ts); a
+// manifest beside the file (manifest.ts) lets the next start finish what a dead relay left (recovery.ts).
+// An ffmpeg that stops
 // writing while its RTP still comes (hung, stopped, stuck on its disk) is reaped after RECORDINGS_STALL_S:
 // ffmpeg writes each packet through (-flush_packets 1; by default a WebM's clusters sat in its buffer
 // for many seconds, and a quiet Ogg's pages longer still), so a live recording's file grows every second.
@@ -24,17 +24,25 @@ import type { RelayEvent } from '../contract/events.js';
 import { notFound, RelayError, validationError } from '../errors.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../index.js';
+import { finalise, stopFfmpeg } from './ffmpeg-stop.js';
+import { createFfmpegWatchdog } from './ffmpeg-watchdog.js';
+import { createManifests, type Manifest } from './manifest.js';
+import { recoverUnfinished, type RecoveryOutcome } from './recovery.js';
 import { mediaCodecOf, recordingSdp } from './sdp.js';
-import { createUploader, type Uploader, type UploaderOptions } from './upload.js';
+import { createUploader, UploadInterrupted, type Uploader, type UploaderOptions } from './upload.js';
 
 export type StopReason = z.infer<typeof recordingStopReason>;
 export type RecordingView = z.output<typeof recordingSchema>;
 type Format = RecordingView['format'];
 
-/** How long a stop waits for ffmpeg to finalise before it is killed: its RTP read timeout is about 10 s. */
-export const STOP_TIMEOUT_MS = 15_000;
-/** How long a stop lets ffmpeg finish on its own before its transports close (see end()). */
-const STOP_QUIET_GRACE_MS = 1_500;
+/** How long a stop lets ffmpeg take in all before it is killed (ffmpeg-stop.ts): well within the 4 s of a shutdown. */
+export const STOP_TIMEOUT_MS = 2_000;
+/** How long a stop lets ffmpeg finish on its own (it does at once while RTP flows) before breaking its read. */
+const STOP_GRACE_MS = 1_000;
+/** How long finishing the container of a file ffmpeg could not finish may take. */
+const FINALISE_TIMEOUT_MS = 60_000;
+/** Within a shutdown's 4 s, all of a stop (ffmpeg-stop.ts): grace, kill and finishing the container. */
+const SHUTDOWN_STOP = { graceMs: 500, killAfterMs: 1_500, finaliseMs: 1_500 };
 /** How long ffmpeg may take to read its SDP and open its ports. */
 const LISTEN_TIMEOUT_MS = 10_000;
 /** Key frames asked for after the resume (ms): the first may cross ffmpeg's start. */
@@ -102,7 +110,7 @@ export interface Recordings {
   stopAll(reason: StopReason): Promise<void>;
   /** Recordings starting or under way. */
   active(): number;
-  /** Cancels the upload retries under way (after stopAll, on shutdown): those files stay in RECORDINGS_DIR. */
+  /** Ends the uploads under way (after stopAll, on shutdown; their files stay and the next start resumes them) and the ffmpeg watchdog. */
   close(): void;
   /** The ffmpeg process of a recording, for the tests that kill it. */
   processForTesting(id: string): ChildProcess | undefined;
@@ -123,6 +131,9 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   /** Loopback ports handed to a recording's ffmpeg and not yet given back. */
   const portsInUse = new Set<number>();
   const uploader: Uploader | undefined = config.s3 ? createUploader(config.s3, logger, deps.upload) : undefined;
+  const manifests = createManifests(dir);
+  const watchdog = createFfmpegWatchdog(logger);
+  const closing = new AbortController();
 
   const isActive = (r: Recording) => r.state === 'starting' || r.state === 'recording' || r.state === 'stopping';
 
@@ -208,6 +219,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     r.durationMs = Date.now() - r.startedAt.getTime();
     logger.error({ recordingId: r.id, routerId: r.routerId, error, stderr: r.stderr.slice(-2000) }, 'recording failed');
     bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error, appData: r.appData });
+    void manifests.remove(r.id).catch(() => {});
     void fileSize(r).then((bytes) => (r.bytes = bytes));
     trim();
   }
@@ -218,21 +230,24 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     r.state = 'stopping';
     r.ending = (async () => {
       const child = r.process;
+      /** A shutdown left the container unfinished: the next start finishes it (then uploads it). */
+      let unfinished = false;
       if (child && !r.gone && child.exitCode === null && child.signalCode === null) {
-        // Once: a second SIGINT aborts the file.
-        child.kill('SIGINT');
-        // While RTP flows ffmpeg finishes at once. When it does not (producers paused, the sender gone),
-        // ffmpeg waits in its read, and the consumers' RTCP reports keep that read alive for ever: after a
-        // short grace the transports close (the ports stay reserved until ffmpeg exits), its read times
-        // out (about 10 s) and it finalises the file.
-        const quiet = setTimeout(() => closeTransports(r), STOP_QUIET_GRACE_MS);
-        const killer = setTimeout(() => {
-          logger.warn({ recordingId: r.id, stopTimeoutMs }, 'ffmpeg did not finish the recording in time; killed');
-          child.kill('SIGKILL');
-        }, stopTimeoutMs);
-        await r.exited;
-        clearTimeout(quiet);
-        clearTimeout(killer);
+        // Within its bound whether RTP flows or not (ffmpeg-stop.ts); a file ffmpeg could not finish is
+        // copied into a finished container.
+        const shutdown = reason === 'shutdown';
+        const timings = shutdown ? { graceMs: SHUTDOWN_STOP.graceMs, killAfterMs: Math.min(stopTimeoutMs, SHUTDOWN_STOP.killAfterMs) } : { graceMs: Math.min(STOP_GRACE_MS, stopTimeoutMs / 2), killAfterMs: stopTimeoutMs };
+        const outcome = await stopFfmpeg(child, r.exited!, timings, {
+          onKill: () => logger.warn({ recordingId: r.id, stopTimeoutMs: timings.killAfterMs }, 'ffmpeg did not finish the recording in time; killed'),
+        });
+        if (outcome === 'interrupted' || outcome === 'killed') {
+          await finalise(ffmpeg, pathOf(r.id, FORMATS[r.format].ext), FORMATS[r.format].muxer, { timeoutMs: shutdown ? SHUTDOWN_STOP.finaliseMs : FINALISE_TIMEOUT_MS }).catch((error: unknown) => {
+            unfinished = shutdown;
+            const message = error instanceof Error ? error.message : String(error);
+            if (shutdown) logger.warn({ recordingId: r.id, error: message }, 'the recording\'s container is finished at the next start (playable meanwhile, without its duration and index)');
+            else logger.warn({ recordingId: r.id, error: message }, 'the recording is kept as ffmpeg left it (playable, without its duration and index)');
+          });
+        }
       }
       await release(r);
       r.state = 'stopped';
@@ -241,7 +256,14 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       r.bytes = await fileSize(r);
       logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
       bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
-      if (uploader) upload(uploader, r);
+      if (unfinished) {
+        await manifests.save({ ...manifestOf(r), state: 'stopped', unfinished: true, bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
+        if (uploader) logger.info({ recordingId: r.id }, 'recording upload deferred to the next start, once its container is finished');
+      } else if (uploader) {
+        // Its manifest says the upload is owed before it starts: a relay stopped meanwhile resumes it at its next start.
+        await manifests.save({ ...manifestOf(r), state: 'stopped', bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
+        upload(uploader, r);
+      } else await manifests.remove(r.id).catch(() => {});
       trim();
     })();
     return r.ending;
@@ -251,15 +273,23 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   function upload(to: Uploader, r: Recording): void {
     r.upload = 'pending';
     const key = r.file;
+    logger.info({ recordingId: r.id, key }, 'recording upload started');
     to.upload(pathOf(r.id, FORMATS[r.format].ext), key, FORMATS[r.format].contentType).then(
       (bytes) => {
         r.upload = 'uploaded';
         r.key = key;
+        void manifests.remove(r.id).catch(() => {});
         logger.info({ recordingId: r.id, key, bytes }, 'recording uploaded');
         bus.publish({ type: 'recording.uploaded', recordingId: r.id, routerId: r.routerId, key, bytes, appData: r.appData });
       },
       (error: unknown) => {
+        if (error instanceof UploadInterrupted) {
+          // Not a failure: the manifest stays, the next start uploads it.
+          logger.warn({ recordingId: r.id, key }, 'recording upload interrupted by the shutdown; the next start resumes it');
+          return;
+        }
         r.upload = 'failed';
+        void manifests.remove(r.id).catch(() => {});
         const message = error instanceof Error ? error.message : String(error);
         logger.error({ recordingId: r.id, key, error: message }, 'recording upload failed; the file stays in RECORDINGS_DIR');
         bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error: message, appData: r.appData });
@@ -410,6 +440,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     try {
       await checkStorage();
       await setUp(r);
+      if (isActive(r)) void manifests.save({ ...manifestOf(r), state: 'recording', ...(r.process?.pid ? { pid: r.process.pid } : {}) }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written: a crash would leave this recording unrecovered'));
     } catch (error) {
       if (r.state === 'starting') {
         void release(r);
@@ -451,6 +482,12 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     r.process = child;
+    // Stopped by the watchdog if the relay dies without stopping it.
+    const { pid } = child;
+    if (pid) {
+      watchdog.watch(pid);
+      child.once('exit', () => watchdog.unwatch(pid));
+    }
     child.stderr.on('data', (chunk: Buffer) => (r.stderr = (r.stderr + chunk.toString()).slice(-8192)));
     r.exited = new Promise<void>((resolve) => {
       child.once('error', (error) => {
@@ -498,6 +535,60 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     }
   }
 
+  function manifestOf(r: Recording): Omit<Manifest, 'state'> {
+    return { version: 1, id: r.id, routerId: r.routerId, producerIds: r.producerIds, appData: r.appData, format: r.format, file: r.file, startedAt: r.startedAt.toISOString(), relayPid: process.pid };
+  }
+
+  /** A recording an earlier run left unfinished (recovery.ts), listed and reported as this run's. */
+  async function adopt(m: Manifest, outcome: RecoveryOutcome): Promise<void> {
+    const r: Recording = {
+      id: m.id,
+      routerId: m.routerId,
+      producerIds: m.producerIds,
+      appData: m.appData,
+      format: m.format,
+      file: m.file,
+      startedAt: new Date(m.startedAt),
+      state: outcome.state === 'failed' ? 'failed' : 'stopped',
+      tracks: [],
+      timers: [],
+      stderr: '',
+    };
+    recordings.set(r.id, r);
+    if (outcome.state === 'failed') {
+      r.error = outcome.error;
+      await manifests.remove(r.id).catch(() => {});
+      logger.error({ recordingId: r.id, error: outcome.error }, 'recording of an earlier run not recovered');
+      bus.publish({ type: 'recording.failed', recordingId: r.id, routerId: r.routerId, error: outcome.error, appData: r.appData });
+    } else {
+      r.bytes = outcome.bytes;
+      if (m.durationMs !== undefined) r.durationMs = m.durationMs;
+      if (outcome.state === 'recovered') {
+        logger.warn({ recordingId: r.id, file: r.file, bytes: r.bytes }, 'recording of an earlier run recovered');
+        bus.publish({ type: 'recording.recovered', recordingId: r.id, routerId: r.routerId, file: r.file, bytes: outcome.bytes, appData: r.appData });
+      }
+      if (uploader) {
+        await manifests.save({ ...manifestOf(r), state: 'stopped', bytes: outcome.bytes, ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }) });
+        upload(uploader, r);
+      } else {
+        if (outcome.state === 'upload' && !m.unfinished) logger.warn({ recordingId: r.id, file: r.file }, 'an upload of an earlier run is not resumed: RECORDINGS_S3_BUCKET is not set; the file stays');
+        await manifests.remove(r.id).catch(() => {});
+      }
+    }
+    trim();
+  }
+
+  void recoverUnfinished({
+    dir,
+    ffmpeg,
+    manifests,
+    logger,
+    muxerOf: (format) => FORMATS[format].muxer,
+    isOwn: (id) => recordings.has(id),
+    settle: adopt,
+    signal: closing.signal,
+  }).catch((error: unknown) => logger.error({ err: error }, 'the recordings of an earlier run could not be recovered'));
+
   return {
     start,
     get: (id) => view(require(id)),
@@ -511,7 +602,11 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       await Promise.all([...recordings.values()].filter(isActive).map((r) => end(r, reason)));
     },
     active: () => [...recordings.values()].filter(isActive).length,
-    close: () => uploader?.close(),
+    close: () => {
+      closing.abort();
+      uploader?.close();
+      watchdog.close();
+    },
     processForTesting: (id) => recordings.get(id)?.process,
   };
 }

@@ -13,6 +13,7 @@ describe('event types', () => {
         'consumer.resumed', 'consumer.score', 'consumer.layers', 'dataProducer.closed', 'dataConsumer.closed',
         'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining', 'pipeTransport.closed',
         'plainTransport.closed', 'recording.started', 'recording.stopped', 'recording.failed', 'recording.uploaded',
+        'recording.recovered',
       ].sort(),
     );
     for (const type of EVENT_TYPES) expect(eventSchemas[type].shape.type.value).toBe(type);
