@@ -7,12 +7,20 @@ import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { formatTime } from '../time.js';
 import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
+import { accountMatches, foldedAccount } from './account-name.js';
 import type { AuthMethod } from './contract/devices.js';
 import { AuthError } from './errors.js';
+import { accountKey, userKey } from './login-guard.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
+
+/** An account name as findAccount resolved it: its user, if any, and the key of its failure budget. */
+export interface FoundAccount {
+  user: User | undefined;
+  key: string;
+}
 
 export interface TokenSet {
   accessToken: string;
@@ -157,20 +165,33 @@ export class AuthService {
   }
 
   /**
+   * What an account name typed at login finds, in one statement: the user, if any, and the key of the
+   * name's failure budget and hashing lane. A name that finds a user is keyed by the user's id, so
+   * every spelling the lookup accepts shares one budget; any other name by its form as the database
+   * folds it (see account-name.ts), so spellings the lookup would equate share one too.
+   */
+  async findAccount(account: string): Promise<FoundAccount> {
+    const [row] = await this.deps.db
+      .select({ folded: foldedAccount(account), user: users })
+      .from(sql`(select 1) as one`)
+      .leftJoin(users, accountMatches(account))
+      .limit(1);
+    const user = row?.user ?? undefined;
+    return { user, key: user ? userKey(user.id) : accountKey(row!.folded) };
+  }
+
+  /**
    * The account's password, verified on the account's own hashing lane (an unknown account costs a
    * dummy verification, so timing tells nothing); a ban is checked only after the password verified
-   * (a ban reveals nothing to someone who does not have it). Opens nothing.
+   * (a ban reveals nothing to someone who does not have it). Opens nothing. `account`: a name, or
+   * what findAccount found for it.
    */
-  async checkPassword(account: string, password: string): Promise<User> {
-    const { db } = this.deps;
-    // One lane per account name, the same whether or not it exists.
-    const hashing = this.hashing(`account:${account.toLowerCase()}`);
+  async checkPassword(account: string | FoundAccount, password: string): Promise<User> {
+    const found = typeof account === 'string' ? await this.findAccount(account) : account;
+    // One lane per account, and per folded name for a name that finds none.
+    const hashing = this.hashing(`account:${found.key}`);
     ensureHashCapacity(hashing);
-    const [user] = await db
-      .select()
-      .from(users)
-      .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
-      .limit(1);
+    const { user } = found;
     if (!user) {
       await verifyAgainstDummy(password, hashing);
       throw new AuthError('no_such_account');

@@ -13,7 +13,7 @@ import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit.js';
 import type { Budget } from '../budget.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import { userKey, type LoginGuard } from '../login-guard.js';
 import { ensureHashCapacity, verifyPassword } from '../passwords.js';
 import { uniqueViolation, type Authenticated, type SessionClient, type User } from '../service.js';
 import { afterwards } from './after-action.js';
@@ -114,7 +114,7 @@ export class EmailService {
     const { user } = auth;
     if (newEmail === user.email) throw new AuthError('same_email');
     try {
-      await failures.run([accountKey(user.username), accountKey(user.email)], () => this.checkPassword(user.id, password));
+      await failures.run([userKey(user.id)], () => this.checkPassword(user.id, password));
     } catch (error) {
       // A refusal before any check (budget spent, busy) writes nothing, so a flood cannot turn into writes.
       if (error instanceof AuthError && error.reason === 'wrong_old_password') {
