@@ -554,7 +554,8 @@ export function isBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date
 }
 
 /** AuthError `account_banned` (2006, 403) with `until` in its data when the user is banned. */
-function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
+/** AuthError `account_banned` (2006, with `until`) when the user is banned at `now`. */
+export function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
   if (isBanned(user, now)) throw new AuthError('account_banned', undefined, undefined, { until: user.bannedUntil ? formatTime(user.bannedUntil) : null });
 }
 
