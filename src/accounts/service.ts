@@ -16,10 +16,11 @@ import { issueToken, parseToken, secretMatches, type IssuedToken } from './token
 
 export type User = typeof users.$inferSelect;
 
-/** An account name as findAccount resolved it: its user, if any, and the key of its failure budget. */
+/** An account name as findAccount resolved it: its user, if any, the key of its failure budget, its hashing lane. */
 export interface FoundAccount {
   user: User | undefined;
   key: string;
+  hashing: HashOptions;
 }
 
 export interface TokenSet {
@@ -166,32 +167,32 @@ export class AuthService {
 
   /**
    * What an account name typed at login finds, in one statement: the user, if any, and the key of the
-   * name's failure budget and hashing lane. A name that finds a user is keyed by the user's id, so
-   * every spelling the lookup accepts shares one budget; any other name by its form as the database
-   * folds it (see account-name.ts), so spellings the lookup would equate share one too.
+   * name's failure budget. A name that finds a user is keyed by the user's id, so every spelling the
+   * lookup accepts shares one budget; any other name by its form as the database folds it (see
+   * account-name.ts), so spellings the lookup would equate share one too. AuthError `server_busy`
+   * before any query when the name's hashing lane is over its wait bound: a flood is refused cheaply.
    */
   async findAccount(account: string): Promise<FoundAccount> {
+    const hashing = this.accountLane(account);
+    ensureHashCapacity(hashing);
     const [row] = await this.deps.db
       .select({ folded: foldedAccount(account), user: users })
       .from(sql`(select 1) as one`)
       .leftJoin(users, accountMatches(account))
       .limit(1);
     const user = row?.user ?? undefined;
-    return { user, key: user ? userKey(user.id) : accountKey(row!.folded) };
+    return { user, key: user ? userKey(user.id) : accountKey(row!.folded), hashing };
   }
 
   /**
-   * The account's password, verified on the account's own hashing lane (an unknown account costs a
-   * dummy verification, so timing tells nothing); a ban is checked only after the password verified
-   * (a ban reveals nothing to someone who does not have it). Opens nothing. `account`: a name, or
-   * what findAccount found for it.
+   * The account's password, verified on the name's hashing lane (an unknown account costs a dummy
+   * verification, so timing tells nothing); a ban is checked only after the password verified (a ban
+   * reveals nothing to someone who does not have it). Opens nothing. `account`: a name, or what
+   * findAccount found for it.
    */
   async checkPassword(account: string | FoundAccount, password: string): Promise<User> {
-    const found = typeof account === 'string' ? await this.findAccount(account) : account;
-    // One lane per account, and per folded name for a name that finds none.
-    const hashing = this.hashing(`account:${found.key}`);
+    const { user, hashing } = typeof account === 'string' ? await this.findAccount(account) : account;
     ensureHashCapacity(hashing);
-    const { user } = found;
     if (!user) {
       await verifyAgainstDummy(password, hashing);
       throw new AuthError('no_such_account');
@@ -199,6 +200,11 @@ export class AuthService {
     if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
     assertNotBanned(user, this.deps.now());
     return user;
+  }
+
+  /** One hashing lane per account name as typed (case aside), the same whether or not it exists. */
+  private accountLane(account: string): HashOptions {
+    return this.hashing(`account:${account.toLowerCase()}`);
   }
 
   /**
