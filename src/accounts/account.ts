@@ -3,6 +3,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { authEvents, sessions, users } from '../db/schema.js';
+import { accountMatches } from './account-name.js';
 import { forgottenEventsOf, type AuditLog } from './audit.js';
 import { AuthError } from './errors.js';
 import { verifyPassword } from './passwords.js';
@@ -55,7 +56,7 @@ export async function userIdOfAccount(db: Db, account: string): Promise<number |
   const [row] = await db
     .select({ id: users.id })
     .from(users)
-    .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
+    .where(accountMatches(account))
     .limit(1);
   return row?.id;
 }

@@ -1,5 +1,6 @@
 // Per-account limit on password guessing: failed logins and failed password changes of one account
-// name, whatever the client's address; wrong second-factor codes count in the same budget.
+// (its id; a name that finds none, its folded form), whatever the client's address; wrong
+// second-factor codes count in the same budget.
 import { createHash } from 'node:crypto';
 import type { ClientRateLimitInfo, HonoConfigType, Store } from 'hono-rate-limiter';
 import { AuthError, type AuthFailure } from './errors.js';
@@ -15,13 +16,17 @@ export interface LoginGuardOptions {
 }
 
 /**
- * The key of an account name as typed at login: a username or an e-mail address, lower-cased as
- * the lookup compares them, and digested so the counter store never holds an address. Whether the
- * account exists plays no part, so the limit answers alike for unknown accounts.
+ * The budget of a name that finds no account: `name` as the lookup compares it (for a login, the
+ * name as the database folds it, see AuthService.findAccount), digested so the counter store never
+ * holds an address. Unknown names are counted like known ones, so the limit answers alike for both.
  */
-export function accountKey(account: string): string {
-  const kind = account.includes('@') ? 'e' : 'u';
-  return `${kind}:${createHash('sha256').update(account.toLowerCase()).digest('base64url').slice(0, 22)}`;
+export function accountKey(name: string): string {
+  return `n:${createHash('sha256').update(name).digest('base64url').slice(0, 22)}`;
+}
+
+/** The budget of an existing account, whichever of its names or spellings found it. */
+export function userKey(userId: number): string {
+  return `id:${userId}`;
 }
 
 /**
@@ -68,7 +73,7 @@ function storeConfig({ windowMs, limit, store }: LoginGuardOptions): HonoConfigT
  * Counts each attempt before it runs (so concurrent guesses cannot all pass a check made before any
  * failed) and gives it back unless it failed as a guess. Windows are fixed, counted from an account's
  * first failure: however many attempts follow, the owner can log in again when the window ends.
- * @example await guard.run([accountKey(account)], () => service.login(account, password, client))
+ * @example const found = await auth.findAccount(account); await guard.run([found.key], () => auth.checkPassword(found, password))
  */
 export class LoginGuard {
   constructor(private readonly options: LoginGuardOptions) {

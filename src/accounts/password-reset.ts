@@ -19,6 +19,7 @@ import { AuthError } from './errors.js';
 import { accountKey } from './login-guard.js';
 import { hashPassword } from './passwords.js';
 import { assertAcceptablePassword } from './password-policy.js';
+import { assertNotBanned } from './service.js';
 
 export const RESET_CODE_TTL_MS = 15 * 60 * 1000;
 /** Wrong tries a code takes from the address that asked for it, and again from all others together. */
@@ -234,12 +235,12 @@ export class PasswordReset {
      * A failed code, audited like a failed login. Only attempts that got this far (past the client's
      * budget of wrong codes) are written, so the rows per client address stay bounded.
      */
-    const failed = async (detail: 'unknown_email' | 'no_live_code' | 'wrong_code' | 'code_used', userId?: number) => {
+    const failed = async (detail: 'unknown_email' | 'no_live_code' | 'wrong_code' | 'code_used' | 'account_banned', userId?: number) => {
       await audit.record({ type: 'password_reset_failed', userId, account: userId === undefined ? normaliseAccount(email) : undefined, detail, ip: client.ip, userAgent: client.userAgent });
       return new AuthError('invalid_reset_code');
     };
     const [user] = await db
-      .select({ id: users.id, username: users.username, email: users.email, emailVerifiedAt: users.emailVerifiedAt })
+      .select({ id: users.id, username: users.username, email: users.email, emailVerifiedAt: users.emailVerifiedAt, bannedAt: users.bannedAt, bannedUntil: users.bannedUntil })
       .from(users)
       .where(eq(users.email, email))
       .limit(1);
@@ -272,6 +273,15 @@ export class PasswordReset {
     }
     const current = tried.find((row) => codeMatches(this.deps.keys, user.id, code, row.codeHash));
     if (!current) throw await failed(tried.length === 0 ? 'no_live_code' : 'wrong_code', user.id);
+    // Like every way of signing in, a banned account is refused once the proof checked (the ban is
+    // told only to the holder of a right code): nothing is set, the code and its try stay.
+    try {
+      assertNotBanned(user, now);
+    } catch (error) {
+      await this.giveBack(tried.map((row) => row.id), source);
+      await failed('account_banned', user.id);
+      throw error;
+    }
     // A refused new password (or a failed hash) uses up neither the code nor the try: the user may
     // send another password.
     let passwordHash: string;

@@ -7,12 +7,21 @@ import { rotatedRefreshTokens, sessions, users } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { formatTime } from '../time.js';
 import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
+import { accountMatches, foldedAccount } from './account-name.js';
 import type { AuthMethod } from './contract/devices.js';
 import { AuthError } from './errors.js';
+import { accountKey, userKey } from './login-guard.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
+
+/** An account name as findAccount resolved it: its user, if any, the key of its failure budget, its hashing lane. */
+export interface FoundAccount {
+  user: User | undefined;
+  key: string;
+  hashing: HashOptions;
+}
 
 export interface TokenSet {
   accessToken: string;
@@ -157,20 +166,33 @@ export class AuthService {
   }
 
   /**
-   * The account's password, verified on the account's own hashing lane (an unknown account costs a
-   * dummy verification, so timing tells nothing); a ban is checked only after the password verified
-   * (a ban reveals nothing to someone who does not have it). Opens nothing.
+   * What an account name typed at login finds, in one statement: the user, if any, and the key of the
+   * name's failure budget. A name that finds a user is keyed by the user's id, so every spelling the
+   * lookup accepts shares one budget; any other name by its form as the database folds it (see
+   * account-name.ts), so spellings the lookup would equate share one too. AuthError `server_busy`
+   * before any query when the name's hashing lane is over its wait bound: a flood is refused cheaply.
    */
-  async checkPassword(account: string, password: string): Promise<User> {
-    const { db } = this.deps;
-    // One lane per account name, the same whether or not it exists.
-    const hashing = this.hashing(`account:${account.toLowerCase()}`);
+  async findAccount(account: string): Promise<FoundAccount> {
+    const hashing = this.accountLane(account);
     ensureHashCapacity(hashing);
-    const [user] = await db
-      .select()
-      .from(users)
-      .where(account.includes('@') ? eq(users.email, account.toLowerCase()) : sql`lower(${users.username}) = lower(${account})`)
+    const [row] = await this.deps.db
+      .select({ folded: foldedAccount(account), user: users })
+      .from(sql`(select 1) as one`)
+      .leftJoin(users, accountMatches(account))
       .limit(1);
+    const user = row?.user ?? undefined;
+    return { user, key: user ? userKey(user.id) : accountKey(row!.folded), hashing };
+  }
+
+  /**
+   * The account's password, verified on the name's hashing lane (an unknown account costs a dummy
+   * verification, so timing tells nothing); a ban is checked only after the password verified (a ban
+   * reveals nothing to someone who does not have it). Opens nothing. `account`: a name, or what
+   * findAccount found for it.
+   */
+  async checkPassword(account: string | FoundAccount, password: string): Promise<User> {
+    const { user, hashing } = typeof account === 'string' ? await this.findAccount(account) : account;
+    ensureHashCapacity(hashing);
     if (!user) {
       await verifyAgainstDummy(password, hashing);
       throw new AuthError('no_such_account');
@@ -178,6 +200,11 @@ export class AuthService {
     if (!(await verifyPassword(user.passwordHash, password, hashing))) throw new AuthError('wrong_password');
     assertNotBanned(user, this.deps.now());
     return user;
+  }
+
+  /** One hashing lane per account name as typed (case aside), the same whether or not it exists. */
+  private accountLane(account: string): HashOptions {
+    return this.hashing(`account:${account.toLowerCase()}`);
   }
 
   /**
@@ -533,7 +560,8 @@ export function isBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date
 }
 
 /** AuthError `account_banned` (2006, 403) with `until` in its data when the user is banned. */
-function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
+/** AuthError `account_banned` (2006, with `until`) when the user is banned at `now`. */
+export function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
   if (isBanned(user, now)) throw new AuthError('account_banned', undefined, undefined, { until: user.bannedUntil ? formatTime(user.bannedUntil) : null });
 }
 

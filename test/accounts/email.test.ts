@@ -161,10 +161,22 @@ describe('changing the address', () => {
     expect(mails(body.new_email, CHANGE_SUBJECT)).toHaveLength(0);
   });
 
-  it('answers 2002 for an address another account has, 2010 for its own', async () => {
+  it('answers a taken address as a free one (a code is mailed, the code budget spent alike); the confirmation refuses it with 2002; its own is 2010', async () => {
     const user = await register(t.app);
     const other = await register(t.app);
-    expectError(await change(user.tokens.token, { new_email: other.email.toUpperCase(), password: user.password }), 409, 2002);
+    const free = `${uniqueName('free')}@example.org`;
+    const answers = [];
+    // The code budget is spent by taken and free addresses alike, and once spent both answer 1003.
+    for (let i = 0; i <= EMAIL_CODES_PER_HOUR; i++) {
+      const reply = await change(user.tokens.token, { new_email: i % 2 === 0 ? other.email.toUpperCase() : free, password: user.password });
+      answers.push(`${reply.status} ${reply.body.code}`);
+    }
+    expect(answers).toEqual([...Array<string>(EMAIL_CODES_PER_HOUR).fill('200 0'), '429 1003']);
+    // The last code went to the taken address (its owner reads it; only its confirmation would tell).
+    const code = codeOf(await nthMail(other.email, CHANGE_SUBJECT, Math.ceil(EMAIL_CODES_PER_HOUR / 2)));
+    expectError(await confirm(user.tokens.token, code), 409, 2002);
+    expect((await profile(user.tokens.token)).body.data.email).toBe(user.email);
+    expect((await auditOf(user.id, 'email_change_failed')).map((e) => e.detail)).toEqual(['email_taken']);
     expectError(await change(user.tokens.token, { new_email: user.email, password: user.password }), 409, 2010);
   });
 
@@ -207,6 +219,21 @@ describe('changing the address', () => {
     // The new address is verified already.
     expectError(await verify(user.tokens.token, verifyCode), 409, 2009);
     expectOk(await login(newEmail, user.password));
+  });
+});
+
+describe('PUT /email and the per-client auth budget (RATE_LIMIT_AUTH_PER_MIN=3 here)', () => {
+  it('counts each request in the auth budget of the client address, as a login: the 4th from one address is 429', async () => {
+    const app = appWith(t, { config: { ...t.config, rateLimit: { ...t.config.rateLimit, authPerMin: 3, trustProxy: 'xff' } } });
+    const user = await register(t.app);
+    const from = (address: string, newEmail: string) =>
+      call(app, 'PUT', '/email', { token: user.tokens.token, body: { new_email: newEmail, password: user.password }, headers: { 'x-forwarded-for': address } });
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await from('198.51.100.7', `${uniqueName('n')}@example.org`)).body.code);
+    expect(codes).toEqual([0, 0, 0, 1003]);
+    // The budget is the address's, shared with logins from it.
+    expectError(await call(app, 'POST', '/login', { body: { account: user.username, password: user.password }, headers: { 'x-forwarded-for': '198.51.100.7' } }), 429, 1003);
+    expectOk(await from('198.51.100.8', `${uniqueName('n')}@example.org`));
   });
 });
 

@@ -158,6 +158,29 @@ describe('POST /password/forgot and /password/reset', () => {
   });
 });
 
+describe('a banned account', () => {
+  const moderate = (method: 'POST' | 'DELETE', userId: number) =>
+    t.app.request(`/internal/v1/users/${userId}/ban`, { method, headers: { 'X-Internal-Token': t.internalToken, 'Content-Type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+
+  it('is refused with 2006 once the code is right, like a login: nothing set, the code kept for after the ban', async () => {
+    const user = await register(t.app);
+    const code = await codeFor(user);
+    expect((await moderate('POST', user.id)).status).toBe(200);
+    // A wrong code still says only 2005: the ban is told to the holder of a right one.
+    expectError(await reset({ email: user.email, code: code === '000000' ? '000001' : '000000', new_password: 'banned new pass' }), 400, 2005);
+    const refused = await reset({ email: user.email, code, new_password: 'banned new pass' });
+    expectError(refused, 403, 2006);
+    expect(refused.body.data).toEqual({ until: null });
+    const details = await t.database.db.select({ detail: authEvents.detail }).from(authEvents).where(sql`${authEvents.userId} = ${user.id} and ${authEvents.type} = 'password_reset_failed'`);
+    expect(details.map((row) => row.detail)).toEqual(['wrong_code', 'account_banned']);
+
+    expect((await moderate('DELETE', user.id)).status).toBe(200);
+    expectOk(await login(user.username, user.password));
+    expectOk(await reset({ email: user.email, code, new_password: 'after the ban' }));
+    expectOk(await login(user.username, 'after the ban'));
+  });
+});
+
 describe('outstanding codes after a password change (issue 32 #11)', () => {
   it('a password change revokes every outstanding code', async () => {
     const user = await register(t.app);

@@ -18,7 +18,7 @@ const PUBLIC_OPERATIONS = [
   'DELETE /api/v1/auth/sessions/{id} 200,401,404,429,500',
   'DELETE /api/v1/auth/account 200,400,401,403,429,500',
   'POST /api/v1/auth/password/forgot 200,400,404,429,500,503',
-  'POST /api/v1/auth/password/reset 200,400,404,429,500',
+  'POST /api/v1/auth/password/reset 200,400,403,404,429,500',
   // Issue 28, added after the documents were generated: TURN credentials.
   'GET /api/v1/auth/ice-servers 200,401,429,500',
   // Issue 31: verified e-mail and changing the address.

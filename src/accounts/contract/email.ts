@@ -63,7 +63,6 @@ export const changeEmail = accountRoute(
     'invalid_request',
     'invalid_access_token',
     ['wrong_old_password', 'password is wrong (counted in the per-account failure budget)'],
-    ['email_taken', 'new_email belongs to another account'],
     'same_email',
     'too_many_failures',
     ['rate_limited', 'too many requests, or more than 5 codes for this account in the hour; Retry-After is set'],
@@ -83,5 +82,5 @@ export const confirmEmail = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: confirmEmailBody } } } },
     responses: { 200: okResponse('the new address, verified', verifiedEmail) },
   },
-  ['invalid_request', 'invalid_access_token', 'invalid_email_code', ['email_taken', 'the address was registered by another account since the code was mailed'], NO_MAIL],
+  ['invalid_request', 'invalid_access_token', 'invalid_email_code', ['email_taken', 'new_email belongs to another account (PUT /email answers alike for any address: this is where a taken one is refused)'], NO_MAIL],
 );

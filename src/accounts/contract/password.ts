@@ -52,5 +52,5 @@ export const resetPassword = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: resetPasswordBody } } } },
     responses: { 200: okResponse('password set', z.null()) },
   },
-  [['invalid_request', 'a field fails its rule, or new_password is too common or equals the username or e-mail'], 'invalid_reset_code', 'mail_disabled'],
+  [['invalid_request', 'a field fails its rule, or new_password is too common or equals the username or e-mail'], 'invalid_reset_code', 'account_banned', 'mail_disabled'],
 );

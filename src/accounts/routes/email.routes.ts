@@ -22,7 +22,8 @@ export function emailRoutes(kit: RouteKit, email: EmailService) {
       await email.resend(c.var.auth);
       return ok(c, null);
     })
-    .openapi({ ...changeEmail, middleware: guarded }, async (c) => {
+    // A password check and a code mailed to any address: the auth budget per client, as a login's.
+    .openapi({ ...changeEmail, middleware: [kit.authLimit, mailEnabled, kit.requireSession] }, async (c) => {
       const { new_email, password } = c.req.valid('json');
       await email.requestChange(c.var.auth, new_email, password, kit.sessionClient(c));
       return ok(c, null);

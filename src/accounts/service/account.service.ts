@@ -2,7 +2,7 @@
 // budget like a login. Knows nothing of HTTP.
 import type { AccountDeletion } from '../account.js';
 import type { AuditLog } from '../audit.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import { userKey, type LoginGuard } from '../login-guard.js';
 import type { Authenticated, SessionClient } from '../service.js';
 import { checkedPassword } from './after-action.js';
 
@@ -13,7 +13,7 @@ export class AccountService {
     const { user } = auth;
     // A password check like PUT /password: it spends the same per-account budget.
     return checkedPassword(this.deps.audit, 'account_deletion_failed', user.id, client, () =>
-      this.deps.failures.run([accountKey(user.username), accountKey(user.email)], () => this.deps.deletion.delete(user.id, password)),
+      this.deps.failures.run([userKey(user.id)], () => this.deps.deletion.delete(user.id, password)),
     );
   }
 }

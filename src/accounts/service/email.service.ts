@@ -13,7 +13,7 @@ import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit.js';
 import type { Budget } from '../budget.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import { userKey, type LoginGuard } from '../login-guard.js';
 import { ensureHashCapacity, verifyPassword } from '../passwords.js';
 import { uniqueViolation, type Authenticated, type SessionClient, type User } from '../service.js';
 import { afterwards } from './after-action.js';
@@ -106,15 +106,16 @@ export class EmailService {
   /**
    * Asks to move the account to `newEmail`: the password is checked like a password change (on the
    * account's hashing lane, a wrong one spends the per-account failure budget and is audited), then a
-   * code goes to the new address. AuthError `email_taken` when another account has it.
+   * code goes to the new address, registered to another account or not (confirmChange refuses a
+   * taken one).
    */
   async requestChange(auth: Authenticated, newEmail: string, password: string, client: SessionClient): Promise<void> {
     const mailer = this.mailerOrRefuse();
-    const { db, audit, failures } = this.deps;
+    const { audit, failures } = this.deps;
     const { user } = auth;
     if (newEmail === user.email) throw new AuthError('same_email');
     try {
-      await failures.run([accountKey(user.username), accountKey(user.email)], () => this.checkPassword(user.id, password));
+      await failures.run([userKey(user.id)], () => this.checkPassword(user.id, password));
     } catch (error) {
       // A refusal before any check (budget spent, busy) writes nothing, so a flood cannot turn into writes.
       if (error instanceof AuthError && error.reason === 'wrong_old_password') {
@@ -122,9 +123,9 @@ export class EmailService {
       }
       throw error;
     }
-    // A clear answer now; the unique index decides again at confirmation.
-    const [taken] = await db.select({ id: users.id }).from(users).where(eq(users.email, newEmail)).limit(1);
-    if (taken) throw new AuthError('email_taken');
+    // Whether another account has the address is not looked at here: the answer, the code budget
+    // and the mail are the same for a taken address as for a free one, so this endpoint tells no one
+    // which addresses are registered. The unique index decides at confirmation (2002 then).
     await this.withSlot(mailer, user.id, (slot) => this.issue(user.id, 'change', newEmail, slot));
     await audit.record({ type: 'email_change_requested', userId: user.id, ip: client.ip, userAgent: client.userAgent });
   }

@@ -4,7 +4,7 @@ import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuditLog } from '../audit.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import { userKey, type LoginGuard } from '../login-guard.js';
 import { assertAcceptablePassword } from '../password-policy.js';
 import type { PasswordReset } from '../password-reset.js';
 import type { Authenticated, AuthService, SessionClient } from '../service.js';
@@ -39,7 +39,7 @@ export class PasswordService {
     const others = await devices.publicIds(auth.user.id, auth.sessionId);
     // The budget of the account's login names, so guesses here and at login add up.
     await checkedPassword(audit, 'password_change_failed', auth.user.id, client, () =>
-      failures.run([accountKey(auth.user.username), accountKey(auth.user.email)], () => this.deps.auth.changePassword(auth, oldPassword, newPassword)),
+      failures.run([userKey(auth.user.id)], () => this.deps.auth.changePassword(auth, oldPassword, newPassword)),
     );
     notices?.notify({ kind: 'password_changed', account: String(auth.user.id), to: auth.user.email, at: this.deps.now() });
     await afterwards(logger, 'password change audit', async () => {

@@ -8,7 +8,7 @@ import type { AuthMethod } from '../contract/devices.js';
 import type { RegisterBody } from '../contract/session.js';
 import type { LoginMfaBody } from '../contract/totp.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import type { LoginGuard } from '../login-guard.js';
 import { assertAcceptablePassword } from '../password-policy.js';
 import type { Authenticated, AuthService, SessionClient, TokenSet, User } from '../service.js';
 import type { LogoutScope, SessionDirectory } from '../sessions.js';
@@ -44,7 +44,8 @@ export class SessionService {
     const { auth, failures, audit, db } = this.deps;
     let user;
     try {
-      user = await failures.run([accountKey(account)], () => auth.checkPassword(account, password));
+      const found = await auth.findAccount(account);
+      user = await failures.run([found.key], () => auth.checkPassword(found, password));
     } catch (error) {
       // A refusal before any password was checked (busy, or the account's failure budget spent) is
       // no authentication event: counted in metrics, not written, so a flood cannot turn into writes.

@@ -16,7 +16,7 @@ import type { AuthMethod } from '../contract/devices.js';
 import type { mfaChallengeData } from '../contract/errors.js';
 import { RECOVERY_CODE_COUNT, type LoginMfaBody } from '../contract/totp.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
+import { userKey, type LoginGuard } from '../login-guard.js';
 import { insertSelect, type Authenticated, type AuthService, type SessionClient, type User } from '../service.js';
 import { parseToken } from '../tokens.js';
 import { afterwards } from './after-action.js';
@@ -155,7 +155,7 @@ export class TotpService {
     const [factor] = await db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
     if (!factor) throw new AuthError('totp_not_set_up', 'TOTP is not enabled');
     const byRecoveryCode = !/^[0-9]{6}$/.test(code);
-    await failures.run([accountKey(user.username), accountKey(user.email)], async () => {
+    await failures.run([userKey(user.id)], async () => {
       try {
         await accounts.checkPassword(user.username, password);
       } catch (error) {
@@ -241,7 +241,7 @@ export class TotpService {
     const [factor] = await db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
     if (!factor) throw new AuthError('invalid_mfa_token');
     const byRecoveryCode = body.recovery_code !== undefined;
-    await failures.run([accountKey(user.username), accountKey(user.email)], async () => {
+    await failures.run([userKey(user.id)], async () => {
       const accepted = byRecoveryCode ? await this.useRecoveryCode(user.id, body.recovery_code!) : await this.acceptTotp(user, factor.secret, body.code!);
       if (!accepted) {
         await this.failed(user, byRecoveryCode ? 'wrong_recovery_code' : 'wrong_totp_code', client);
