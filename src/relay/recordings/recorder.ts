@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
@@ -24,7 +25,10 @@ import type { RelayEvent } from '../contract/events.js';
 import { notFound, RelayError, validationError } from '../errors.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../index.js';
+import { mediaFlowing, waitForMedia } from './media-wait.js';
+import { recordingAddresses } from './rtp-source.js';
 import { mediaCodecOf, recordingSdp } from './sdp.js';
+import { endedWhileStarting, startRefusal, stillStarting } from './start-race.js';
 import { createUploader, type Uploader, type UploaderOptions } from './upload.js';
 
 export type StopReason = z.infer<typeof recordingStopReason>;
@@ -54,6 +58,8 @@ export interface RecordingsDeps {
   stopTimeoutMs?: number;
   /** Retry timing of the uploads (tests shorten it). */
   upload?: UploaderOptions;
+  /** MEDIASOUP_PLAIN_LISTEN_IP: where ffmpeg listens and whose RTP it takes follow from it (rtp-source.ts). */
+  plainListenIp?: string;
 }
 
 interface Track {
@@ -62,6 +68,7 @@ interface Track {
   port: number;
   plainTransportId?: string;
   consumerId?: string;
+  rtpParameters?: ms.RtpParameters;
 }
 
 interface Recording {
@@ -90,6 +97,8 @@ interface Recording {
   /** The next stall check (watchForStall): cleared on release. */
   stallCheck?: NodeJS.Timeout;
   stderr: string;
+  /** Resolves once its start has settled and released whatever a race left (start-race.ts). */
+  settled?: Promise<void>;
 }
 
 export interface Recordings {
@@ -123,6 +132,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   /** Loopback ports handed to a recording's ffmpeg and not yet given back. */
   const portsInUse = new Set<number>();
   const uploader: Uploader | undefined = config.s3 ? createUploader(config.s3, logger, deps.upload) : undefined;
+  const addresses = recordingAddresses(deps.plainListenIp ?? '127.0.0.1');
 
   const isActive = (r: Recording) => r.state === 'starting' || r.state === 'recording' || r.state === 'stopping';
 
@@ -241,7 +251,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       r.bytes = await fileSize(r);
       logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
       bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
-      if (uploader) upload(uploader, r);
+      // A recording stopped before its media ever flowed has no file.
+      if (uploader && r.bytes > 0) upload(uploader, r);
       trim();
     })();
     return r.ending;
@@ -351,9 +362,9 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   /** A port p of loopback with p + 1 free too (RTP and RTCP of one track), not handed to another recording. */
   async function freePortPair(): Promise<number> {
     for (let attempt = 0; attempt < 32; attempt++) {
-      const first = await bindUdp(0);
+      const first = await bindUdp(addresses.listen, 0);
       const port = (first.address()).port;
-      const second = port < 65535 && !portsInUse.has(port) && !portsInUse.has(port + 1) ? await bindUdp(port + 1).catch(() => undefined) : undefined;
+      const second = port < 65535 && !portsInUse.has(port) && !portsInUse.has(port + 1) ? await bindUdp(addresses.listen, port + 1).catch(() => undefined) : undefined;
       first.close();
       second?.close();
       if (second) {
@@ -407,31 +418,57 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     };
     // Counted against RECORDINGS_MAX from here, before anything is awaited.
     recordings.set(id, r);
-    try {
+    const setup = (async () => {
       await checkStorage();
+      stillStarting(r);
       await setUp(r);
+    })();
+    let settle!: () => void;
+    r.settled = new Promise<void>((resolve) => (settle = resolve));
+    try {
+      await setup;
     } catch (error) {
-      if (r.state === 'starting') {
-        void release(r);
-        recordings.delete(id);
-        const child = r.process;
-        if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      }
-      throw error;
+      const refusal = startRefusal(media, r, error);
+      await abandon(r);
+      throw refusal;
+    } finally {
+      settle();
     }
     return view(r);
+  }
+
+  /**
+   * After a setup that failed or was overtaken (start-race.ts): the setup has settled, so it makes
+   * nothing more, and everything it made is on the recording; released here whatever the race.
+   */
+  async function abandon(r: Recording): Promise<void> {
+    const child = r.process;
+    if (r.state === 'starting') {
+      // Its own failure: it never started, and is forgotten (the POST answers why).
+      r.state = 'failed';
+      recordings.delete(r.id);
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    } else {
+      // Ended meanwhile (DELETE, shutdown, a producer or the room closing, a failure): let that end finish.
+      await r.ending;
+    }
+    await release(r);
   }
 
   async function setUp(r: Recording): Promise<void> {
     const ops = media;
     const router = ops.getRouter(r.routerId).entry.router;
     const rtpCapabilities = recordingCapabilities(router.rtpCapabilities);
-    const consumers: ms.RtpParameters[] = [];
+    // Each resource goes onto the recording as soon as it exists, and the start checks after every await
+    // that it still starts: what a race leaves is released once the setup has settled (abandon()).
     for (const track of r.tracks) {
       track.port = await freePortPair();
+      stillStarting(r);
       const plain = await ops.createPlainTransport({ routerId: r.routerId, rtcpMux: false, comedia: false, appData: { recordingId: r.id } });
       track.plainTransportId = plain.plainTransport.id;
-      await ops.connectPlainTransport(plain.plainTransport.id, { ip: '127.0.0.1', port: track.port, rtcpPort: track.port + 1 });
+      stillStarting(r);
+      await ops.connectPlainTransport(plain.plainTransport.id, { ip: addresses.listen, port: track.port, rtcpPort: track.port + 1 });
+      stillStarting(r);
       const consumer = await ops.createConsumer({
         transportId: plain.plainTransport.id,
         producerId: track.producerId,
@@ -439,15 +476,50 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         appData: { recordingId: r.id },
       });
       track.consumerId = consumer.consumer.id;
-      consumers.push(consumer.consumer.rtpParameters);
+      track.rtpParameters = consumer.consumer.rtpParameters;
+      stillStarting(r);
     }
+    await writeFile(pathOf(r.id, 'sdp'), recordingSdp(r.tracks.map((t) => ({ kind: t.kind, port: t.port, rtpParameters: t.rtpParameters! })), addresses), { mode: 0o600 });
+    stillStarting(r);
+    // Media flowing already (the usual case): ffmpeg is listening before the answer, so the file holds
+    // everything from then on. Otherwise (everyone muted) the recording waits for it (media-wait.ts).
+    const flowing = await mediaFlowing(ops, r.producerIds);
+    stillStarting(r);
+    if (flowing) await launch(r, () => r.state === 'starting');
+    stillStarting(r);
+    r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
+    r.state = 'recording';
+    if (r.process) watchForStall(r);
+    else void launchOnceMediaFlows(r);
+    logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file, waitingForMedia: !r.process }, 'recording started');
+    bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
+  }
+
+  /** A recording that started without media: ffmpeg once every producer sends; the stall watch from then on. */
+  async function launchOnceMediaFlows(r: Recording): Promise<void> {
+    const recording = () => r.state === 'recording';
+    try {
+      if (!(await waitForMedia(media, r.producerIds, () => recording() && !r.process))) return;
+      await launch(r, recording);
+      watchForStall(r);
+      logger.info({ recordingId: r.id, routerId: r.routerId }, 'recording: media flows, ffmpeg started');
+    } catch (error) {
+      if (!recording()) return;
+      // A producer gone while it waited: the recording ends as when a producer closes.
+      if (error instanceof RelayError && error.code === 'NOT_FOUND') void end(r, 'producer_closed');
+      else fail(r, `ffmpeg could not start once media flowed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** ffmpeg started and listening, then the consumers resumed and key frames asked for; `alive` false stops it with the 409. */
+  async function launch(r: Recording, alive: () => boolean): Promise<void> {
+    const ops = media;
     const sdpPath = pathOf(r.id, 'sdp');
-    await writeFile(sdpPath, recordingSdp(r.tracks.map((t, i) => ({ kind: t.kind, port: t.port, rtpParameters: consumers[i]! }))), { mode: 0o600 });
-    if (r.state !== 'starting') throw new RelayError('MEDIASOUP_ERROR', `recording ${r.id} ended while it started`);
     const output = pathOf(r.id, FORMATS[r.format].ext);
     const child = spawn(
       ffmpeg,
-      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-flush_packets', '1', '-f', FORMATS[r.format].muxer, '-y', output],
+      // -localaddr: its sockets on the loopback address only; the SDP's source filter takes RTP from the relay's address only (rtp-source.ts).
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-localaddr', addresses.listen, '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-flush_packets', '1', '-f', FORMATS[r.format].muxer, '-y', output],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     r.process = child;
@@ -469,29 +541,39 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         fail(r, `ffmpeg exited (${how})${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').at(-1)!.slice(0, 300)}` : ''}`);
       }
     });
-    await waitListening(r, child);
-    for (const track of r.tracks) await ops.resumeConsumer(track.consumerId!);
+    await waitListening(r, child, alive);
+    for (const track of r.tracks) {
+      await ops.resumeConsumer(track.consumerId!);
+      if (!alive()) throw endedWhileStarting(r);
+    }
     const video = r.tracks.find((t) => t.kind === 'video');
     if (video) {
       for (const delay of KEY_FRAME_DELAYS_MS) {
         r.timers.push(setTimeout(() => void ops.requestConsumerKeyFrame(video.consumerId!).catch(() => {}), delay));
       }
     }
-    r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
-    r.state = 'recording';
-    watchForStall(r);
-    logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file }, 'recording started');
-    bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
   }
 
+  /** A video producer resumed mid-recording: a key frame at once, so the file does not wait for the sender's next one. */
+  function keyFrameOnResume(event: RelayEvent): void {
+    if (event.type !== 'producer.resumed') return;
+    for (const r of recordings.values()) {
+      if (r.state !== 'recording' || !r.process) continue;
+      const track = r.tracks.find((t) => t.kind === 'video' && t.producerId === event.producerId);
+      if (track?.consumerId) void media.requestConsumerKeyFrame(track.consumerId).catch(() => {});
+    }
+  }
+  bus.listen(keyFrameOnResume);
+
   /** ffmpeg holds a port once it has read the SDP: a bind of it then fails. */
-  async function waitListening(r: Recording, child: ChildProcess): Promise<void> {
+  async function waitListening(r: Recording, child: ChildProcess, alive: () => boolean): Promise<void> {
     const deadline = Date.now() + LISTEN_TIMEOUT_MS;
     for (;;) {
-      if (r.gone || child.exitCode !== null || child.signalCode !== null || r.state !== 'starting') {
+      if (r.gone || child.exitCode !== null || child.signalCode !== null) {
         throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
       }
-      const held = await Promise.all(r.tracks.map((t) => portHeld(t.port)));
+      if (!alive()) throw endedWhileStarting(r);
+      const held = await Promise.all(r.tracks.map((t) => portHeld(addresses.listen, t.port)));
       if (held.every(Boolean)) return;
       if (Date.now() > deadline) throw new RelayError('MEDIASOUP_ERROR', 'ffmpeg did not open its ports in time');
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -505,6 +587,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     async stop(id) {
       const r = require(id);
       await end(r, 'api');
+      // Stopped while it started: answered once the start has released what it made.
+      await r.settled;
       return view(r);
     },
     async stopAll(reason) {
@@ -527,20 +611,20 @@ function recordingCapabilities(caps: ms.RtpCapabilities): ms.RtpCapabilities {
   };
 }
 
-function bindUdp(port: number): Promise<Socket> {
+function bindUdp(address: string, port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
+    const socket = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
     socket.once('error', (error) => {
       socket.close();
       reject(error);
     });
-    socket.bind(port, '127.0.0.1', () => resolve(socket));
+    socket.bind(port, address, () => resolve(socket));
   });
 }
 
-async function portHeld(port: number): Promise<boolean> {
+async function portHeld(address: string, port: number): Promise<boolean> {
   try {
-    (await bindUdp(port)).close();
+    (await bindUdp(address, port)).close();
     return false;
   } catch {
     return true;
