@@ -102,6 +102,15 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
 
   const eventsOf = (recordingId: string) => events.filter((e) => e.recordingId === recordingId);
   const recordings = () => t.composition.relay!.recordings;
+  /** For a wait's failure message: the recording's state, its ffmpeg, the producers' stats and the ingest's stderr. */
+  const situation = async (recordingId: string) =>
+    JSON.stringify({
+      recording: recordings().get(recordingId),
+      ffmpeg: recordings().processForTesting(recordingId)?.pid ?? null,
+      audio: await relay.producerStats(producers.audio).catch(String),
+      video: await relay.producerStats(producers.video).catch(String),
+      ingest: source?.stderr().slice(-500),
+    });
 
   /** The room holds its ingest only: two plain transports, two producers, no consumer; no recording under way, no SDP left. */
   async function expectOnlyTheIngest(): Promise<void> {
@@ -188,7 +197,9 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
     const file = path.join(dir, recording.file);
     const child = recordings().processForTesting(recording.id)!;
     try {
-      await waitFor(() => existsSync(file) && statSync(file).size > 5000, { timeoutMs: 20_000, what: 'the file growing' });
+      await waitFor(() => existsSync(file) && statSync(file).size > 5000, { timeoutMs: 20_000, what: 'the file growing' }).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${await situation(recording.id)}`);
+      });
       const sockets = udpSocketsOf(child.pid!);
       console.log(`ffmpeg's UDP sockets: ${sockets.join(' ')}`);
       expect(sockets).toHaveLength(2); // RTP and RTCP of the one track
@@ -243,7 +254,9 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
       await relay.resumeProducer(producers.audio);
       await relay.resumeProducer(producers.video);
       const file = path.join(dir, recording.file);
-      await waitFor(() => existsSync(file) && statSync(file).size > 50_000, { timeoutMs: 20_000, what: 'the file growing once media flows' });
+      await waitFor(() => existsSync(file) && statSync(file).size > 50_000, { timeoutMs: 20_000, what: 'the file growing once media flows' }).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${await situation(recording.id)}`);
+      });
       await sleep(3000);
       const stopped = await relay.stopRecording(recording.id);
       expect(stopped).toMatchObject({ state: 'stopped', reason: 'api' });

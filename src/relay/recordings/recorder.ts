@@ -25,7 +25,7 @@ import type { RelayEvent } from '../contract/events.js';
 import { notFound, RelayError, validationError } from '../errors.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../index.js';
-import { mediaFlowing, waitForMedia } from './media-wait.js';
+import { MEDIA_GRACE_MS, mediaFlowingWithin, waitForMedia } from './media-wait.js';
 import { recordingAddresses } from './rtp-source.js';
 import { mediaCodecOf, recordingSdp } from './sdp.js';
 import { endedWhileStarting, startRefusal, stillStarting } from './start-race.js';
@@ -483,7 +483,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     stillStarting(r);
     // Media flowing already (the usual case): ffmpeg is listening before the answer, so the file holds
     // everything from then on. Otherwise (everyone muted) the recording waits for it (media-wait.ts).
-    const flowing = await mediaFlowing(ops, r.producerIds);
+    const flowing = await mediaFlowingWithin(ops, r.producerIds, MEDIA_GRACE_MS, () => r.state === 'starting');
     stillStarting(r);
     if (flowing) await launch(r, () => r.state === 'starting');
     stillStarting(r);
@@ -569,6 +569,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   async function waitListening(r: Recording, child: ChildProcess, alive: () => boolean): Promise<void> {
     const deadline = Date.now() + LISTEN_TIMEOUT_MS;
     for (;;) {
+      // Stopped meanwhile (its ffmpeg then exits on the stop's SIGINT): that, not ffmpeg, is the answer.
+      if (r.state === 'stopping' || r.state === 'stopped') throw endedWhileStarting(r);
       if (r.gone || child.exitCode !== null || child.signalCode !== null) {
         throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
       }
