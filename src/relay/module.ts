@@ -43,7 +43,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   const events = createRelayEvents(deps.config.events, deps.logger);
   const media = await MediaService.create(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
-  const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, ...deps.recordings });
+  const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {
     name: 'relay',
     media,

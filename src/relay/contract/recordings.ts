@@ -32,7 +32,7 @@ export const recordingSchema = z.object({
   id: z.string(),
   routerId: z.string(),
   producerIds: z.array(z.string()),
-  state: recordingState,
+  state: recordingState.describe('recording: under way, its ffmpeg started once media flows on every track (a recording of paused producers waits)'),
   startedAt: timeString,
   format: z.enum(['webm', 'mkv', 'ogg']),
   file: z.string().describe("the file's name in RECORDINGS_DIR: the recording's id and the format's extension"),
@@ -50,15 +50,18 @@ export const recordingListSchema = z.object({ recordings: z.array(recordingSchem
 export const createRecording = relayRoute({
   method: 'post',
   path: '/v1/recordings',
-  summary: 'Start recording producers of a router (one ffmpeg, stream copy into RECORDINGS_DIR)',
+  summary: 'Start recording producers of a router (one ffmpeg, stream copy into RECORDINGS_DIR); with paused or silent producers it waits for their media',
   body: createRecordingBody,
   success: { 201: { description: 'recording', schema: recordingSchema } },
   errors: [
     errorRow('VALIDATION_ERROR', 'body fails its schema, two producers of one kind, a producer of another router, or a codec the recorder does not copy; details.issues'),
-    notFoundRow('router or producer'),
+    errorRow('NOT_FOUND', 'router or producer not found, also one that closed while the recording started (nothing of the recording is left); details {resource, id}'),
     errorRow('RECORDING_CAPACITY_EXCEEDED'),
     errorRow('RECORDING_STORAGE_FULL'),
-    errorRow('CONFLICT', 'recordings are not available on this relay (ffmpeg could not be started); details {reason}'),
+    errorRow(
+      'CONFLICT',
+      'recordings are not available on this relay (ffmpeg could not be started; details {reason: "ffmpeg"}), or the recording ended while it started (a DELETE, the shutdown, a failure; nothing of it is left): details {recordingId, state, reason: "ended_while_starting", stopReason?, error?}',
+    ),
   ],
 });
 
@@ -82,7 +85,7 @@ export const getRecording = relayRoute({
 export const stopRecording = relayRoute({
   method: 'delete',
   path: '/v1/recordings/{id}',
-  summary: 'Stop a recording; answers once its file is finalised',
+  summary: 'Stop a recording; answers once its file is finalised (one still starting: once its start has released what it made)',
   success: { 200: { description: 'the recording, stopped (or failed)', schema: recordingSchema } },
   errors: [notFoundRow('recording')],
 });

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import { mkdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
@@ -27,8 +28,11 @@ import type { MediaService } from '../index.js';
 import { finalise, stopFfmpeg } from './ffmpeg-stop.js';
 import { createFfmpegWatchdog } from './ffmpeg-watchdog.js';
 import { createManifests, type Manifest } from './manifest.js';
+import { MEDIA_GRACE_MS, mediaFlowingWithin, waitForMedia } from './media-wait.js';
 import { recoverUnfinished, type RecoveryOutcome } from './recovery.js';
+import { recordingAddresses } from './rtp-source.js';
 import { mediaCodecOf, recordingSdp } from './sdp.js';
+import { endedWhileStarting, startRefusal, stillStarting } from './start-race.js';
 import { createUploader, UploadInterrupted, type Uploader, type UploaderOptions } from './upload.js';
 
 export type StopReason = z.infer<typeof recordingStopReason>;
@@ -62,6 +66,8 @@ export interface RecordingsDeps {
   stopTimeoutMs?: number;
   /** Retry timing of the uploads (tests shorten it). */
   upload?: UploaderOptions;
+  /** MEDIASOUP_PLAIN_LISTEN_IP: where ffmpeg listens and whose RTP it takes follow from it (rtp-source.ts). */
+  plainListenIp?: string;
 }
 
 interface Track {
@@ -70,6 +76,7 @@ interface Track {
   port: number;
   plainTransportId?: string;
   consumerId?: string;
+  rtpParameters?: ms.RtpParameters;
 }
 
 interface Recording {
@@ -98,6 +105,8 @@ interface Recording {
   /** The next stall check (watchForStall): cleared on release. */
   stallCheck?: NodeJS.Timeout;
   stderr: string;
+  /** Resolves once its start has settled and released whatever a race left (start-race.ts). */
+  settled?: Promise<void>;
 }
 
 export interface Recordings {
@@ -134,6 +143,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   const manifests = createManifests(dir);
   const watchdog = createFfmpegWatchdog(logger);
   const closing = new AbortController();
+  const addresses = recordingAddresses(deps.plainListenIp ?? '127.0.0.1');
 
   const isActive = (r: Recording) => r.state === 'starting' || r.state === 'recording' || r.state === 'stopping';
 
@@ -259,11 +269,14 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       if (unfinished) {
         await manifests.save({ ...manifestOf(r), state: 'stopped', unfinished: true, bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
         if (uploader) logger.info({ recordingId: r.id }, 'recording upload deferred to the next start, once its container is finished');
-      } else if (uploader) {
+      } else if (uploader && r.bytes > 0) {
         // Its manifest says the upload is owed before it starts: a relay stopped meanwhile resumes it at its next start.
         await manifests.save({ ...manifestOf(r), state: 'stopped', bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
         upload(uploader, r);
-      } else await manifests.remove(r.id).catch(() => {});
+      } else {
+        // Nothing owed: no upload, or a recording stopped before its media ever flowed (no file).
+        await manifests.remove(r.id).catch(() => {});
+      }
       trim();
     })();
     return r.ending;
@@ -381,9 +394,9 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   /** A port p of loopback with p + 1 free too (RTP and RTCP of one track), not handed to another recording. */
   async function freePortPair(): Promise<number> {
     for (let attempt = 0; attempt < 32; attempt++) {
-      const first = await bindUdp(0);
+      const first = await bindUdp(addresses.listen, 0);
       const port = (first.address()).port;
-      const second = port < 65535 && !portsInUse.has(port) && !portsInUse.has(port + 1) ? await bindUdp(port + 1).catch(() => undefined) : undefined;
+      const second = port < 65535 && !portsInUse.has(port) && !portsInUse.has(port + 1) ? await bindUdp(addresses.listen, port + 1).catch(() => undefined) : undefined;
       first.close();
       second?.close();
       if (second) {
@@ -437,32 +450,59 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     };
     // Counted against RECORDINGS_MAX from here, before anything is awaited.
     recordings.set(id, r);
-    try {
+    const setup = (async () => {
       await checkStorage();
+      stillStarting(r);
       await setUp(r);
-      if (isActive(r)) void manifests.save({ ...manifestOf(r), state: 'recording', ...(r.process?.pid ? { pid: r.process.pid } : {}) }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written: a crash would leave this recording unrecovered'));
+    })();
+    let settle!: () => void;
+    r.settled = new Promise<void>((resolve) => (settle = resolve));
+    try {
+      await setup;
     } catch (error) {
-      if (r.state === 'starting') {
-        void release(r);
-        recordings.delete(id);
-        const child = r.process;
-        if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      }
-      throw error;
+      const refusal = startRefusal(media, r, error);
+      await abandon(r);
+      throw refusal;
+    } finally {
+      settle();
     }
     return view(r);
+  }
+
+  /**
+   * After a setup that failed or was overtaken (start-race.ts): the setup has settled, so it makes
+   * nothing more, and everything it made is on the recording; released here whatever the race.
+   */
+  async function abandon(r: Recording): Promise<void> {
+    const child = r.process;
+    if (r.state === 'starting') {
+      // Its own failure: it never started, and is forgotten (the POST answers why).
+      r.state = 'failed';
+      recordings.delete(r.id);
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // Never answered 201: nothing for the next start to recover.
+      await manifests.remove(r.id).catch(() => {});
+    } else {
+      // Ended meanwhile (DELETE, shutdown, a producer or the room closing, a failure): let that end finish.
+      await r.ending;
+    }
+    await release(r);
   }
 
   async function setUp(r: Recording): Promise<void> {
     const ops = media;
     const router = ops.getRouter(r.routerId).entry.router;
     const rtpCapabilities = recordingCapabilities(router.rtpCapabilities);
-    const consumers: ms.RtpParameters[] = [];
+    // Each resource goes onto the recording as soon as it exists, and the start checks after every await
+    // that it still starts: what a race leaves is released once the setup has settled (abandon()).
     for (const track of r.tracks) {
       track.port = await freePortPair();
+      stillStarting(r);
       const plain = await ops.createPlainTransport({ routerId: r.routerId, rtcpMux: false, comedia: false, appData: { recordingId: r.id } });
       track.plainTransportId = plain.plainTransport.id;
-      await ops.connectPlainTransport(plain.plainTransport.id, { ip: '127.0.0.1', port: track.port, rtcpPort: track.port + 1 });
+      stillStarting(r);
+      await ops.connectPlainTransport(plain.plainTransport.id, { ip: addresses.listen, port: track.port, rtcpPort: track.port + 1 });
+      stillStarting(r);
       const consumer = await ops.createConsumer({
         transportId: plain.plainTransport.id,
         producerId: track.producerId,
@@ -470,15 +510,50 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         appData: { recordingId: r.id },
       });
       track.consumerId = consumer.consumer.id;
-      consumers.push(consumer.consumer.rtpParameters);
+      track.rtpParameters = consumer.consumer.rtpParameters;
+      stillStarting(r);
     }
+    await writeFile(pathOf(r.id, 'sdp'), recordingSdp(r.tracks.map((t) => ({ kind: t.kind, port: t.port, rtpParameters: t.rtpParameters! })), addresses), { mode: 0o600 });
+    stillStarting(r);
+    // Media flowing already (the usual case): ffmpeg is listening before the answer, so the file holds
+    // everything from then on. Otherwise (everyone muted) the recording waits for it (media-wait.ts).
+    const flowing = await mediaFlowingWithin(ops, r.producerIds, MEDIA_GRACE_MS, () => r.state === 'starting');
+    stillStarting(r);
+    if (flowing) await launch(r, () => r.state === 'starting');
+    stillStarting(r);
+    r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
+    r.state = 'recording';
+    if (r.process) watchForStall(r);
+    else void launchOnceMediaFlows(r);
+    logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file, waitingForMedia: !r.process }, 'recording started');
+    bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
+  }
+
+  /** A recording that started without media: ffmpeg once every producer sends; the stall watch from then on. */
+  async function launchOnceMediaFlows(r: Recording): Promise<void> {
+    const recording = () => r.state === 'recording';
+    try {
+      if (!(await waitForMedia(media, r.producerIds, () => recording() && !r.process))) return;
+      await launch(r, recording);
+      watchForStall(r);
+      logger.info({ recordingId: r.id, routerId: r.routerId }, 'recording: media flows, ffmpeg started');
+    } catch (error) {
+      if (!recording()) return;
+      // A producer gone while it waited: the recording ends as when a producer closes.
+      if (error instanceof RelayError && error.code === 'NOT_FOUND') void end(r, 'producer_closed');
+      else fail(r, `ffmpeg could not start once media flowed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** ffmpeg started and listening, then the consumers resumed and key frames asked for; `alive` false stops it with the 409. */
+  async function launch(r: Recording, alive: () => boolean): Promise<void> {
+    const ops = media;
     const sdpPath = pathOf(r.id, 'sdp');
-    await writeFile(sdpPath, recordingSdp(r.tracks.map((t, i) => ({ kind: t.kind, port: t.port, rtpParameters: consumers[i]! }))), { mode: 0o600 });
-    if (r.state !== 'starting') throw new RelayError('MEDIASOUP_ERROR', `recording ${r.id} ended while it started`);
     const output = pathOf(r.id, FORMATS[r.format].ext);
     const child = spawn(
       ffmpeg,
-      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-flush_packets', '1', '-f', FORMATS[r.format].muxer, '-y', output],
+      // -localaddr: its sockets on the loopback address only; the SDP's source filter takes RTP from the relay's address only (rtp-source.ts).
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-protocol_whitelist', 'file,udp,rtp', '-localaddr', addresses.listen, '-fflags', '+genpts', '-analyzeduration', '1000000', '-i', sdpPath, '-map', '0', '-c', 'copy', '-flush_packets', '1', '-f', FORMATS[r.format].muxer, '-y', output],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     r.process = child;
@@ -488,6 +563,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       watchdog.watch(pid);
       child.once('exit', () => watchdog.unwatch(pid));
     }
+    // From here a file is being written: its manifest lets the next start recover it after a crash.
+    if (isActive(r)) void manifests.save({ ...manifestOf(r), state: 'recording', ...(pid ? { pid } : {}) }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written: a crash would leave this recording unrecovered'));
     child.stderr.on('data', (chunk: Buffer) => (r.stderr = (r.stderr + chunk.toString()).slice(-8192)));
     r.exited = new Promise<void>((resolve) => {
       child.once('error', (error) => {
@@ -506,29 +583,41 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         fail(r, `ffmpeg exited (${how})${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').at(-1)!.slice(0, 300)}` : ''}`);
       }
     });
-    await waitListening(r, child);
-    for (const track of r.tracks) await ops.resumeConsumer(track.consumerId!);
+    await waitListening(r, child, alive);
+    for (const track of r.tracks) {
+      await ops.resumeConsumer(track.consumerId!);
+      if (!alive()) throw endedWhileStarting(r);
+    }
     const video = r.tracks.find((t) => t.kind === 'video');
     if (video) {
       for (const delay of KEY_FRAME_DELAYS_MS) {
         r.timers.push(setTimeout(() => void ops.requestConsumerKeyFrame(video.consumerId!).catch(() => {}), delay));
       }
     }
-    r.timers.push(setTimeout(() => void end(r, 'max_duration'), config.maxDurationS * 1000));
-    r.state = 'recording';
-    watchForStall(r);
-    logger.info({ recordingId: r.id, routerId: r.routerId, producerIds: r.producerIds, file: r.file }, 'recording started');
-    bus.publish({ type: 'recording.started', recordingId: r.id, routerId: r.routerId, producerIds: [...r.producerIds], appData: r.appData });
   }
 
+  /** A video producer resumed mid-recording: a key frame at once, so the file does not wait for the sender's next one. */
+  function keyFrameOnResume(event: RelayEvent): void {
+    if (event.type !== 'producer.resumed') return;
+    for (const r of recordings.values()) {
+      if (r.state !== 'recording' || !r.process) continue;
+      const track = r.tracks.find((t) => t.kind === 'video' && t.producerId === event.producerId);
+      if (track?.consumerId) void media.requestConsumerKeyFrame(track.consumerId).catch(() => {});
+    }
+  }
+  bus.listen(keyFrameOnResume);
+
   /** ffmpeg holds a port once it has read the SDP: a bind of it then fails. */
-  async function waitListening(r: Recording, child: ChildProcess): Promise<void> {
+  async function waitListening(r: Recording, child: ChildProcess, alive: () => boolean): Promise<void> {
     const deadline = Date.now() + LISTEN_TIMEOUT_MS;
     for (;;) {
-      if (r.gone || child.exitCode !== null || child.signalCode !== null || r.state !== 'starting') {
+      // Stopped meanwhile (its ffmpeg then exits on the stop's SIGINT): that, not ffmpeg, is the answer.
+      if (r.state === 'stopping' || r.state === 'stopped') throw endedWhileStarting(r);
+      if (r.gone || child.exitCode !== null || child.signalCode !== null) {
         throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
       }
-      const held = await Promise.all(r.tracks.map((t) => portHeld(t.port)));
+      if (!alive()) throw endedWhileStarting(r);
+      const held = await Promise.all(r.tracks.map((t) => portHeld(addresses.listen, t.port)));
       if (held.every(Boolean)) return;
       if (Date.now() > deadline) throw new RelayError('MEDIASOUP_ERROR', 'ffmpeg did not open its ports in time');
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -596,6 +685,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
     async stop(id) {
       const r = require(id);
       await end(r, 'api');
+      // Stopped while it started: answered once the start has released what it made.
+      await r.settled;
       return view(r);
     },
     async stopAll(reason) {
@@ -622,20 +713,20 @@ function recordingCapabilities(caps: ms.RtpCapabilities): ms.RtpCapabilities {
   };
 }
 
-function bindUdp(port: number): Promise<Socket> {
+function bindUdp(address: string, port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
+    const socket = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
     socket.once('error', (error) => {
       socket.close();
       reject(error);
     });
-    socket.bind(port, '127.0.0.1', () => resolve(socket));
+    socket.bind(port, address, () => resolve(socket));
   });
 }
 
-async function portHeld(port: number): Promise<boolean> {
+async function portHeld(address: string, port: number): Promise<boolean> {
   try {
-    (await bindUdp(port)).close();
+    (await bindUdp(address, port)).close();
     return false;
   } catch {
     return true;

@@ -1,6 +1,8 @@
 // The SDP a recording's ffmpeg reads: one m-line per track, each on its own loopback port pair
-// (RTP, RTCP on the next port), with the codec of the consumer the relay sends there.
+// (RTP, RTCP on the next port), with the codec of the consumer the relay sends there, and a source
+// filter naming the relay's own address (rtp-source.ts).
 import type { types as ms } from 'mediasoup';
+import type { RecordingAddresses } from './rtp-source.js';
 
 export interface SdpTrack {
   kind: 'audio' | 'video';
@@ -15,8 +17,9 @@ export function mediaCodecOf(rtpParameters: ms.RtpParameters): ms.RtpCodecParame
   return codec;
 }
 
-export function recordingSdp(tracks: SdpTrack[]): string {
-  const lines = ['v=0', 'o=- 0 0 IN IP4 127.0.0.1', 's=chat-backend recording', 'c=IN IP4 127.0.0.1', 't=0 0'];
+export function recordingSdp(tracks: SdpTrack[], addresses: RecordingAddresses): string {
+  const ip = `IN IP${addresses.family}`;
+  const lines = ['v=0', `o=- 0 0 ${ip} ${addresses.listen}`, 's=chat-backend recording', `c=${ip} ${addresses.listen}`, 't=0 0'];
   for (const { kind, port, rtpParameters } of tracks) {
     const codec = mediaCodecOf(rtpParameters);
     const [, name] = codec.mimeType.split('/');
@@ -28,6 +31,8 @@ export function recordingSdp(tracks: SdpTrack[]): string {
       .filter(([key, value]) => /^[a-z0-9-]{1,32}$/i.test(key) && /^[A-Za-z0-9+/=,._-]{1,256}$/.test(String(value)))
       .map(([key, value]) => `${key}=${String(value)}`);
     if (fmtp.length) lines.push(`a=fmtp:${pt} ${fmtp.join(';')}`);
+    // RFC 4570: ffmpeg passes it on as its rtp protocol's `sources`, dropping packets of any other address.
+    lines.push(`a=source-filter: incl ${ip} ${addresses.listen} ${addresses.source}`);
     lines.push('a=recvonly');
   }
   return `${lines.join('\r\n')}\r\n`;
