@@ -563,8 +563,6 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       watchdog.watch(pid);
       child.once('exit', () => watchdog.unwatch(pid));
     }
-    // From here a file is being written: its manifest lets the next start recover it after a crash.
-    if (isActive(r)) void manifests.save({ ...manifestOf(r), state: 'recording', ...(pid ? { pid } : {}) }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written: a crash would leave this recording unrecovered'));
     child.stderr.on('data', (chunk: Buffer) => (r.stderr = (r.stderr + chunk.toString()).slice(-8192)));
     r.exited = new Promise<void>((resolve) => {
       child.once('error', (error) => {
@@ -583,6 +581,8 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         fail(r, `ffmpeg exited (${how})${r.stderr.trim() ? `: ${r.stderr.trim().split('\n').at(-1)!.slice(0, 300)}` : ''}`);
       }
     });
+    // From here a file is being written: its manifest lets the next start recover it after a crash.
+    if (isActive(r)) await manifests.save({ ...manifestOf(r), state: 'recording', ...(pid ? { pid } : {}) }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written: a crash would leave this recording unrecovered'));
     await waitListening(r, child, alive);
     for (const track of r.tracks) {
       await ops.resumeConsumer(track.consumerId!);
