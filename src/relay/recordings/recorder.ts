@@ -260,23 +260,27 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
         }
       }
       await release(r);
-      r.state = 'stopped';
-      r.reason = reason;
-      r.durationMs = Date.now() - r.startedAt.getTime();
-      r.bytes = await fileSize(r);
-      logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
-      bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
+      const durationMs = Date.now() - r.startedAt.getTime();
+      const bytes = await fileSize(r);
+      // The manifest first: once the recording reads `stopped`, its manifest says what is left to do.
+      const owed = !unfinished && uploader !== undefined && bytes > 0;
       if (unfinished) {
-        await manifests.save({ ...manifestOf(r), state: 'stopped', unfinished: true, bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
-        if (uploader) logger.info({ recordingId: r.id }, 'recording upload deferred to the next start, once its container is finished');
-      } else if (uploader && r.bytes > 0) {
-        // Its manifest says the upload is owed before it starts: a relay stopped meanwhile resumes it at its next start.
-        await manifests.save({ ...manifestOf(r), state: 'stopped', bytes: r.bytes, durationMs: r.durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
-        upload(uploader, r);
+        await manifests.save({ ...manifestOf(r), state: 'stopped', unfinished: true, bytes, durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
+      } else if (owed) {
+        // The upload is owed before it starts: a relay stopped meanwhile resumes it at its next start.
+        await manifests.save({ ...manifestOf(r), state: 'stopped', bytes, durationMs }).catch((error: unknown) => logger.error({ err: error, recordingId: r.id }, 'recording manifest not written'));
       } else {
         // Nothing owed: no upload, or a recording stopped before its media ever flowed (no file).
         await manifests.remove(r.id).catch(() => {});
       }
+      r.state = 'stopped';
+      r.reason = reason;
+      r.durationMs = durationMs;
+      r.bytes = bytes;
+      logger.info({ recordingId: r.id, routerId: r.routerId, reason, bytes: r.bytes, durationMs: r.durationMs }, 'recording stopped');
+      bus.publish({ type: 'recording.stopped', recordingId: r.id, routerId: r.routerId, reason, file: r.file, bytes: r.bytes, durationMs: r.durationMs, appData: r.appData });
+      if (unfinished && uploader) logger.info({ recordingId: r.id }, 'recording upload deferred to the next start, once its container is finished');
+      if (owed) upload(uploader, r);
       trim();
     })();
     return r.ending;
