@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
 import { connectFailure, DatabaseUnreachableError, waitForDatabase } from './db/connect.js';
 import { migrateDatabase } from './db/migrate.js';
+import { prepareDataDir, PRIVATE_UMASK } from './data-dir.js';
 import { createLogger, createLogOutput } from './logger.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
 import { internalTokenNotice, resolveInternalToken } from './secrets/internal-token.js';
@@ -32,6 +33,15 @@ const pretty = process.argv.includes('--pretty');
 // flush at exit is bounded (logOutput.close) whatever became of the reader.
 const logOutput = pretty ? undefined : createLogOutput();
 const logger = createLogger({ level: config.logLevel, pretty, ...(logOutput ? { destination: logOutput.stream } : {}) });
+
+process.umask(PRIVATE_UMASK);
+try {
+  await prepareDataDir(config.dataDir, logger);
+} catch (error) {
+  logger.fatal({ err: error }, `DATA_DIR ${config.dataDir} could not be prepared`);
+  await logOutput?.close(1000);
+  process.exit(1);
+}
 
 let internalToken: string;
 try {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 
@@ -16,7 +17,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);
     expect(config.host).toBe('0.0.0.0');
-    expect(config.database).toEqual({ kind: 'pglite', dataDir: './.data' });
+    expect(config.database).toEqual({ kind: 'pglite', dataDir: path.join('.data', 'pglite') });
+    expect(config.secretsDir).toBe(path.join('.data', 'secrets'));
     expect(config.auth).toEqual({
       accessTokenTtl: 7200,
       refreshTokenTtl: 2592000,

@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Config } from '../config/index.js';
+import { makePrivate } from '../data-dir.js';
 import * as schema from './schema.js';
 
 /**
@@ -71,7 +72,7 @@ export async function openDatabase(options: Config['database'], open: OpenOption
       close: () => client.end({ timeout: 2 }),
     };
   }
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const client = new PGlite({ dataDir: options.dataDir, startParams: PGLITE_START_PARAMS, loadDataDir: open.pgliteSnapshot });
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
@@ -79,7 +80,11 @@ export async function openDatabase(options: Config['database'], open: OpenOption
     db,
     kind: 'pglite',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs),
-    close: () => client.close(),
+    // What PGlite made while it ran may carry read bits for others (see PRIVATE_UMASK): off at rest.
+    close: async () => {
+      await client.close();
+      if (options.dataDir) await makePrivate(options.dataDir);
+    },
   };
 }
 
