@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
+import { SigningKeySecretError } from './accounts/signing-keys.js';
 import { compose, type Composition } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
@@ -92,6 +93,17 @@ try {
   process.exit(1);
 }
 logger.info({ rateLimits: composition.rateLimitStores.mode() }, 'rate limits ready');
+
+try {
+  // Every instance on one database must share AUTH_KEY_SECRET: one that cannot open the stored
+  // signing keys would answer 500 to every login, so it does not start.
+  await composition.accounts?.signingKeys.checkSecret();
+} catch (error) {
+  logger.fatal(error instanceof SigningKeySecretError ? error.message : `the token signing keys could not be prepared: ${connectFailure(error)}`);
+  await composition.stop();
+  await logOutput?.close(1000);
+  process.exit(1);
+}
 const media = composition.relay!.media;
 
 const servers: Server[] = [];

@@ -23,6 +23,13 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * Runs `task` while holding the session-level advisory lock `key` (PostgreSQL), taken on a
+   * connection of its own without a statement timeout, so the wait is as long as the holder's work;
+   * a holder that dies releases it with its connection. On PGlite, one process's own database,
+   * `task` simply runs.
+   */
+  exclusively<T>(key: bigint, task: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -69,6 +76,21 @@ export async function openDatabase(options: Config['database'], open: OpenOption
       db,
       kind: 'postgres',
       ping: (timeoutMs = 2000) => withTimeout(client`select 1`.then(() => undefined), timeoutMs),
+      // A client of its own rather than the pool's reserve(): postgres.js 3.4.9's reserve() never
+      // resolves while the pool has no open connection when fetch_types is off.
+      exclusively: async (key, task) => {
+        const lock = postgres(options.url, { max: 1, connect_timeout: 5, fetch_types: false, onnotice: () => {}, connection: { application_name: 'chat-backend' } });
+        try {
+          await lock`select pg_advisory_lock(${key.toString()}::bigint)`;
+          try {
+            return await task();
+          } finally {
+            await lock`select pg_advisory_unlock(${key.toString()}::bigint)`.catch(() => {});
+          }
+        } finally {
+          await lock.end({ timeout: 2 });
+        }
+      },
       close: () => client.end({ timeout: 2 }),
     };
   }
@@ -80,6 +102,7 @@ export async function openDatabase(options: Config['database'], open: OpenOption
     db,
     kind: 'pglite',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs),
+    exclusively: (_key, task) => task(),
     // What PGlite made while it ran may carry read bits for others (see PRIVATE_UMASK): off at rest.
     close: async () => {
       await client.close();
