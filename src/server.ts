@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
 import { connectFailure, DatabaseUnreachableError, waitForDatabase } from './db/connect.js';
 import { migrateDatabase } from './db/migrate.js';
+import { seedFromTemplate } from './db/pglite-template.js';
 import { prepareDataDir, PRIVATE_UMASK } from './data-dir.js';
 import { createLogger, createLogOutput } from './logger.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
@@ -64,6 +65,15 @@ try {
   process.exit(1);
 }
 
+const startedDatabase = performance.now();
+if (config.database.kind === 'pglite' && config.database.dataDir !== undefined) {
+  try {
+    await seedFromTemplate(config.database.dataDir, logger);
+  } catch (error) {
+    // The template is a shortcut: without it the database is created as before.
+    logger.warn({ err: error }, 'the migrated template of the embedded database could not be copied: creating the database instead');
+  }
+}
 const database = await openDatabase(config.database);
 try {
   if (config.database.kind === 'postgres') {
@@ -78,7 +88,7 @@ try {
   await logOutput?.close(1000);
   process.exit(1);
 }
-logger.info({ database: database.kind }, 'database ready');
+logger.info({ database: database.kind, durationMs: Math.round(performance.now() - startedDatabase) }, 'database ready');
 
 let composition: Composition;
 try {
