@@ -48,6 +48,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/reliability/drain.test.ts' },
   // Its own PostgreSQL stopped and started under traffic: account requests must fail within a fail-fast bound.
   { glob: 'test/reliability/db-outage.test.ts' },
+  // A first start's database time and peak memory (the migrated template of the embedded database).
+  { glob: 'test/start/first-start.test.ts' },
   // "Same answer in the same time": known and unknown e-mails' medians within 40 ms.
   { glob: 'test/accounts/password-reset-timing.test.ts', db: true },
   // Two failed logins (argon2 each) and the refused ones must all fall inside a 2 s lock window.

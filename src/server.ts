@@ -2,11 +2,14 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
+import { SigningKeySecretError } from './accounts/signing-keys.js';
 import { compose, type Composition } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';
 import { connectFailure, DatabaseUnreachableError, waitForDatabase } from './db/connect.js';
 import { migrateDatabase } from './db/migrate.js';
+import { seedFromTemplate } from './db/pglite-template.js';
+import { prepareDataDir, PRIVATE_UMASK } from './data-dir.js';
 import { createLogger, createLogOutput } from './logger.js';
 import { AuthKeys, resolveAuthKeySecret } from './secrets/auth-key.js';
 import { internalTokenNotice, resolveInternalToken } from './secrets/internal-token.js';
@@ -33,6 +36,15 @@ const pretty = process.argv.includes('--pretty');
 const logOutput = pretty ? undefined : createLogOutput();
 const logger = createLogger({ level: config.logLevel, pretty, ...(logOutput ? { destination: logOutput.stream } : {}) });
 
+process.umask(PRIVATE_UMASK);
+try {
+  await prepareDataDir(config.dataDir, logger);
+} catch (error) {
+  logger.fatal({ err: error }, `DATA_DIR ${config.dataDir} could not be prepared`);
+  await logOutput?.close(1000);
+  process.exit(1);
+}
+
 let internalToken: string;
 try {
   const resolved = await resolveInternalToken(config);
@@ -53,6 +65,15 @@ try {
   process.exit(1);
 }
 
+const startedDatabase = performance.now();
+if (config.database.kind === 'pglite' && config.database.dataDir !== undefined) {
+  try {
+    await seedFromTemplate(config.database.dataDir, logger);
+  } catch (error) {
+    // The template is a shortcut: without it the database is created as before.
+    logger.warn({ err: error }, 'the migrated template of the embedded database could not be copied: creating the database instead');
+  }
+}
 const database = await openDatabase(config.database);
 try {
   if (config.database.kind === 'postgres') {
@@ -67,7 +88,7 @@ try {
   await logOutput?.close(1000);
   process.exit(1);
 }
-logger.info({ database: database.kind }, 'database ready');
+logger.info({ database: database.kind, durationMs: Math.round(performance.now() - startedDatabase) }, 'database ready');
 
 let composition: Composition;
 try {
@@ -82,6 +103,17 @@ try {
   process.exit(1);
 }
 logger.info({ rateLimits: composition.rateLimitStores.mode() }, 'rate limits ready');
+
+try {
+  // Every instance on one database must share AUTH_KEY_SECRET: one that cannot open the stored
+  // signing keys would answer 500 to every login, so it does not start.
+  await composition.accounts?.signingKeys.checkSecret();
+} catch (error) {
+  logger.fatal(error instanceof SigningKeySecretError ? error.message : `the token signing keys could not be prepared: ${connectFailure(error)}`);
+  await composition.stop();
+  await logOutput?.close(1000);
+  process.exit(1);
+}
 const media = composition.relay!.media;
 
 const servers: Server[] = [];

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
 
@@ -16,7 +17,8 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);
     expect(config.host).toBe('0.0.0.0');
-    expect(config.database).toEqual({ kind: 'pglite', dataDir: './.data' });
+    expect(config.database).toEqual({ kind: 'pglite', dataDir: path.join('.data', 'pglite') });
+    expect(config.secretsDir).toBe(path.join('.data', 'secrets'));
     expect(config.auth).toEqual({
       accessTokenTtl: 7200,
       refreshTokenTtl: 2592000,
@@ -67,7 +69,7 @@ describe('loadConfig', () => {
   });
 
   it('drains 30 s by default in production only; a DRAIN_TIMEOUT_S that is set applies everywhere', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7', AUTH_ISSUER: 'https://chat.example' };
     expect(loadConfig(production).drainTimeoutS).toBe(30);
     expect(loadConfig({ ...production, DRAIN_TIMEOUT_S: '0' }).drainTimeoutS).toBe(0);
     expect(loadConfig({ NODE_ENV: 'development' }).drainTimeoutS).toBe(0);
@@ -135,7 +137,7 @@ describe('loadConfig', () => {
     const error = errorOf({ NODE_ENV: 'production' });
     expect(error.message).toContain('DATABASE_URL');
     expect(error.message).toContain('INTERNAL_TOKEN');
-    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' });
+    const ok = loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7', AUTH_ISSUER: 'https://chat.example' });
     expect(ok.nodeEnv).toBe('production');
   });
 
@@ -147,7 +149,7 @@ describe('loadConfig', () => {
   });
 
   it('requires AUTH_KEY_SECRET (at least 32 characters) in production, and refuses a short one anywhere (issue 32 #5)', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7', AUTH_ISSUER: 'https://chat.example' };
     expect(errorOf(production).issues).toEqual([expect.stringMatching(/^AUTH_KEY_SECRET: must be set to at least 32 characters when NODE_ENV=production/)]);
     expect(errorOf({ ...production, AUTH_KEY_SECRET: 'k'.repeat(31) }).issues).toEqual(['AUTH_KEY_SECRET: must be at least 32 characters']);
     expect(errorOf({ AUTH_KEY_SECRET: 'short' }).issues).toEqual(['AUTH_KEY_SECRET: must be at least 32 characters']);
@@ -159,8 +161,17 @@ describe('loadConfig', () => {
     expect(errorOf({ AUTH_KEY_SECRET: 'tooshort-secret-value' }).message).not.toContain('tooshort-secret-value');
   });
 
+  it('requires AUTH_ISSUER in production unless FLY_APP_NAME gives it, so instances on other ports agree on the issuer', () => {
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+    expect(errorOf(production).issues).toEqual([expect.stringMatching(/^AUTH_ISSUER: must be set when NODE_ENV=production/)]);
+    expect(loadConfig({ ...production, FLY_APP_NAME: 'chat-app' }).auth.issuer).toBe('https://chat-app.fly.dev');
+    expect(loadConfig({ ...production, AUTH_ISSUER: 'https://chat.example.com' }).auth.issuer).toBe('https://chat.example.com');
+    // Outside production the default stays, for a development start on any port.
+    expect(loadConfig({ PORT: '3100' }).auth.issuer).toBe('http://localhost:3100');
+  });
+
   it('refuses, in production, to announce a wildcard listen address in the ICE candidates', () => {
-    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32) };
+    const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), AUTH_ISSUER: 'https://chat.example' };
     const wildcards: Record<string, string>[] = [{}, { MEDIASOUP_LISTEN_IP: '::' }, { MEDIASOUP_LISTEN_IP: '10.0.0.5', MEDIASOUP_UDP_LISTEN_IP: '0:0::0' }];
     for (const listen of wildcards) {
       const error = errorOf({ ...production, ...listen });

@@ -19,6 +19,16 @@ const UNKNOWN_KID_RELOAD_MS = 5_000;
 /** Longest JWKS caching a verifier is told to do, whatever the lead time. */
 const MAX_JWKS_MAX_AGE_S = 300;
 
+/** A stored signing key does not open under this instance's AUTH_KEY_SECRET. */
+export class SigningKeySecretError extends Error {
+  constructor(readonly kid: string) {
+    super(
+      `AUTH_KEY_SECRET differs from the one the stored signing key ${kid} was sealed under: give every instance on this database the same AUTH_KEY_SECRET (or, to start over, delete the signing_keys rows: every access token then ends)`,
+    );
+    this.name = 'SigningKeySecretError';
+  }
+}
+
 export interface PublicJwk extends JWK {
   kty: 'OKP';
   crv: 'Ed25519';
@@ -88,6 +98,20 @@ export class SigningKeys {
       this.loading = undefined;
     });
     return this.loading;
+  }
+
+  /**
+   * Brings the keys up to date and opens every stored private key once. Throws SigningKeySecretError
+   * (naming AUTH_KEY_SECRET, never key material) when one does not open: this instance was given
+   * another AUTH_KEY_SECRET than the one that sealed them, and would answer 500 to every login. The
+   * server refuses to start on it.
+   * @example await ring.checkSecret()
+   */
+  async checkSecret(): Promise<void> {
+    await this.refresh();
+    for (const key of this.loaded.values()) {
+      if (!this.privateKeys.has(key.kid)) this.privateKeys.set(key.kid, this.unseal(key.kid, key.sealed));
+    }
   }
 
   /** The key that signs now, with its kid. */
@@ -235,7 +259,7 @@ export class SigningKeys {
     if (!/^v1\.[^.]+\.[^.]+\.[^.]+$/.test(sealed)) throw new Error(`signing key ${kid}: unknown storage format`);
     const der = this.deps.keys.open('signing-key-encryption', sealed, kid);
     // Never the key material: only that AUTH_KEY_SECRET is not the one the key was stored under.
-    if (!der) throw new Error(`signing key ${kid} cannot be decrypted: AUTH_KEY_SECRET differs from the one it was stored under`);
+    if (!der) throw new SigningKeySecretError(kid);
     return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
   }
 }

@@ -41,7 +41,7 @@ export const accountsVariables = {
   // How long a browser may keep a preflight's answer (Chromium keeps at most 7200 s).
   CORS_MAX_AGE_S: int(7200, 0, 86_400),
   // The `iss` of access tokens (JWTs); unset: https://<FLY_APP_NAME>.fly.dev on Fly.io, else
-  // http://localhost:<PORT>. Set it to the service's public base URL where that is another.
+  // http://localhost:<PORT> outside production. Required in production elsewhere than on Fly.io.
   AUTH_ISSUER: optionalString.pipe(z.string().max(256).optional()),
   // Set by Fly.io on every machine of an app: the app's public base URL is https://<name>.fly.dev.
   FLY_APP_NAME: optionalString.pipe(
@@ -67,6 +67,14 @@ export const accountsConfig = z
     }
     if (env.AUTH_KEY_ROTATION_DAYS * 86_400 < 2 * env.ACCESS_TOKEN_TTL) {
       ctx.addIssue({ code: 'custom', path: ['AUTH_KEY_ROTATION_DAYS'], message: 'must be at least two access-token lifetimes (ACCESS_TOKEN_TTL), so a key signs for some time between its lead and its successor' });
+    }
+    if (env.NODE_ENV === 'production' && env.AUTH_ISSUER === undefined && env.FLY_APP_NAME === undefined) {
+      // http://localhost:<PORT> differs between instances on other ports, and each would refuse the others' tokens (1002).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AUTH_ISSUER'],
+        message: "must be set when NODE_ENV=production (the service's public base URL, https://chat.example.com; on Fly.io FLY_APP_NAME gives it), one value for every instance",
+      });
     }
     if (env.REDIS_URL !== undefined && !/^rediss?:\/\//.test(env.REDIS_URL)) {
       ctx.addIssue({ code: 'custom', path: ['REDIS_URL'], message: 'must be a redis:// or rediss:// URL' });

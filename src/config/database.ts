@@ -1,7 +1,8 @@
 // Which database: PostgreSQL, or the embedded PGlite on disk or in memory.
+import path from 'node:path';
 import { z } from 'zod';
 import { int, optionalString } from './env.js';
-import { serverVariables } from './server.js';
+import { DATA_DIR_FOLDERS, serverVariables } from './server.js';
 
 type DatabaseChoice = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string | undefined };
 
@@ -28,7 +29,7 @@ export const databaseVariables = {
   DATABASE_CONNECT_TIMEOUT_S: int(30, 0, 3600),
 };
 
-// NODE_ENV and DATA_DIR belong to the server slice; read here too to choose the folder and refuse PGlite in production.
+// NODE_ENV and DATA_DIR belong to the server slice; read here too to choose the folder (DATA_DIR/pglite) and refuse PGlite in production.
 export const databaseConfig = z
   .object({ NODE_ENV: serverVariables.NODE_ENV, DATA_DIR: serverVariables.DATA_DIR, ...databaseVariables })
   .superRefine((env, ctx) => {
@@ -43,6 +44,6 @@ export const databaseConfig = z
   .transform((env) => {
     const url = env.DATABASE_URL;
     const database: DatabaseChoice =
-      url === undefined ? { kind: 'pglite', dataDir: env.DATA_DIR } : url.startsWith('memory://') ? { kind: 'pglite', dataDir: undefined } : { kind: 'postgres', url };
+      url === undefined ? { kind: 'pglite', dataDir: path.join(env.DATA_DIR, DATA_DIR_FOLDERS.pglite) } : url.startsWith('memory://') ? { kind: 'pglite', dataDir: undefined } : { kind: 'postgres', url };
     return { database, databaseConnectTimeoutS: env.DATABASE_CONNECT_TIMEOUT_S };
   });

@@ -18,11 +18,11 @@ const AREA_TITLES: Record<ConfigArea, string> = {
  */
 const DEFAULT_NOTES: Record<string, string> = {
   MEDIASOUP_WORKERS: 'the number of CPUs',
-  INTERNAL_TOKEN: 'outside production, generated once and kept in DATA_DIR/internal-token',
-  AUTH_KEY_SECRET: 'outside production, generated once and kept in DATA_DIR/auth-key-secret',
+  INTERNAL_TOKEN: 'outside production, generated once and kept in DATA_DIR/secrets/internal-token',
+  AUTH_KEY_SECRET: 'outside production, generated once and kept in DATA_DIR/secrets/auth-key-secret',
   DRAIN_TIMEOUT_S: '30 when NODE_ENV=production, else 0',
-  DATABASE_URL: 'the embedded PGlite database under DATA_DIR',
-  AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT>',
+  DATABASE_URL: 'the embedded PGlite database in DATA_DIR/pglite',
+  AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)',
   FLY_APP_NAME: 'set by Fly.io on its machines; unset elsewhere',
   WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
   WEBAUTHN_ORIGINS: 'http://localhost:<PORT> outside production; required with WEBAUTHN_RP_ID in production',

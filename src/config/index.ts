@@ -1,11 +1,11 @@
 // The only reader of process.env: parsed once with zod, failing fast with the variable's name.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { accountsConfig } from './accounts.js';
 import { databaseConfig } from './database.js';
 import { configError } from './env.js';
 import { eventsConfig } from './events.js';
 import { relayConfig } from './relay.js';
-import { serverConfig } from './server.js';
+import { serverConfig, serverVariables } from './server.js';
 import { turnConfig } from './turn.js';
 import { webauthnConfig } from './webauthn.js';
 
@@ -27,6 +27,23 @@ export type Config = z.output<typeof configSchema>;
  */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(source);
+  if (!parsed.success) throw configError(parsed.error);
+  return parsed.data;
+}
+
+/** The database slice alone, with DATA_DIR (where the embedded database's folder is). */
+const databaseOnlySchema = databaseConfig.and(z.object({ DATA_DIR: serverVariables.DATA_DIR }).transform((env) => ({ dataDir: env.DATA_DIR })));
+
+export type DatabaseConfig = z.output<typeof databaseOnlySchema>;
+
+/**
+ * Only what opening and migrating the database needs (DATABASE_URL, DATABASE_CONNECT_TIMEOUT_S,
+ * DATA_DIR, NODE_ENV): the release command runs where the service's other secrets and addresses
+ * need not be set. Throws ConfigError naming every bad variable of that slice.
+ * @example const { database } = loadDatabaseConfig()
+ */
+export function loadDatabaseConfig(source: Record<string, string | undefined> = process.env): DatabaseConfig {
+  const parsed = databaseOnlySchema.safeParse(source);
   if (!parsed.success) throw configError(parsed.error);
   return parsed.data;
 }

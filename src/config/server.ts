@@ -1,9 +1,17 @@
 // The process: its listeners, HTTP timeouts, log level, secrets, data folder and shutdown.
+import path from 'node:path';
 import { z } from 'zod';
 import { int, optionalString } from './env.js';
 
 /** The shortest AUTH_KEY_SECRET accepted (src/secrets/auth-key.ts derives its subkeys from it). */
 export const AUTH_KEY_SECRET_MIN_LENGTH = 32;
+
+/**
+ * DATA_DIR's two folders: the secrets a development start generates, and the embedded database.
+ * Apart, so that the database folder can be copied or backed up without the key that opens what it
+ * seals (src/data-dir.ts).
+ */
+export const DATA_DIR_FOLDERS = { secrets: 'secrets', pglite: 'pglite' } as const;
 
 /** DRAIN_TIMEOUT_S when unset in production. */
 export const PRODUCTION_DRAIN_TIMEOUT_S = 30;
@@ -75,8 +83,10 @@ export const serverConfig = z
      * then generates one and keeps it under `dataDir` (src/secrets/auth-key.ts).
      */
     authKeySecret: env.AUTH_KEY_SECRET,
-    /** DATA_DIR: the embedded database's folder, and where generated development secrets are kept. */
+    /** DATA_DIR: holds the embedded database (`pglite/`) and the generated development secrets (`secrets/`). */
     dataDir: env.DATA_DIR,
+    /** `DATA_DIR/secrets`: the generated INTERNAL_TOKEN and AUTH_KEY_SECRET (never in a backup). */
+    secretsDir: path.join(env.DATA_DIR, DATA_DIR_FOLDERS.secrets),
     /** How long SIGTERM waits for the last router to close before closing them (`shutdown`); 0: no drain. */
     drainTimeoutS: env.DRAIN_TIMEOUT_S ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_TIMEOUT_S : 0),
   }));

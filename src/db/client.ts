@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Config } from '../config/index.js';
+import { makePrivate } from '../data-dir.js';
 import * as schema from './schema.js';
 
 /**
@@ -22,6 +23,13 @@ export interface Database {
   kind: 'postgres' | 'pglite';
   /** Resolves when the database answers a trivial query within `timeoutMs`. */
   ping(timeoutMs?: number): Promise<void>;
+  /**
+   * Runs `task` while holding the session-level advisory lock `key` (PostgreSQL), taken on a
+   * connection of its own without a statement timeout, so the wait is as long as the holder's work;
+   * a holder that dies releases it with its connection. On PGlite, one process's own database,
+   * `task` simply runs.
+   */
+  exclusively<T>(key: bigint, task: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -68,10 +76,25 @@ export async function openDatabase(options: Config['database'], open: OpenOption
       db,
       kind: 'postgres',
       ping: (timeoutMs = 2000) => withTimeout(client`select 1`.then(() => undefined), timeoutMs),
+      // A client of its own rather than the pool's reserve(): postgres.js 3.4.9's reserve() never
+      // resolves while the pool has no open connection when fetch_types is off.
+      exclusively: async (key, task) => {
+        const lock = postgres(options.url, { max: 1, connect_timeout: 5, fetch_types: false, onnotice: () => {}, connection: { application_name: 'chat-backend' } });
+        try {
+          await lock`select pg_advisory_lock(${key.toString()}::bigint)`;
+          try {
+            return await task();
+          } finally {
+            await lock`select pg_advisory_unlock(${key.toString()}::bigint)`.catch(() => {});
+          }
+        } finally {
+          await lock.end({ timeout: 2 });
+        }
+      },
       close: () => client.end({ timeout: 2 }),
     };
   }
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const client = new PGlite({ dataDir: options.dataDir, startParams: PGLITE_START_PARAMS, loadDataDir: open.pgliteSnapshot });
   await client.waitReady;
   const db = drizzlePglite(client, { schema }) as unknown as Db;
@@ -79,7 +102,12 @@ export async function openDatabase(options: Config['database'], open: OpenOption
     db,
     kind: 'pglite',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs),
-    close: () => client.close(),
+    exclusively: (_key, task) => task(),
+    // What PGlite made while it ran may carry read bits for others (see PRIVATE_UMASK): off at rest.
+    close: async () => {
+      await client.close();
+      if (options.dataDir) await makePrivate(options.dataDir);
+    },
   };
 }
 

@@ -33,7 +33,7 @@ export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption' | 'to
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 
-/** The file under DATA_DIR holding the secret generated for a development run without AUTH_KEY_SECRET. */
+/** The file under DATA_DIR/secrets holding the secret generated for a development run without AUTH_KEY_SECRET. */
 export const GENERATED_AUTH_KEY_FILE = 'auth-key-secret';
 
 /**
@@ -103,18 +103,18 @@ export class AuthKeys {
 
 /**
  * AUTH_KEY_SECRET as configured, or (outside production, where the configuration requires it) one
- * generated for this service: kept in `${DATA_DIR}/auth-key-secret` when the database outlives the
+ * generated for this service: kept in `${DATA_DIR}/secrets/auth-key-secret` when the database outlives the
  * process, so a restart keeps reset codes valid; only in memory with an in-memory database, whose
  * codes die with the process anyway. Logs where it came from, never the value.
  */
-export async function resolveAuthKeySecret(config: Pick<Config, 'authKeySecret' | 'nodeEnv' | 'dataDir' | 'database'>, logger: Logger): Promise<string> {
+export async function resolveAuthKeySecret(config: Pick<Config, 'authKeySecret' | 'nodeEnv' | 'secretsDir' | 'database'>, logger: Logger): Promise<string> {
   if (config.authKeySecret) return config.authKeySecret;
   if (config.nodeEnv === 'production') throw new Error('AUTH_KEY_SECRET must be set when NODE_ENV=production');
   if (config.database.kind === 'pglite' && config.database.dataDir === undefined) {
     logger.info('AUTH_KEY_SECRET is not set: generated one for this run, kept in memory only (the in-memory database forgets its codes on exit too)');
     return randomBytes(32).toString('base64url');
   }
-  const file = path.resolve(config.dataDir, GENERATED_AUTH_KEY_FILE);
+  const file = path.resolve(config.secretsDir, GENERATED_AUTH_KEY_FILE);
   const secret = await persistedSecret(file, { minLength: AUTH_KEY_SECRET_MIN_LENGTH });
   if (secret.created) logger.warn({ file }, 'AUTH_KEY_SECRET is not set: generated one and stored it in this file (mode 0600), reused on the next start; set AUTH_KEY_SECRET in production');
   else logger.info({ file }, 'AUTH_KEY_SECRET is not set: using the one stored in this file');

@@ -1,10 +1,10 @@
-// INTERNAL_TOKEN as configured, or (outside production) one generated once and kept under DATA_DIR,
+// INTERNAL_TOKEN as configured, or (outside production) one generated once and kept in DATA_DIR/secrets,
 // so that a restart (every `npm run dev` reload) keeps the token a shell has exported.
 import path from 'node:path';
 import type { Config } from '../config/index.js';
 import { persistedSecret } from './persisted-secret.js';
 
-/** The file under DATA_DIR holding the token generated for a development run without INTERNAL_TOKEN. */
+/** The file under DATA_DIR/secrets holding the token generated for a development run without INTERNAL_TOKEN. */
 export const GENERATED_INTERNAL_TOKEN_FILE = 'internal-token';
 
 export type InternalToken =
@@ -14,14 +14,14 @@ export type InternalToken =
 
 /**
  * The token guarding /internal/*. Production requires INTERNAL_TOKEN (the configuration refuses to
- * start without it); elsewhere an unset one is generated into `${DATA_DIR}/internal-token` (0600)
+ * start without it); elsewhere an unset one is generated into `${DATA_DIR}/secrets/internal-token` (0600)
  * and reused by every later start.
  * @example const token = await resolveInternalToken(config)
  */
-export async function resolveInternalToken(config: Pick<Config, 'internalToken' | 'nodeEnv' | 'dataDir'>): Promise<InternalToken> {
+export async function resolveInternalToken(config: Pick<Config, 'internalToken' | 'nodeEnv' | 'secretsDir'>): Promise<InternalToken> {
   if (config.internalToken) return { value: config.internalToken, source: 'config' };
   if (config.nodeEnv === 'production') throw new Error('INTERNAL_TOKEN must be set when NODE_ENV=production');
-  const file = path.resolve(config.dataDir, GENERATED_INTERNAL_TOKEN_FILE);
+  const file = path.resolve(config.secretsDir, GENERATED_INTERNAL_TOKEN_FILE);
   const secret = await persistedSecret(file, { minLength: 32 });
   return { value: secret.value, source: 'file', file, created: secret.created };
 }

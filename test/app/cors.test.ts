@@ -72,7 +72,7 @@ describe('CORS_ORIGINS unset', () => {
 });
 
 describe('the CORS_ORIGINS variable', () => {
-  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' };
+  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://u@h/db', INTERNAL_TOKEN: 'x'.repeat(32), AUTH_KEY_SECRET: 'k'.repeat(32), MEDIASOUP_ANNOUNCED_IP: '203.0.113.7', AUTH_ISSUER: 'https://chat.example' };
   it('takes origins and *, refusing * in production and anything that is not an origin', () => {
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example, http://localhost:5173' }).cors).toEqual({ origins: ['https://a.example', 'http://localhost:5173'], maxAgeS: 7200 });
     expect(loadConfig({ CORS_ORIGINS: '*' }).cors?.origins).toEqual(['*']);

@@ -47,6 +47,7 @@ const keepLogs = args.includes('--keep-logs');
 const runId = randomBytes(4).toString('hex');
 const workDir = mkdtempSync(path.join(tmpdir(), 'chat-backend-image-'));
 const fly = parseToml(readFileSync(path.join(ROOT, 'fly.toml'), 'utf8')) as {
+  app: string;
   kill_timeout: string;
   deploy: { release_command: string };
   env: Record<string, string>;
@@ -312,6 +313,7 @@ async function main(): Promise<void> {
     INTERNAL_HOST: '127.0.0.1', // fly-local-6pn
     INTERNAL_PORT: String(internalPort),
     MEDIASOUP_ANNOUNCED_IP: '127.0.0.1', // the app's dedicated IPv4 on Fly
+    FLY_APP_NAME: fly.app, // set by Fly on every machine: AUTH_ISSUER's default
     DATABASE_URL: databaseUrl.toString(),
     INTERNAL_TOKEN: internalToken,
     AUTH_KEY_SECRET: authKeySecret,

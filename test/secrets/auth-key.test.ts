@@ -96,12 +96,12 @@ describe('resolveAuthKeySecret', () => {
     expect(lines).toEqual([]);
   });
 
-  it('outside production without it: generates one under DATA_DIR once, reuses it on the next start, logs where but never the value', async () => {
+  it('outside production without it: generates one under DATA_DIR/secrets once, reuses it on the next start, logs where but never the value', async () => {
     const dir = await tempDir();
     const config = loadConfig({ DATA_DIR: dir });
     const first = capturingLogger();
     const secret = await resolveAuthKeySecret(config, first.logger);
-    const file = path.join(dir, 'auth-key-secret');
+    const file = path.join(dir, 'secrets', 'auth-key-secret');
     expect((await readFile(file, 'utf8')).trim()).toBe(secret);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect(first.lines).toHaveLength(1);

@@ -1,5 +1,5 @@
 // Issue 27 #3: the real server without INTERNAL_TOKEN outside production generates one into
-// ${DATA_DIR}/internal-token (0600), prints it once as a ready-to-paste `export` line, and every
+// ${DATA_DIR}/secrets/internal-token (0600), prints it once as a ready-to-paste `export` line, and every
 // later start on the same DATA_DIR reuses it, so a token exported in a shell survives a reload.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -20,7 +20,7 @@ it('generates the token once under DATA_DIR, prints an export line at each start
   await copyMigratedCluster(dataDir);
   const env = { INTERNAL_TOKEN: '', DATABASE_URL: '', DATA_DIR: dataDir };
   const first = await start(env, { timeoutMs: 90_000 });
-  const file = path.join(dataDir, 'internal-token');
+  const file = path.join(dataDir, 'secrets', 'internal-token');
   const token = await generatedSecret(file);
   expect(exportLines(first)).toEqual([`export INTERNAL_TOKEN=${token}`]);
   expect(first.output()).toContain(`generated one and stored it in ${file}`);
@@ -41,6 +41,6 @@ it('uses INTERNAL_TOKEN when it is set and prints nothing about it', { timeout: 
   await copyMigratedCluster(dataDir);
   const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir }, { timeoutMs: 90_000 });
   expect(exportLines(server)).toEqual([]);
-  await expect(stat(path.join(dataDir, 'internal-token'))).rejects.toThrow();
+  await expect(stat(path.join(dataDir, 'secrets', 'internal-token'))).rejects.toThrow();
   await server.stop();
 });

@@ -1,5 +1,5 @@
 // The real server without AUTH_KEY_SECRET in development (issue 32 #5): it generates one into
-// ${DATA_DIR}/auth-key-secret (0600), says so once without the value, and after a restart on the same
+// ${DATA_DIR}/secrets/auth-key-secret (0600), says so once without the value, and after a restart on the same
 // DATA_DIR reuses it, so a reset code mailed before the restart still works after it.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,7 +19,7 @@ it('generates the secret once under DATA_DIR, never prints it, and a restart kee
   // No AUTH_KEY_SECRET, the embedded database on disk; the mail goes to the log (no SMTP_URL).
   const env = { AUTH_KEY_SECRET: '', DATABASE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   const first = await start(env, { timeoutMs: 60_000 });
-  const file = path.join(dataDir, 'auth-key-secret');
+  const file = path.join(dataDir, 'secrets', 'auth-key-secret');
   const secret = await generatedSecret(file);
   expect(first.logLines().filter((l) => /AUTH_KEY_SECRET is not set: generated/.test(l.msg))).toEqual([expect.objectContaining({ file })]);
 

@@ -84,9 +84,9 @@ async function makeTemplate(): Promise<string> {
 }
 
 /**
- * A new temporary folder holding a copy of the migrated cluster, for a server started with
- * `DATA_DIR` pointing at it: it opens in a fraction of a second where a new cluster (memory://)
- * costs several (initdb inside WebAssembly). The caller removes the folder.
+ * A new temporary DATA_DIR whose database folder holds a copy of the migrated cluster, for a server
+ * started with `DATA_DIR` pointing at it: it opens in a fraction of a second where a new cluster
+ * (memory://) costs several (initdb inside WebAssembly). The caller removes the folder.
  */
 export async function migratedDataDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'chat-backend-child-db-'));
@@ -95,10 +95,10 @@ export async function migratedDataDir(): Promise<string> {
 }
 
 /**
- * Copies the migrated cluster into `dir` (made if missing), for a server whose DATA_DIR the test
- * owns and removes: `npm start` in a folder of the test's (./.data), or a DATA_DIR shared with the
- * secrets a development start generates.
+ * Copies the migrated cluster into the database folder of DATA_DIR `dir` (`dir/pglite`, made if
+ * missing), for a server whose DATA_DIR the test owns and removes: `npm start` in a folder of the
+ * test's (./.data), or a DATA_DIR shared with the secrets a development start generates.
  */
 export async function copyMigratedCluster(dir: string): Promise<void> {
-  await cp(await migratedTemplate(), dir, { recursive: true });
+  await cp(await migratedTemplate(), join(dir, 'pglite'), { recursive: true });
 }
