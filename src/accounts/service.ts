@@ -404,20 +404,33 @@ export class AuthService {
   }
 
   /**
-   * Verifies the old password, stores the new one and revokes every other session of the user;
-   * the caller's session stays. The swap is conditional on the hash that was verified, so of two
-   * concurrent changes with the same old password only one succeeds.
+   * The one re-check of an authenticated user's password (account deletion, password and e-mail
+   * change, turning TOTP off, re-authentication): on the user's own hashing lane with the wait bound
+   * of logins, refused `server_busy` before any database work when that bound would be passed.
+   * Returns the hash it verified, for statements conditional on it (a change that committed
+   * meanwhile wins); AuthError `wrong_old_password` (2003, 403) when wrong.
    */
-  async changePassword(auth: Authenticated, oldPassword: string, newPassword: string): Promise<void> {
-    const { db } = this.deps;
-    const userId = auth.user.id;
+  async confirmPassword(userId: number, password: string): Promise<string> {
     const hashing = this.hashing(`user:${userId}`);
     ensureHashCapacity(hashing);
-    const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
+    const [current] = await this.deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
+    // The session was valid a moment ago; a user deleted in between reads as a dead token.
     if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, oldPassword, hashing))) throw new AuthError('wrong_old_password');
+    if (!(await verifyPassword(current.passwordHash, password, hashing))) throw new AuthError('wrong_old_password');
+    return current.passwordHash;
+  }
+
+  /**
+   * Stores a new password in place of `verifiedHash` (the one confirmPassword verified) and revokes
+   * every other session of the user; the caller's session stays. The swap is conditional on that
+   * hash, so of two concurrent changes with the same old password only one succeeds.
+   */
+  async changePassword(auth: Authenticated, verifiedHash: string, newPassword: string): Promise<void> {
+    const { db } = this.deps;
+    const userId = auth.user.id;
+    const current = { passwordHash: verifiedHash };
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
-    const passwordHash = await hashPassword(newPassword, hashing);
+    const passwordHash = await hashPassword(newPassword, this.hashing(`user:${userId}`));
     const now = this.deps.now();
     // One statement: the new hash (only if the verified one is still current) and the end of every
     // other session. The number of the last session opened when the change took the user's row

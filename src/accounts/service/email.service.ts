@@ -13,10 +13,9 @@ import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit.js';
 import type { Budget } from '../budget.js';
 import { AuthError } from '../errors.js';
-import { accountKey, type LoginGuard } from '../login-guard.js';
-import { ensureHashCapacity, verifyPassword } from '../passwords.js';
 import { uniqueViolation, type Authenticated, type SessionClient, type User } from '../service.js';
 import { afterwards } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
 
 export const EMAIL_CODE_TTL_MS = 15 * 60 * 1000;
 /** Wrong tries a code takes; counted before the comparison, so concurrent guesses cannot pass it. */
@@ -39,12 +38,10 @@ export interface EmailServiceDeps {
   notices?: NoticeThrottle | undefined;
   audit: AuditLog;
   keys: AuthKeys;
-  /** The per-account failure budget of logins and password changes: a wrong password here spends it too. */
-  failures: LoginGuard;
+  /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
+  confirmation: PasswordConfirmation;
   /** Codes asked for per account and hour (EMAIL_CODES_PER_HOUR). */
   codeRequests: Budget;
-  /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy`. */
-  hashMaxWaitMs: number;
 }
 
 export class EmailService {
@@ -110,18 +107,10 @@ export class EmailService {
    */
   async requestChange(auth: Authenticated, newEmail: string, password: string, client: SessionClient): Promise<void> {
     const mailer = this.mailerOrRefuse();
-    const { db, audit, failures } = this.deps;
+    const { db, audit, confirmation } = this.deps;
     const { user } = auth;
     if (newEmail === user.email) throw new AuthError('same_email');
-    try {
-      await failures.run([accountKey(user.username), accountKey(user.email)], () => this.checkPassword(user.id, password));
-    } catch (error) {
-      // A refusal before any check (budget spent, busy) writes nothing, so a flood cannot turn into writes.
-      if (error instanceof AuthError && error.reason === 'wrong_old_password') {
-        await audit.record({ type: 'email_change_failed', userId: user.id, detail: 'wrong_password', ip: client.ip, userAgent: client.userAgent });
-      }
-      throw error;
-    }
+    await confirmation.confirm(user, password, client, 'password', { type: 'email_change_failed', detail: 'wrong_password' });
     // A clear answer now; the unique index decides again at confirmation.
     const [taken] = await db.select({ id: users.id }).from(users).where(eq(users.email, newEmail)).limit(1);
     if (taken) throw new AuthError('email_taken');
@@ -281,15 +270,6 @@ export class EmailService {
         .where(and(eq(emailCodes.id, id), isNull(emailCodes.usedAt), gt(emailCodes.expiresAt, at)))
         .returning({ userId: emailCodes.userId, email: emailCodes.email }),
     );
-  }
-
-  /** The account's password, on its own hashing lane; AuthError `wrong_old_password` (2003, 403) when wrong. */
-  private async checkPassword(userId: number, password: string): Promise<void> {
-    const hashing = { lane: `user:${userId}`, maxWaitMs: this.deps.hashMaxWaitMs };
-    ensureHashCapacity(hashing);
-    const [current] = await this.deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
-    if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, password, hashing))) throw new AuthError('wrong_old_password', 'password is wrong');
   }
 }
 

@@ -15,6 +15,7 @@ import { SigningKeys } from '../signing-keys.js';
 import { Budget } from '../budget.js';
 import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email.service.js';
 import { AccountService } from './account.service.js';
+import { PasswordConfirmation } from './confirm-password.js';
 import { DeviceService } from './devices.service.js';
 import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
@@ -99,6 +100,8 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
       : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  // The one password re-check of an authenticated user: the login's hashing lanes, wait bound and failure budget.
+  const confirmation = new PasswordConfirmation({ auth, failures, audit });
   // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
   const email = new EmailService({
     db,
@@ -108,13 +111,12 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     notices: mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => emailChangedNotice(notice.to, notice.at, folded) }) : undefined,
     audit,
     keys,
-    failures,
+    confirmation,
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
-    hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
   const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
-  const totp = new TotpService({ db, now, logger, keys, auth, audit, failures, issuer: config.auth.totpIssuer, notices: factorNotices });
+  const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, issuer: config.auth.totpIssuer, notices: factorNotices });
   const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
   // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
@@ -131,9 +133,9 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     auth,
     sessions,
     profile: new ProfileService({ auth }),
-    passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
+    passwords: new PasswordService({ logger, now, auth, devices, audit, confirmation, notices, reset }),
     devices: new DeviceService({ devices, audit }),
-    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
+    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), confirmation }),
     iceServers: new IceServersService({ turn: config.turn, now }),
     email,
     totp,

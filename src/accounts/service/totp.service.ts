@@ -17,9 +17,10 @@ import type { mfaChallengeData } from '../contract/errors.js';
 import { RECOVERY_CODE_COUNT, type LoginMfaBody } from '../contract/totp.js';
 import { AuthError } from '../errors.js';
 import { accountKey, type LoginGuard } from '../login-guard.js';
-import { insertSelect, type Authenticated, type AuthService, type SessionClient, type User } from '../service.js';
+import { insertSelect, type Authenticated, type SessionClient, type User } from '../service.js';
 import { parseToken } from '../tokens.js';
 import { afterwards } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
 
 /** RFC 6238 as every authenticator app reads it. */
 const TOTP_PARAMETERS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -49,9 +50,10 @@ export interface TotpServiceDeps {
   now: () => Date;
   logger: Logger;
   keys: AuthKeys;
-  auth: AuthService;
   audit: AuditLog;
   failures: LoginGuard;
+  /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
+  confirmation: PasswordConfirmation;
   /** The issuer an authenticator app shows (TOTP_ISSUER). */
   issuer: string;
   /** Notices of factor events; none without mail. */
@@ -150,21 +152,13 @@ export class TotpService {
    * failure budget. The factor, its recovery codes and any open login challenge go.
    */
   async disable(auth: Authenticated, password: string, code: string, client: SessionClient): Promise<void> {
-    const { db, auth: accounts, failures, audit } = this.deps;
+    const { db, failures, confirmation } = this.deps;
     const { user } = auth;
     const [factor] = await db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
     if (!factor) throw new AuthError('totp_not_set_up', 'TOTP is not enabled');
     const byRecoveryCode = !/^[0-9]{6}$/.test(code);
+    await confirmation.confirm(user, password, client, 'password', { type: 'mfa_failed', detail: 'wrong_password' });
     await failures.run([accountKey(user.username), accountKey(user.email)], async () => {
-      try {
-        await accounts.checkPassword(user.username, password);
-      } catch (error) {
-        if (error instanceof AuthError && error.reason === 'wrong_password') {
-          await audit.record({ type: 'mfa_failed', userId: user.id, detail: 'wrong_password', ip: client.ip, userAgent: client.userAgent });
-          throw new AuthError('wrong_old_password', 'password is wrong');
-        }
-        throw error;
-      }
       const accepted = byRecoveryCode ? await this.useRecoveryCode(user.id, code) : await this.acceptTotp(user, factor.secret, code);
       if (!accepted) {
         await this.failed(user, byRecoveryCode ? 'wrong_recovery_code' : 'wrong_totp_code', client);
