@@ -19,6 +19,7 @@ import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
 import { passkeysRoutes } from './routes/passkeys.routes.js';
 import { passwordRoutes } from './routes/password.routes.js';
+import { reauthRoutes } from './routes/reauth.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
@@ -68,7 +69,8 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     // issue 31, totp
     .route('/', totpRoutes(kit, services.totp, services.sessions))
     // issue 31, passkeys
-    .route('/', passkeysRoutes(kit, services.passkeys));
+    .route('/', passkeysRoutes(kit, services.passkeys))
+    .route('/', reauthRoutes(kit, services.reauth));
   return {
     name: 'accounts',
     audit,

@@ -34,6 +34,8 @@ export interface Authenticated {
   user: User;
   /** When the access token presented expires. */
   expiresAt: Date;
+  /** When the session last proved a factor: its sign-in, or its latest re-authentication (POST /reauth). */
+  authenticatedAt: Date;
 }
 
 /** What introspection tells of an active access token (RFC 7662's members). */
@@ -103,6 +105,8 @@ export class AuthService {
         accessHash: sessions.accessHash,
         accessExpiresAt: sessions.accessExpiresAt,
         lastUsedAt: sessions.lastUsedAt,
+        createdAt: sessions.createdAt,
+        reauthenticatedAt: sessions.reauthenticatedAt,
         user: users,
       })
       .from(sessions)
@@ -319,7 +323,8 @@ export class AuthService {
         .set({ lastUsedAt: now })
         .where(and(eq(sessions.id, row.sessionId), lt(sessions.lastUsedAt, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))));
     }
-    return { sessionId: row.sessionId, sessionPublicId: row.publicId, user: row.user, expiresAt: row.accessExpiresAt };
+    const authenticatedAt = row.reauthenticatedAt && row.reauthenticatedAt > row.createdAt ? row.reauthenticatedAt : row.createdAt;
+    return { sessionId: row.sessionId, sessionPublicId: row.publicId, user: row.user, expiresAt: row.accessExpiresAt, authenticatedAt };
   }
 
   /**
@@ -492,6 +497,7 @@ export class AuthService {
       userAgent: client.userAgent ?? null,
       publicId,
       authMethod,
+      reauthenticatedAt: null,
     } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
     return { access, refresh, publicId, values };
   }

@@ -7,7 +7,7 @@ import type { AuthService, SessionClient, User } from '../service.js';
 
 /** What a wrong password writes: the audit row's type and detail. */
 export interface WrongPasswordAudit {
-  type: Extract<AuthEventType, 'password_change_failed' | 'account_deletion_failed' | 'email_change_failed' | 'mfa_failed'>;
+  type: Extract<AuthEventType, 'password_change_failed' | 'account_deletion_failed' | 'email_change_failed' | 'mfa_failed' | 'reauthentication_failed'>;
   detail: string;
 }
 

@@ -16,6 +16,7 @@ import { AuthError } from '../errors.js';
 import { uniqueViolation, type Authenticated, type SessionClient, type User } from '../service.js';
 import { afterwards } from './after-action.js';
 import type { PasswordConfirmation } from './confirm-password.js';
+import type { FreshSession } from './fresh-session.js';
 
 export const EMAIL_CODE_TTL_MS = 15 * 60 * 1000;
 /** Wrong tries a code takes; counted before the comparison, so concurrent guesses cannot pass it. */
@@ -40,6 +41,8 @@ export interface EmailServiceDeps {
   keys: AuthKeys;
   /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
   confirmation: PasswordConfirmation;
+  /** A change of address needs a fresh session. */
+  fresh: FreshSession;
   /** Codes asked for per account and hour (EMAIL_CODES_PER_HOUR). */
   codeRequests: Budget;
 }
@@ -103,12 +106,16 @@ export class EmailService {
   /**
    * Asks to move the account to `newEmail`: the password is checked like a password change (on the
    * account's hashing lane, a wrong one spends the per-account failure budget and is audited), then a
-   * code goes to the new address. AuthError `email_taken` when another account has it.
+   * code goes to the new address. AuthError `email_taken` when another account has it;
+   * `reauthentication_required` (before anything) when the session is not fresh. The confirmation
+   * needs no fresh session: it completes only a change a fresh session asked for, with the code
+   * mailed to the new address.
    */
   async requestChange(auth: Authenticated, newEmail: string, password: string, client: SessionClient): Promise<void> {
     const mailer = this.mailerOrRefuse();
     const { db, audit, confirmation } = this.deps;
     const { user } = auth;
+    this.deps.fresh.require(auth);
     if (newEmail === user.email) throw new AuthError('same_email');
     await confirmation.confirm(user, password, client, 'password', { type: 'email_change_failed', detail: 'wrong_password' });
     // A clear answer now; the unique index decides again at confirmation.

@@ -8,7 +8,7 @@ import { AccountDeletion } from '../account.js';
 import type { AuditLog } from '../audit.js';
 import type { AccountsDeps } from '../deps.js';
 import { LoginGuard } from '../login-guard.js';
-import { PasswordReset, passwordChangedNotice } from '../password-reset.js';
+import { PASSWORD_RESET_FACTORS_REMOVED, PasswordReset, passwordChangedNotice } from '../password-reset.js';
 import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
 import { SigningKeys } from '../signing-keys.js';
@@ -16,6 +16,8 @@ import { Budget } from '../budget.js';
 import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email.service.js';
 import { AccountService } from './account.service.js';
 import { PasswordConfirmation } from './confirm-password.js';
+import { FreshSession } from './fresh-session.js';
+import { ReauthService } from './reauth.service.js';
 import { DeviceService } from './devices.service.js';
 import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
@@ -43,6 +45,8 @@ export interface AccountServices {
   totp: TotpService;
   /** Passkeys (issue 31). */
   passkeys: PasskeyService;
+  /** POST /reauth: a session proves a factor again, and is fresh for REAUTH_WINDOW_S. */
+  reauth: ReauthService;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -81,7 +85,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const stores = deps.rateLimitStores ?? memoryStores();
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
-  const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded) }) : undefined;
+  const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
   const reset =
     mailer && notices
       ? new PasswordReset({
@@ -102,6 +106,8 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
   // The one password re-check of an authenticated user: the login's hashing lanes, wait bound and failure budget.
   const confirmation = new PasswordConfirmation({ auth, failures, audit });
+  // Adding a factor or changing the address: a session that proved a factor within REAUTH_WINDOW_S.
+  const fresh = new FreshSession({ now, windowS: config.auth.reauthWindowS });
   // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
   const email = new EmailService({
     db,
@@ -112,22 +118,18 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     audit,
     keys,
     confirmation,
+    fresh,
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
   });
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
   const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
-  const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, issuer: config.auth.totpIssuer, notices: factorNotices });
+  const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
   const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
   // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
-  const passkeys = new PasskeyService({
-    logger,
-    now,
-    passkeys: config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined,
-    sessions,
-    audit,
-    notices: passkeyNotices,
-  });
+  const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
+  const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });
+  const reauth = new ReauthService({ db, logger, now, audit, failures, confirmation, totp, passkeys: ceremonies, fresh });
   return {
     signingKeys,
     auth,
@@ -140,5 +142,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     email,
     totp,
     passkeys,
+    reauth,
   };
 }

@@ -21,6 +21,7 @@ import { insertSelect, type Authenticated, type SessionClient, type User } from 
 import { parseToken } from '../tokens.js';
 import { afterwards } from './after-action.js';
 import type { PasswordConfirmation } from './confirm-password.js';
+import type { FreshSession } from './fresh-session.js';
 
 /** RFC 6238 as every authenticator app reads it. */
 const TOTP_PARAMETERS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -54,6 +55,8 @@ export interface TotpServiceDeps {
   failures: LoginGuard;
   /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
   confirmation: PasswordConfirmation;
+  /** Turning TOTP on needs a verified address and a fresh session. */
+  fresh: FreshSession;
   /** The issuer an authenticator app shows (TOTP_ISSUER). */
   issuer: string;
   /** Notices of factor events; none without mail. */
@@ -87,9 +90,14 @@ function newRecoveryCode(): string {
 export class TotpService {
   constructor(private readonly deps: TotpServiceDeps) {}
 
-  /** A new pending secret (replacing a pending one); AuthError `totp_already_enabled` when TOTP is on. */
-  async setup(user: User): Promise<{ secret: string; otpauthUrl: string }> {
+  /**
+   * A new pending secret (replacing a pending one); AuthError `totp_already_enabled` when TOTP is on,
+   * `email_not_verified` or `reauthentication_required` (FreshSession) before anything.
+   */
+  async setup(auth: Authenticated): Promise<{ secret: string; otpauthUrl: string }> {
     const { db, keys } = this.deps;
+    this.deps.fresh.requireForNewFactor(auth);
+    const { user } = auth;
     const secret = new Secret({ size: SECRET_BYTES });
     const sealed = keys.seal('totp-secret-encryption', Buffer.from(secret.base32, 'utf8'), this.context(user.id));
     const now = this.deps.now();
@@ -108,6 +116,7 @@ export class TotpService {
    */
   async enable(auth: Authenticated, code: string, client: SessionClient): Promise<string[]> {
     const { db, keys } = this.deps;
+    this.deps.fresh.requireForNewFactor(auth);
     const { user } = auth;
     const [factor] = await db.select().from(totpFactors).where(eq(totpFactors.userId, user.id)).limit(1);
     if (!factor) throw new AuthError('totp_not_set_up', 'no pending TOTP secret: POST /mfa/totp/setup first');
@@ -171,6 +180,22 @@ export class TotpService {
     await db.with(gone, codesGone, challengesGone).select({ userId: gone.userId }).from(gone);
     if (byRecoveryCode) await this.event('recovery_code_used', user, client, 'totp_disable');
     await this.event('totp_disabled', user, client, byRecoveryCode ? 'recovery_code' : 'totp_code');
+  }
+
+  /**
+   * Whether `code` (a TOTP code, accepted once) or `recoveryCode` (used up) is a second factor of the
+   * user's enabled TOTP; AuthError `totp_not_set_up` when TOTP is off. Audits and notices nothing:
+   * the caller (a re-authentication) does.
+   */
+  async checkCode(user: User, proof: { code: string } | { recoveryCode: string }): Promise<boolean> {
+    const [factor] = await this.deps.db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
+    if (!factor) throw new AuthError('totp_not_set_up', 'TOTP is not enabled');
+    return 'code' in proof ? this.acceptTotp(user, factor.secret, proof.code) : this.useRecoveryCode(user.id, proof.recoveryCode);
+  }
+
+  /** For a re-authentication that used up a recovery code: audited and noticed as any other use. */
+  recoveryCodeUsed(user: User, client: SessionClient, detail: string): Promise<void> {
+    return this.event('recovery_code_used', user, client, detail);
   }
 
   /**
