@@ -25,7 +25,6 @@ import { sessionRoutes } from './routes/session.routes.js';
 import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
 import { totpRoutes } from './routes/totp.routes.js';
 import { moderationRoutes } from './routes/moderation.routes.js';
-import { Moderation } from './moderation.js';
 import { createAccountServices } from './service/index.js';
 import type { SigningKeys } from './signing-keys.js';
 
@@ -80,7 +79,7 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
       { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
       { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
       { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
-      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(new Moderation({ db: deps.database.db, audit, now, publish: deps.publish }), now) },
+      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(services.moderation, now) },
     ],
     errors: [
       {

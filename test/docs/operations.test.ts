@@ -61,6 +61,7 @@ const INTERNAL_OPERATIONS = [
   'GET /internal/v1/users/{id} 200,400,401,404,500',
   'POST /internal/v1/users/{id}/ban 200,400,401,404,500',
   'DELETE /internal/v1/users/{id}/ban 200,400,401,404,500',
+  'DELETE /internal/v1/users/{id}/mfa 200,400,401,404,500',
 ];
 
 /**
@@ -100,7 +101,7 @@ async function documents(t: TestApp): Promise<{ publicDoc: Doc; internalDoc: Doc
   return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
 }
 
-const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events|v1\/auth\/introspect|v1\/users(\/\{id\}(\/ban)?)?)$/;
+const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events|v1\/auth\/introspect|v1\/users(\/\{id\}(\/ban|\/mfa)?)?)$/;
 
 describe('the documents of every area composed', () => {
   let t: TestApp;

@@ -532,7 +532,7 @@ describe('fuzz /api/v1/auth', () => {
     );
   });
 
-  it('moderation: GET /internal/v1/users(/:id), POST and DELETE /internal/v1/users/:id/ban', async () => {
+  it('moderation: GET /internal/v1/users(/:id), POST and DELETE /internal/v1/users/:id/ban, DELETE /internal/v1/users/:id/mfa', async () => {
     const target = await register(t.app);
     const id = fc.oneof(notAnId, fc.constant(null).map(() => String(target.id)), fc.constantFrom('0', '-1', '2147483647', '2147483648', '1e3', '%00', '99999999999999999999'), fc.integer({ max: 0 }).map(String), fc.integer({ min: 2_000_000_000 }).map(String));
     // Only the target and ids no user has: the other fuzz users (the owner's tokens) must stay unbanned.
@@ -546,6 +546,7 @@ describe('fuzz /api/v1/auth', () => {
       id.map((i) => ({ method: 'GET', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}`, body: undefined as string | undefined })),
       fc.tuple(id, banBody).map(([i, b]) => ({ method: 'POST', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: JSON.stringify(b) ?? 'null' })),
       id.map((i) => ({ method: 'DELETE', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: undefined as string | undefined })),
+      id.map((i) => ({ method: 'DELETE', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/mfa`, body: undefined as string | undefined })),
     );
     await fc.assert(
       fc.asyncProperty(call, async (c) => {

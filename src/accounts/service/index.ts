@@ -8,6 +8,7 @@ import { AccountDeletion } from '../account.js';
 import type { AuditLog } from '../audit.js';
 import type { AccountsDeps } from '../deps.js';
 import { LoginGuard } from '../login-guard.js';
+import { Moderation } from '../moderation.js';
 import { PASSWORD_RESET_FACTORS_REMOVED, PasswordReset, passwordChangedNotice } from '../password-reset.js';
 import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
@@ -47,6 +48,8 @@ export interface AccountServices {
   passkeys: PasskeyService;
   /** POST /reauth: a session proves a factor again, and is fresh for REAUTH_WINDOW_S. */
   reauth: ReauthService;
+  /** Operators: look users up, ban, clear second factors (the internal surface). */
+  moderation: Moderation;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -143,5 +146,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     totp,
     passkeys,
     reauth,
+    moderation: new Moderation({ db, audit, now, publish: deps.publish, notices: factorNotices }),
   };
 }

@@ -44,7 +44,7 @@ export interface SecondFactorProof {
 }
 
 /** The kinds of notice this mails the owner (each limited per account and recipient, issue 32 #4). */
-export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed';
+export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed' | 'mfa_cleared';
 
 export interface TotpServiceDeps {
   db: Db;
@@ -361,6 +361,11 @@ const NOTICE_TEXT: Record<FactorNoticeKind, { subject: string; happened: string;
     subject: 'A recovery code was used',
     happened: 'One of the recovery codes of your chat account was used',
     advice: 'Each code works once. If this was not you, reset your password now and turn two-factor sign-in off and on again for new codes.',
+  },
+  mfa_cleared: {
+    subject: 'Your two-factor sign-in and passkeys were removed',
+    happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
+    advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
   },
   mfa_failed: {
     subject: 'A wrong two-factor code was entered',
