@@ -6,25 +6,21 @@ import { authEvents, sessions, users } from '../db/schema.js';
 import { accountMatches } from './account-name.js';
 import { forgottenEventsOf, type AuditLog } from './audit.js';
 import { AuthError } from './errors.js';
-import { verifyPassword } from './passwords.js';
 
 export class AccountDeletion {
   constructor(private readonly deps: { db: Db; audit: AuditLog }) {}
 
   /**
-   * Verifies the password (AuthError `wrong_old_password`, 2003/403, otherwise), then deletes the
-   * user: username and e-mail are free again at once, every token of the user dies. The audit trail
-   * keeps the user id, event types and times; its personal fields for this user are erased.
+   * Deletes the user whose password `verifiedHash` is (as PasswordConfirmation verified it; AuthError
+   * `wrong_old_password` when it changed since): username and e-mail are free again at once, every
+   * token of the user dies. The audit trail keeps the user id, event types and times; its personal
+   * fields for this user are erased.
    */
-  async delete(userId: number, password: string): Promise<void> {
+  async delete(userId: number, verifiedHash: string): Promise<void> {
     const { db, audit } = this.deps;
-    const [user] = await db
-      .select({ passwordHash: users.passwordHash, username: users.username, email: users.email })
-      .from(users)
-      .where(eq(users.id, userId))
-      .limit(1);
-    if (!user) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(user.passwordHash, password))) throw new AuthError('wrong_old_password', 'password is wrong');
+    const [found] = await db.select({ username: users.username, email: users.email }).from(users).where(eq(users.id, userId)).limit(1);
+    if (!found) throw new AuthError('invalid_access_token');
+    const user = { ...found, passwordHash: verifiedHash };
     const ended = await db.select({ publicId: sessions.publicId }).from(sessions).where(eq(sessions.userId, userId));
     // One statement, so the user and the personal fields of its audit rows go together or not at all;
     // conditional on the verified hash: a password change that committed meanwhile wins.

@@ -36,6 +36,11 @@ export const AUTH_EVENT_TYPES = [
   'passkey_added',
   'passkey_removed',
   'passkey_login_failed',
+  // Re-authentication (POST /reauth): a signed-in session proved a factor again, or failed to.
+  'reauthenticated',
+  'reauthentication_failed',
+  // Every second factor and passkey removed: by a reset of an unverified address, or by an operator.
+  'mfa_cleared',
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 

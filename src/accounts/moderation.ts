@@ -2,7 +2,8 @@
 // ban. Reached through /internal with the internal token. Knows nothing of HTTP.
 import { and, asc, count, eq, gt, like, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { sessions, users } from '../db/schema.js';
+import { mfaChallenges, recoveryCodes, sessions, totpFactors, users, webauthnCredentials } from '../db/schema.js';
+import type { NoticeThrottle } from '../mail/notice-throttle.js';
 import { formatTime } from '../time.js';
 import type { AuditLog } from './audit.js';
 import type { AccountEventSink } from './contract/events.js';
@@ -28,7 +29,45 @@ function escapeLike(text: string): string {
 }
 
 export class Moderation {
-  constructor(private readonly deps: { db: Db; audit: AuditLog; now: () => Date; publish?: AccountEventSink | undefined }) {}
+  constructor(
+    private readonly deps: {
+      db: Db;
+      audit: AuditLog;
+      now: () => Date;
+      publish?: AccountEventSink | undefined;
+      /** The owner's notices of factor events (kind `mfa_cleared`); none without mail. */
+      notices?: NoticeThrottle | undefined;
+    },
+  ) {}
+
+  /**
+   * Removes every second factor of the user (the TOTP factor, its recovery codes, open login second
+   * steps, every passkey) in one statement, for an operator who verified the person by other means.
+   * Audited (`mfa_cleared`), published (`auth.user.mfa_cleared`), and the owner is mailed. Undefined
+   * when there is no such user.
+   */
+  async clearMfa(id: number): Promise<{ user: User; passkeys: number; totp: boolean } | undefined> {
+    const { db, audit, now } = this.deps;
+    const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+    if (!user) return undefined;
+    const passkeysGone = db.$with('passkeys_gone').as(db.delete(webauthnCredentials).where(eq(webauthnCredentials.userId, id)).returning({ id: webauthnCredentials.id }));
+    const totpGone = db.$with('totp_gone').as(db.delete(totpFactors).where(eq(totpFactors.userId, id)).returning({ enabledAt: totpFactors.enabledAt }));
+    const codesGone = db.$with('codes_gone').as(db.delete(recoveryCodes).where(eq(recoveryCodes.userId, id)).returning({ id: recoveryCodes.id }));
+    const challengesGone = db.$with('challenges_gone').as(db.delete(mfaChallenges).where(eq(mfaChallenges.userId, id)).returning({ id: mfaChallenges.id }));
+    const [row] = await db
+      .with(passkeysGone, totpGone, codesGone, challengesGone)
+      .select({
+        passkeys: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),
+        totp: sql<number>`(select count(*) from totp_gone where enabled_at is not null)`.mapWith(Number),
+      })
+      .from(sql`(select 1) as one`);
+    const passkeys = row?.passkeys ?? 0;
+    const totp = (row?.totp ?? 0) > 0;
+    this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, passkeys, totp });
+    this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
+    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${passkeys} passkeys, totp ${totp ? 'removed' : 'off'}` });
+    return { user, passkeys, totp };
+  }
 
   async user(id: number): Promise<UserSummary | undefined> {
     const { db, now } = this.deps;

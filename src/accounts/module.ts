@@ -19,12 +19,12 @@ import { iceServersRoutes } from './routes/ice-servers.routes.js';
 import { createRouter, createRouteKit } from './routes/kit.js';
 import { passkeysRoutes } from './routes/passkeys.routes.js';
 import { passwordRoutes } from './routes/password.routes.js';
+import { reauthRoutes } from './routes/reauth.routes.js';
 import { profileRoutes } from './routes/profile.routes.js';
 import { sessionRoutes } from './routes/session.routes.js';
 import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
 import { totpRoutes } from './routes/totp.routes.js';
 import { moderationRoutes } from './routes/moderation.routes.js';
-import { Moderation } from './moderation.js';
 import { createAccountServices } from './service/index.js';
 import type { SigningKeys } from './signing-keys.js';
 
@@ -68,7 +68,8 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     // issue 31, totp
     .route('/', totpRoutes(kit, services.totp, services.sessions))
     // issue 31, passkeys
-    .route('/', passkeysRoutes(kit, services.passkeys));
+    .route('/', passkeysRoutes(kit, services.passkeys))
+    .route('/', reauthRoutes(kit, services.reauth));
   return {
     name: 'accounts',
     audit,
@@ -78,7 +79,7 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
       { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
       { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
       { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
-      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(new Moderation({ db: deps.database.db, audit, now, publish: deps.publish }), now) },
+      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(services.moderation, now) },
     ],
     errors: [
       {

@@ -50,7 +50,7 @@ export class PasskeyLoginError extends Error {
   }
 }
 
-type Purpose = 'register' | 'login';
+type Purpose = 'register' | 'login' | 'reauth';
 
 export class Passkeys {
   constructor(
@@ -162,14 +162,34 @@ export class Passkeys {
   }
 
   /**
+   * Options for a re-authentication of `user`: a challenge bound to the user, and the user's own
+   * passkeys as the only ones allowed. AuthError `no_such_passkey` when the user has none.
+   */
+  async reauthOptions(user: User): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const mine = await this.list(user.id);
+    if (mine.length === 0) throw new AuthError('no_such_passkey', 'this account has no passkey');
+    const options = await generateAuthenticationOptions({
+      rpID: this.deps.webauthn.rpId,
+      timeout: PASSKEY_CHALLENGE_TTL_MS,
+      userVerification: 'required',
+      allowCredentials: mine.map((c) => ({ id: c.credentialId, transports: splitTransports(c.transports) })),
+    });
+    await this.storeChallenge(options.challenge, 'reauth', user.id);
+    return options;
+  }
+
+  /**
    * Verifies an assertion against a login challenge (used up here) and the stored credential, and
    * moves the credential's counter on. Returns the user it signs in; PasskeyLoginError otherwise.
    * A ban is not checked here (SessionService.signIn answers it, after this proved the user).
+   * With `reauthOf`, the challenge must be a re-authentication challenge of that user and the
+   * credential one of that user's (another's answers as unknown).
    */
-  async login(body: AuthenticationResponseBody): Promise<{ user: User; passkey: StoredPasskey }> {
+  async login(body: AuthenticationResponseBody, reauthOf?: number): Promise<{ user: User; passkey: StoredPasskey }> {
     const { db, webauthn } = this.deps;
     const [stored] = body.id === body.rawId ? await db.select().from(webauthnCredentials).where(eq(webauthnCredentials.credentialId, body.id)).limit(1) : [];
-    if (!stored) throw new PasskeyLoginError('unknown_credential');
+    if (!stored || (reauthOf !== undefined && stored.userId !== reauthOf)) throw new PasskeyLoginError('unknown_credential');
+    const [purpose, challengeUser] = reauthOf === undefined ? (['login', null] as const) : (['reauth', reauthOf] as const);
     // A discoverable credential answers with the handle it was created for: it must be its owner's.
     const handle = body.response.userHandle;
     if (handle !== undefined && !this.deps.keys.matches('webauthn-user-handle', String(stored.userId), Buffer.from(isoBase64URL.toBuffer(handle)).toString('hex'))) {
@@ -194,7 +214,7 @@ export class Passkeys {
     let newCounter: number;
     try {
       const result = await verify(async (challenge) => {
-        const ok = await this.consumeChallenge(challenge, 'login', null);
+        const ok = await this.consumeChallenge(challenge, purpose, challengeUser);
         if (ok) consumed = challenge;
         return ok;
       }, stored.counter);

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { Store } from 'hono-rate-limiter';
 import type { Db } from '../db/client.js';
-import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
+import { authEvents, mfaChallenges, passwordResetCodes, recoveryCodes, sessions, totpFactors, users, webauthnCredentials } from '../db/schema.js';
 import { addressKey, UNKNOWN_CLIENT } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import type { MailSlot, Mailer } from '../mail/mailer.js';
@@ -328,9 +328,41 @@ export class PasswordReset {
         .where(sql`${sessions.userId} in (select id from changed)`)
         .returning({ publicId: sessions.publicId }),
     );
+    // An address not verified before this reset was never proved by whoever held the account until
+    // now: every sign-in factor they may have added goes (passkeys, TOTP and its recovery codes, open
+    // second steps). Every part of a statement reads the rows as they were before it, so this sees
+    // email_verified_at before `changed` sets it.
+    const unproved = sql`${users.id} in (select id from changed) and ${users.emailVerifiedAt} is null`;
+    const unprovedUser = sql`(select ${users.id} from ${users} where ${unproved})`;
+    const passkeysGone = db.$with('passkeys_gone').as(
+      db
+        .delete(webauthnCredentials)
+        .where(sql`${webauthnCredentials.userId} in ${unprovedUser}`)
+        .returning({ id: webauthnCredentials.id }),
+    );
+    const totpGone = db.$with('totp_gone').as(
+      db
+        .delete(totpFactors)
+        .where(sql`${totpFactors.userId} in ${unprovedUser}`)
+        .returning({ enabledAt: totpFactors.enabledAt }),
+    );
+    const codesGone = db.$with('codes_gone').as(
+      db
+        .delete(recoveryCodes)
+        .where(sql`${recoveryCodes.userId} in ${unprovedUser}`)
+        .returning({ id: recoveryCodes.id }),
+    );
+    const challengesGone = db.$with('challenges_gone').as(
+      db
+        .delete(mfaChallenges)
+        .where(sql`${mfaChallenges.userId} in ${unprovedUser}`)
+        .returning({ id: mfaChallenges.id }),
+    );
     const rows = await db
-      .with(used, changed, ended)
+      .with(used, changed, ended, passkeysGone, totpGone, codesGone, challengesGone)
       .select({
+        passkeysRemoved: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),
+        totpRemoved: sql<number>`(select count(*) from totp_gone where enabled_at is not null)`.mapWith(Number),
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
       })
@@ -347,12 +379,16 @@ export class PasswordReset {
         .catch((error: unknown) => this.deps.logger.error({ err: error, userId: user.id }, 'password reset, but sessions opened during it could not be ended'));
     }
     const endedIds = row.publicId ? row.publicId.split(',') : [];
+    const factorsRemoved = row.passkeysRemoved > 0 || row.totpRemoved > 0;
     await audit.record(
       ...endedIds.map((id) => ({ type: 'session_ended' as const, userId: user.id, sessionId: id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent })),
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
       ...(user.emailVerifiedAt === null ? [{ type: 'email_verified' as const, userId: user.id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent }] : []),
+      ...(factorsRemoved
+        ? [{ type: 'mfa_cleared' as const, userId: user.id, detail: `password_reset: ${row.passkeysRemoved} passkeys, totp ${row.totpRemoved > 0 ? 'removed' : 'off'}`, ip: client.ip, userAgent: client.userAgent }]
+        : []),
     );
-    this.deps.notices.notify({ kind: 'password_changed', account: String(user.id), to: user.email, at });
+    this.deps.notices.notify({ kind: factorsRemoved ? PASSWORD_RESET_FACTORS_REMOVED : 'password_changed', account: String(user.id), to: user.email, at });
   }
 
   /** Whether a code was asked for from `source`, and the count of tries that applies to a guess from it. */
@@ -376,9 +412,28 @@ export class PasswordReset {
   }
 }
 
-/** The "your password was changed" notice, or the summary of those folded into one window. */
-export function passwordChangedNotice(to: string, at: Date, folded?: Folded) {
+/** The notice kind of a reset that removed the sign-in factors of an unproved address (see resetWithCode). */
+export const PASSWORD_RESET_FACTORS_REMOVED = 'password_reset_factors_removed';
+
+/**
+ * The "your password was changed" notice, or the summary of those folded into one window. With
+ * `factorsRemoved`: a reset that also removed every passkey and two-factor sign-in, and says why.
+ */
+export function passwordChangedNotice(to: string, at: Date, folded?: Folded, factorsRemoved = false) {
   const time = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
+  if (factorsRemoved) {
+    return {
+      to,
+      subject: 'Password reset: passkeys and two-factor sign-in removed',
+      text: [
+        `The password of your chat account was reset on ${time(folded?.last ?? at)} with a code mailed to this address.`,
+        '',
+        'This address had not been verified before, so whoever used the account until now never proved it: every passkey and the two-factor sign-in (authenticator app and recovery codes) of the account were removed, and every session was ended.',
+        '',
+        'Sign in with the new password and add your own passkeys or two-factor sign-in again. If this was not you, reset your password now with "forgot password".',
+      ].join('\n'),
+    };
+  }
   if (folded) {
     return {
       to,

@@ -43,6 +43,8 @@ export interface Authenticated {
   user: User;
   /** When the access token presented expires. */
   expiresAt: Date;
+  /** When the session last proved a factor: its sign-in, or its latest re-authentication (POST /reauth). */
+  authenticatedAt: Date;
 }
 
 /** What introspection tells of an active access token (RFC 7662's members). */
@@ -112,6 +114,8 @@ export class AuthService {
         accessHash: sessions.accessHash,
         accessExpiresAt: sessions.accessExpiresAt,
         lastUsedAt: sessions.lastUsedAt,
+        createdAt: sessions.createdAt,
+        reauthenticatedAt: sessions.reauthenticatedAt,
         user: users,
       })
       .from(sessions)
@@ -346,7 +350,8 @@ export class AuthService {
         .set({ lastUsedAt: now })
         .where(and(eq(sessions.id, row.sessionId), lt(sessions.lastUsedAt, new Date(now.getTime() - LAST_USED_RESOLUTION_MS))));
     }
-    return { sessionId: row.sessionId, sessionPublicId: row.publicId, user: row.user, expiresAt: row.accessExpiresAt };
+    const authenticatedAt = row.reauthenticatedAt && row.reauthenticatedAt > row.createdAt ? row.reauthenticatedAt : row.createdAt;
+    return { sessionId: row.sessionId, sessionPublicId: row.publicId, user: row.user, expiresAt: row.accessExpiresAt, authenticatedAt };
   }
 
   /**
@@ -431,20 +436,33 @@ export class AuthService {
   }
 
   /**
-   * Verifies the old password, stores the new one and revokes every other session of the user;
-   * the caller's session stays. The swap is conditional on the hash that was verified, so of two
-   * concurrent changes with the same old password only one succeeds.
+   * The one re-check of an authenticated user's password (account deletion, password and e-mail
+   * change, turning TOTP off, re-authentication): on the user's own hashing lane with the wait bound
+   * of logins, refused `server_busy` before any database work when that bound would be passed.
+   * Returns the hash it verified, for statements conditional on it (a change that committed
+   * meanwhile wins); AuthError `wrong_old_password` (2003, 403) when wrong.
    */
-  async changePassword(auth: Authenticated, oldPassword: string, newPassword: string): Promise<void> {
-    const { db } = this.deps;
-    const userId = auth.user.id;
+  async confirmPassword(userId: number, password: string): Promise<string> {
     const hashing = this.hashing(`user:${userId}`);
     ensureHashCapacity(hashing);
-    const [current] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
+    const [current] = await this.deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
+    // The session was valid a moment ago; a user deleted in between reads as a dead token.
     if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, oldPassword, hashing))) throw new AuthError('wrong_old_password');
+    if (!(await verifyPassword(current.passwordHash, password, hashing))) throw new AuthError('wrong_old_password');
+    return current.passwordHash;
+  }
+
+  /**
+   * Stores a new password in place of `verifiedHash` (the one confirmPassword verified) and revokes
+   * every other session of the user; the caller's session stays. The swap is conditional on that
+   * hash, so of two concurrent changes with the same old password only one succeeds.
+   */
+  async changePassword(auth: Authenticated, verifiedHash: string, newPassword: string): Promise<void> {
+    const { db } = this.deps;
+    const userId = auth.user.id;
+    const current = { passwordHash: verifiedHash };
     // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
-    const passwordHash = await hashPassword(newPassword, hashing);
+    const passwordHash = await hashPassword(newPassword, this.hashing(`user:${userId}`));
     const now = this.deps.now();
     // One statement: the new hash (only if the verified one is still current) and the end of every
     // other session. The number of the last session opened when the change took the user's row
@@ -506,6 +524,7 @@ export class AuthService {
       userAgent: client.userAgent ?? null,
       publicId,
       authMethod,
+      reauthenticatedAt: null,
     } satisfies Record<Extract<keyof typeof sessions.$inferInsert, string>, unknown> & { userId: SQL };
     return { access, refresh, publicId, values };
   }

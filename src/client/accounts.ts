@@ -2,7 +2,7 @@
 // token: introspection (RFC 7662) and moderation. Typed by the wire types of types.ts, which
 // test/client/wire-types.test.ts keeps equal to the account area's contract.
 import { toError } from './errors.js';
-import type { BanBody, Introspection, OperatorUser, OperatorUserDetail, RelayClientOptions, UsersPage } from './types.js';
+import type { BanBody, Introspection, MfaCleared, OperatorUser, OperatorUserDetail, RelayClientOptions, UsersPage } from './types.js';
 
 /**
  * @example
@@ -28,6 +28,8 @@ export function accountsClient(options: RelayClientOptions) {
     /** Bans a user (every session ends at once); RelayClientError NOT_FOUND for an unknown id. */
     ban: (userId: number, body: BanBody = {}) => call<OperatorUser>('POST', `/users/${userId}/ban`, body),
     unban: (userId: number) => call<OperatorUser>('DELETE', `/users/${userId}/ban`),
+    /** Removes every second factor of a user (TOTP, recovery codes, passkeys); the owner is mailed. */
+    clearMfa: (userId: number) => call<MfaCleared>('DELETE', `/users/${userId}/mfa`),
     /** One user for operators: fields, the ban in force, live sessions. */
     user: (userId: number) => call<OperatorUserDetail>('GET', `/users/${userId}`),
     /** A page of users; `query`: username or e-mail prefix; follow `next_cursor`. */

@@ -908,6 +908,13 @@ export interface OperatorUserDetail extends OperatorUser {
   sessions: number;
 }
 
+/** What DELETE /internal/v1/users/:id/mfa removed. */
+export interface MfaCleared {
+  user_id: number;
+  passkeys_removed: number;
+  totp_removed: boolean;
+}
+
 export interface UsersPage {
   users: OperatorUser[];
   next_cursor: string | null;
@@ -933,6 +940,13 @@ export interface UserBannedEvent extends EventBase<'auth.user.banned'> {
 export interface UserUnbannedEvent extends EventBase<'auth.user.unbanned'> {
   userId: number;
 }
+export interface UserMfaClearedEvent extends EventBase<'auth.user.mfa_cleared'> {
+  userId: number;
+  /** Passkeys removed. */
+  passkeys: number;
+  /** Whether an enabled TOTP factor was removed. */
+  totp: boolean;
+}
 /** An event of the account area (stream and webhook); it concerns no router. */
-export type AccountEvent = SessionEndedEvent | UserDeletedEvent | UserBannedEvent | UserUnbannedEvent;
+export type AccountEvent = SessionEndedEvent | UserDeletedEvent | UserBannedEvent | UserUnbannedEvent | UserMfaClearedEvent;
 export type AccountEventType = AccountEvent['type'];

@@ -23,6 +23,9 @@ export const accountsVariables = {
   LOGIN_FAILURE_WINDOW_S: int(900, 1, 86_400),
   REFRESH_REUSE_GRACE_S: int(10, 0, 3600),
   PASSWORD_HASH_MAX_WAIT_MS: int(2000, 1, 60_000),
+  // A session that signed in or re-authenticated (POST /reauth) within this many seconds may add a
+  // passkey, turn TOTP on or change the address.
+  REAUTH_WINDOW_S: int(300, 30, 86_400),
   // Per client address and hour (docs/account-api.md, "Who can block a password reset"); 0 disables.
   PASSWORD_RESET_REQUESTS_PER_SOURCE: int(10, 0, 10_000),
   PASSWORD_RESET_GUESSES_PER_SOURCE: int(10, 0, 10_000),
@@ -93,6 +96,8 @@ export const accountsConfig = z
       failureWindowS: env.LOGIN_FAILURE_WINDOW_S,
       /** Beyond this expected wait for an argon2 slot a request answers 503 instead of queueing. */
       hashMaxWaitMs: env.PASSWORD_HASH_MAX_WAIT_MS,
+      /** Seconds after its sign-in or re-authentication during which a session counts as fresh. */
+      reauthWindowS: env.REAUTH_WINDOW_S,
       /** `iss` of access tokens. */
       issuer: env.AUTH_ISSUER ?? (env.FLY_APP_NAME !== undefined ? `https://${env.FLY_APP_NAME}.fly.dev` : `http://localhost:${env.PORT}`),
       /** `aud` of access tokens. */

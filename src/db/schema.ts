@@ -57,6 +57,11 @@ export const sessions = pgTable(
     publicId: uuid('public_id').notNull().defaultRandom(),
     /** How the session signed in: `password`, `password+totp`, `recovery_code` or `passkey` (AuthMethod). */
     authMethod: varchar('auth_method', { length: 20 }).notNull().default('password'),
+    /**
+     * When the session last proved a factor again (POST /reauth); null: only at sign-in. Adding a
+     * factor or changing the address needs a sign-in or a re-authentication within REAUTH_WINDOW_S.
+     */
+    reauthenticatedAt: timestamp('reauthenticated_at', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('sessions_access_id_key').on(t.accessId),
@@ -309,7 +314,7 @@ export const webauthnChallenges = pgTable(
   {
     id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
     digest: varchar('digest', { length: 64 }).notNull(),
-    /** `register` or `login`. */
+    /** `register`, `login` or `reauth` (a re-authentication, with its user). */
     purpose: varchar('purpose', { length: 10 }).notNull(),
     userId: integer('user_id').references(() => users.id, { onDelete: 'cascade' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),

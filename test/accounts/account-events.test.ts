@@ -5,11 +5,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Secret, TOTP } from 'otpauth';
 import { verifyWebhook } from '../../src/client/index.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { codeOf, startTestSmtp, type TestSmtp } from '../support/smtp.js';
 import { openStream, serveApp, type AppServer, type SseReader } from '../events/support.js';
-import { APP_TIMEOUT, call, expectError, expectOk, register, type Registered } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, register, registerVerified, type Registered } from './helpers.js';
 
 const SECRET = 'account-events-webhook-secret-0123456789';
 const WITHIN_MS = 1000;
@@ -180,6 +181,36 @@ describe('each way a session ends', () => {
     const lifted = Date.now();
     expect((await t.app.request(`/internal/v1/users/${user.id}/ban`, { method: 'DELETE', headers: { 'X-Internal-Token': t.internalToken } })).status).toBe(200);
     await arrives(lifted, { type: 'auth.user.unbanned', userId: user.id });
+  });
+});
+
+describe('an operator clears the second factors', () => {
+  it('DELETE /internal/v1/users/:id/mfa removes TOTP and its recovery codes, publishes auth.user.mfa_cleared, audits and mails the owner; 404 for an unknown user', async () => {
+    const user = await registerVerified(t);
+    const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token: user.tokens.token });
+    expectOk(setup);
+    const totp = new TOTP({ secret: Secret.fromBase32(setup.body.data.secret) });
+    expectOk(await call(t.app, 'POST', '/mfa/totp/enable', { token: user.tokens.token, body: { code: totp.generate() } }));
+    expect((await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } })).body.code).toBe(2007);
+
+    const since = Date.now();
+    const clear = (id: number) => t.app.request(`/internal/v1/users/${id}/mfa`, { method: 'DELETE', headers: { 'X-Internal-Token': t.internalToken } });
+    const res = await clear(user.id);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ user_id: user.id, passkeys_removed: 0, totp_removed: true });
+    await arrives(since, { type: 'auth.user.mfa_cleared', userId: user.id, passkeys: 0, totp: true });
+    // The password alone signs in again; the sessions stayed.
+    expectOk(await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } }));
+    expectOk(await call(t.app, 'GET', '/profile', { token: user.tokens.token }));
+    const mail = await smtp.waitFor((m) => m.to.includes(user.email) && m.subject === 'Your two-factor sign-in and passkeys were removed');
+    expect(mail.text).toContain('An operator removed');
+    const audit = await t.app.request(`/internal/v1/auth-events?userId=${user.id}&type=mfa_cleared`, { headers: { 'X-Internal-Token': t.internalToken } });
+    expect(((await audit.json()) as { events: Array<{ detail: string }> }).events.map((e) => e.detail)).toEqual(['operator: 0 passkeys, totp removed']);
+
+    const unknown = await clear(2_000_000_000);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: string }).code).toBe('NOT_FOUND');
+    expect((await t.app.request(`/internal/v1/users/${user.id}/mfa`, { method: 'DELETE' })).status).toBe(401);
   });
 });
 

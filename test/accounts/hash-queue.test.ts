@@ -1,10 +1,14 @@
 // The argon2 queue (issue 11, finding 4), in-process: lanes served lightest first, and a wait bound
 // answered with server_busy instead of a longer queue; lanes whose last verification succeeded served
-// in turn with the rest (issue 32, finding 13).
+// in turn with the rest (issue 32, finding 13). Then the password re-check of an authenticated user on a real app.
 import { availableParallelism } from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { Secret, TOTP } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthError } from '../../src/accounts/errors.js';
 import { hashPassword, verifyPassword } from '../../src/accounts/passwords.js';
+import { buildTestApp, type TestApp } from '../support/app.js';
+import { late } from '../support/late.js';
+import { APP_TIMEOUT, call, expectError, expectOk, registerVerified, type Registered } from './helpers.js';
 
 describe('password hashing queue', () => {
   it('serves a lone hash of another lane before a flood queued in one lane (one FIFO queue served it last)', async () => {
@@ -114,5 +118,88 @@ describe('password hashing queue', () => {
     await Promise.all([...knownFlood, ...fresh]);
     // Alternating: about half of the first twelve are fresh lanes' (a strict priority for the class would give none).
     expect(finished.slice(0, 12).filter((name) => name.startsWith('fresh')).length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+// The password re-check of an authenticated user (DELETE /account, PUT /password, PUT /email,
+// DELETE /mfa/totp, POST /reauth): one path for all, the user's own hashing lane with the login's wait bound and
+// the account's failure budget, on a real app and database (PGlite; PostgreSQL too).
+describe('password re-check', () => {
+  const MAX_WAIT_MS = 100;
+  const app = late<TestApp>('the test app');
+  const t = app.value;
+  beforeAll(async () => {
+    app.set(await buildTestApp({ PASSWORD_HASH_MAX_WAIT_MS: String(MAX_WAIT_MS), LOGIN_FAILURES_PER_ACCOUNT: '5' }, { areas: { relay: false } }));
+  }, APP_TIMEOUT);
+  afterAll(async () => {
+    await app.get()?.close();
+  }, APP_TIMEOUT);
+
+  /** A user with TOTP on, so that every re-check has something to act on. */
+  async function userWithTotp(): Promise<Registered & { totp: TOTP }> {
+    const user = await registerVerified(t);
+    const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token: user.tokens.token });
+    expectOk(setup);
+    const totp = new TOTP({ secret: Secret.fromBase32(setup.body.data.secret) });
+    expectOk(await call(t.app, 'POST', '/mfa/totp/enable', { token: user.tokens.token, body: { code: totp.generate() } }));
+    return { ...user, totp };
+  }
+
+  /** Each action that re-checks the password, with the password given. */
+  const rechecks = (user: Registered & { totp: TOTP }, password: string) =>
+    [
+      ['DELETE /account', () => call(t.app, 'DELETE', '/account', { token: user.tokens.token, body: { password } })],
+      ['PUT /password', () => call(t.app, 'PUT', '/password', { token: user.tokens.token, body: { old_password: password, new_password: 'another-secret-pw' } })],
+      ['PUT /email', () => call(t.app, 'PUT', '/email', { token: user.tokens.token, body: { new_email: `new-${user.email}`, password } })],
+      ['DELETE /mfa/totp', () => call(t.app, 'DELETE', '/mfa/totp', { token: user.tokens.token, body: { password, code: '000000' } })],
+      ['POST /reauth', () => call(t.app, 'POST', '/reauth', { token: user.tokens.token, body: { password } })],
+    ] as const;
+
+  it('answers 1005 server_busy under a hash flood on every path (account deletion waited outside the lanes and deleted)', { timeout: 60_000 }, async () => {
+    const user = await userWithTotp();
+    const stored = await hashPassword('flood-password');
+    // A steady queue of wrong guesses, each at a new account name (a fresh lane): with one slot per
+    // spare core, a handful waiting puts a new lane's expected wait above MAX_WAIT_MS, and far below
+    // the 2 s a hash with no lane and no bound would wait.
+    let flooding = true;
+    let n = 0;
+    const pumps = Array.from({ length: 6 }, async () => {
+      while (flooding) await verifyPassword(stored, 'guess', { lane: `account:flood-${n++}`, maxWaitMs: 60_000 }).catch(() => undefined);
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      for (const [name, recheck] of rechecks(user, user.password)) {
+        const reply = await recheck();
+        expect({ name, status: reply.status, code: reply.body.code }).toEqual({ name, status: 503, code: 1005 });
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    } finally {
+      flooding = false;
+      await Promise.all(pumps);
+    }
+    // Nothing was done: the account, its password, its address and its factor are as they were.
+    const login = await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } });
+    expectError(login, 401, 2007);
+    expect((await call(t.app, 'GET', '/profile', { token: user.tokens.token })).body.data.email).toBe(user.email);
+  });
+
+  it('counts a wrong password on every path in the one failure budget of the account, and audits each', async () => {
+    const user = await userWithTotp();
+    const paths = rechecks(user, 'wrong-password');
+    for (const [name, recheck] of paths) {
+      const reply = await recheck();
+      expect({ name, status: reply.status, code: reply.body.code }).toEqual({ name, status: 403, code: 2003 });
+    }
+    // Five wrong re-checks: the budget of five is spent for the login too.
+    expectError(await call(t.app, 'POST', '/login', { body: { account: user.username, password: user.password } }), 429, 1003);
+    for (const [name, recheck] of paths) {
+      const reply = await recheck();
+      expect({ name, status: reply.status, code: reply.body.code }).toEqual({ name, status: 429, code: 1003 });
+    }
+    // Each wrong password audited once, with its action's type; the refusals of the spent budget write nothing.
+    const res = await t.app.request(`/internal/v1/auth-events?userId=${user.id}&limit=200`, { headers: { 'X-Internal-Token': t.internalToken } });
+    const events = ((await res.json()) as { events: Array<{ type: string; detail: string | null }> }).events;
+    const failed = events.filter((e) => e.detail === 'wrong_password' || e.detail === 'wrong_old_password').map((e) => e.type);
+    expect(failed.sort()).toEqual(['account_deletion_failed', 'email_change_failed', 'mfa_failed', 'password_change_failed', 'reauthentication_failed']);
   });
 });

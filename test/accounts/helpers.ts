@@ -1,9 +1,11 @@
 // Helpers for the account API tests: requests in the envelope, unique users, token sets. A call's
 // answer is typed by the contract: the data of the route's success (any for a path no route has).
 import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { z } from 'zod';
 import type * as contract from '../../src/accounts/contract/index.js';
+import { users } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
@@ -109,6 +111,21 @@ export async function register(app: App, overrides: Record<string, unknown> = {}
     id: user.id,
     tokens: { token, refresh_token, expires_in },
   };
+}
+
+/**
+ * Marks the user's address verified, as POST /email/verify would: for the tests of what a verified
+ * address allows (adding a passkey, turning TOTP on), not of the verification itself (email.test.ts).
+ */
+export async function markEmailVerified(t: Pick<TestApp, 'database'>, userId: number): Promise<void> {
+  await t.database.db.update(users).set({ emailVerifiedAt: new Date() }).where(eq(users.id, userId));
+}
+
+/** register(), with the address verified: a user who may add a passkey or turn TOTP on at once. */
+export async function registerVerified(t: Pick<TestApp, 'app' | 'database'>, overrides: Record<string, unknown> = {}): Promise<Registered> {
+  const user = await register(t.app, overrides);
+  await markEmailVerified(t, user.id);
+  return user;
 }
 
 /**

@@ -10,7 +10,7 @@ import { webauthnChallenges } from '../../src/db/schema.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { openTestDatabase, TEST_AUTH_KEY_SECRET } from '../support/app.js';
 import { SoftAuthenticator } from '../support/webauthn.js';
-import { call, expectError, expectOk, register, useMailingApp, type Registered } from './helpers.js';
+import { call, expectError, expectOk, registerVerified, useMailingApp, type Registered } from './helpers.js';
 
 const ORIGIN = 'http://localhost:3000';
 const { t, smtp, clock } = useMailingApp({ WEBAUTHN_ORIGINS: `${ORIGIN},http://app.localhost:3000` });
@@ -44,7 +44,7 @@ async function events(userId: number, type: string) {
 
 describe('passkeys', () => {
   it('register, list, sign in without a username (auth_method passkey), remove; audited and mailed', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     const options = await registrationOptions(user);
     expect(options).toMatchObject({ rp: { id: 'localhost', name: 'chat-backend' }, user: { name: user.username }, authenticatorSelection: { residentKey: 'required', userVerification: 'required' } });
@@ -69,7 +69,7 @@ describe('passkeys', () => {
     expect(JSON.stringify(listed.body)).not.toContain(Buffer.from(authenticator.credentials[0]!.id).toString('base64url'));
 
     // Another user cannot remove it (1004, as an unknown id).
-    const other = await register(t.app);
+    const other = await registerVerified(t);
     expectError(await call(t.app, 'DELETE', `/passkeys/${added.body.data.id}`, { token: other.tokens.token }), 404, 1004);
     expectError(await call(t.app, 'DELETE', '/passkeys/not-a-uuid', { token: user.tokens.token }), 404, 1004);
     expectOk(await call(t.app, 'DELETE', `/passkeys/${added.body.data.id}`, { token: user.tokens.token }));
@@ -82,7 +82,7 @@ describe('passkeys', () => {
   });
 
   it('a login challenge works once, only before it expires', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     await addPasskey(user, authenticator);
     const options = await loginOptions();
@@ -96,7 +96,7 @@ describe('passkeys', () => {
   });
 
   it("a registration challenge is its user's, used once, and the newest few per user are kept", async () => {
-    const [alice, bob] = [await register(t.app), await register(t.app)];
+    const [alice, bob] = [await registerVerified(t), await registerVerified(t)];
     const authenticator = new SoftAuthenticator();
     const forAlice = await registrationOptions(alice);
     expectError(await call(t.app, 'POST', '/passkeys/register/verify', { token: bob.tokens.token, body: { response: authenticator.create(forAlice, { origin: ORIGIN }) } }), 400, 2014);
@@ -114,7 +114,7 @@ describe('passkeys', () => {
   });
 
   it('a signature counter at or below the stored one is refused and audited (a cloned credential)', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     await addPasskey(user, authenticator);
     const credential = authenticator.credentials[0]!;
@@ -127,7 +127,7 @@ describe('passkeys', () => {
   });
 
   it('an origin not in WEBAUTHN_ORIGINS, another RP ID, or no user verification is refused', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     for (const ceremony of [{ origin: 'http://localhost:3001' }, { origin: 'https://evil.example' }, { origin: ORIGIN, rpId: 'evil.example' }, { origin: ORIGIN, userVerified: false }]) {
       const reply = await call(t.app, 'POST', '/passkeys/register/verify', { token: user.tokens.token, body: { response: authenticator.create(await registrationOptions(user), ceremony) } });
@@ -151,7 +151,7 @@ describe('passkeys', () => {
   });
 
   it('an unknown credential is refused; a registered one cannot be registered again', async () => {
-    const [alice, bob] = [await register(t.app), await register(t.app)];
+    const [alice, bob] = [await registerVerified(t), await registerVerified(t)];
     const stranger = new SoftAuthenticator();
     stranger.create(await registrationOptions(alice), { origin: ORIGIN });
     expectError(await signIn(stranger.get(await loginOptions(), { origin: ORIGIN })), 401, 2014);
@@ -162,7 +162,7 @@ describe('passkeys', () => {
   });
 
   it(`at most ${MAX_PASSKEYS_PER_USER} passkeys per account`, { timeout: 60_000 }, async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     for (let i = 0; i < MAX_PASSKEYS_PER_USER - 1; i++) await addPasskey(user, authenticator, `key ${i}`);
     // Two ceremonies started under the cap: the first fills it, the second is refused.
@@ -177,7 +177,7 @@ describe('passkeys', () => {
   });
 
   it('every field is bounded before anything is looked up (1001)', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     const valid = authenticator.create(await registrationOptions(user), { origin: ORIGIN });
     const longId = Buffer.alloc(1024, 1).toString('base64url');
@@ -217,7 +217,7 @@ describe('passkeys', () => {
   });
 
   it('a banned user is answered 2006 after the passkey verified, as a password login', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const authenticator = new SoftAuthenticator();
     await addPasskey(user, authenticator);
     const res = await t.app.request(`/internal/v1/users/${user.id}/ban`, { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'abuse' }) });

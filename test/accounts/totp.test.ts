@@ -9,7 +9,7 @@ import { mfaChallenges, recoveryCodes, totpFactors } from '../../src/db/schema.j
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
 import { startTestSmtp, type TestSmtp } from '../support/smtp.js';
-import { APP_TIMEOUT, call, expectError, expectOk, register, type Registered } from './helpers.js';
+import { APP_TIMEOUT, call, expectError, expectOk, registerVerified, type Registered } from './helpers.js';
 
 const STEP_MS = 30_000;
 
@@ -59,7 +59,7 @@ function codeAt(totp: TOTP, timestamp: number): string {
 
 /** A user with TOTP enabled (by a code of the previous step; then the clock moves a step on, so the current and previous steps are unused). */
 async function enrolled(): Promise<Enrolled> {
-  const user = await register(t.app);
+  const user = await registerVerified(t);
   const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token: user.tokens.token });
   expectOk(setup);
   const totp = new TOTP({ secret: Secret.fromBase32(setup.body.data.secret), algorithm: 'SHA1', digits: 6, period: 30 });
@@ -85,7 +85,7 @@ async function authEvents(userId: number): Promise<Array<{ type: string; detail:
 
 describe('TOTP set-up', () => {
   it('answers a secret and its otpauth URL, keeps the secret only sealed, and enables with a code of it', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token: user.tokens.token });
     expectOk(setup);
     const { secret, otpauth_url } = setup.body.data;
@@ -126,7 +126,7 @@ describe('TOTP set-up', () => {
   });
 
   it('refuses to enable without a pending secret', async () => {
-    const user = await register(t.app);
+    const user = await registerVerified(t);
     expectError(await call(t.app, 'POST', '/mfa/totp/enable', { token: user.tokens.token, body: { code: '123456' } }), 409, 2011);
     expectError(await call(t.app, 'DELETE', '/mfa/totp', { token: user.tokens.token, body: { password: user.password, code: '123456' } }), 409, 2011);
   });

@@ -54,6 +54,7 @@ describe('the relay client wire types', () => {
     expectTypeOf<Wire.BanBody>().toEqualTypeOf<In<typeof moderation.banBody>>();
     expectTypeOf<Wire.OperatorUser>().toEqualTypeOf<Out<typeof moderation.operatorUser>>();
     expectTypeOf<Wire.OperatorUserDetail>().toEqualTypeOf<Out<typeof moderation.operatorUserDetail>>();
+    expectTypeOf<Wire.MfaCleared>().toEqualTypeOf<Out<typeof moderation.mfaCleared>>();
     expectTypeOf<Wire.UsersPage>().toEqualTypeOf<Out<typeof moderation.usersPage>>();
     expectTypeOf<ByType<Wire.AccountEvent>>().toEqualTypeOf<ByType<accountEvents.AccountEvent>>();
     expectTypeOf<Wire.IceServersBody>().toEqualTypeOf<In<typeof ice.iceServersBody>>();

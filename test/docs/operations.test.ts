@@ -16,7 +16,7 @@ const PUBLIC_OPERATIONS = [
   'PUT /api/v1/auth/password 200,400,401,403,429,500,503',
   'GET /api/v1/auth/sessions 200,401,429,500',
   'DELETE /api/v1/auth/sessions/{id} 200,401,404,429,500',
-  'DELETE /api/v1/auth/account 200,400,401,403,429,500',
+  'DELETE /api/v1/auth/account 200,400,401,403,429,500,503',
   'POST /api/v1/auth/password/forgot 200,400,404,429,500,503',
   'POST /api/v1/auth/password/reset 200,400,403,404,429,500',
   // Issue 28, added after the documents were generated: TURN credentials.
@@ -27,17 +27,19 @@ const PUBLIC_OPERATIONS = [
   'PUT /api/v1/auth/email 200,400,401,403,404,409,429,500,503',
   'POST /api/v1/auth/email/confirm 200,400,401,404,409,429,500',
   // Issue 31: TOTP and the login's second step.
-  'POST /api/v1/auth/mfa/totp/setup 200,401,409,429,500',
+  'POST /api/v1/auth/mfa/totp/setup 200,401,403,409,429,500',
   'POST /api/v1/auth/mfa/totp/enable 200,400,401,403,409,429,500',
   'DELETE /api/v1/auth/mfa/totp 200,400,401,403,409,429,500,503',
   'POST /api/v1/auth/login/mfa 200,400,401,403,429,500',
   // Issue 31: passkeys (404: not configured, production without WEBAUTHN_RP_ID).
-  'POST /api/v1/auth/passkeys/register/options 200,401,404,409,429,500',
-  'POST /api/v1/auth/passkeys/register/verify 200,400,401,404,409,429,500',
+  'POST /api/v1/auth/passkeys/register/options 200,401,403,404,409,429,500',
+  'POST /api/v1/auth/passkeys/register/verify 200,400,401,403,404,409,429,500',
   'POST /api/v1/auth/passkeys/login/options 200,404,429,500',
   'POST /api/v1/auth/passkeys/login/verify 200,400,401,403,404,429,500',
   'GET /api/v1/auth/passkeys 200,401,404,429,500',
   'DELETE /api/v1/auth/passkeys/{id} 200,401,404,429,500',
+  'POST /api/v1/auth/reauth 200,400,401,403,404,409,429,500,503',
+  'POST /api/v1/auth/reauth/passkey/options 200,401,404,429,500',
   'GET /healthz 200,429,500',
   'GET /readyz 200,429,500',
   'GET /api/v1/openapi.json 200,429,500',
@@ -59,6 +61,7 @@ const INTERNAL_OPERATIONS = [
   'GET /internal/v1/users/{id} 200,400,401,404,500',
   'POST /internal/v1/users/{id}/ban 200,400,401,404,500',
   'DELETE /internal/v1/users/{id}/ban 200,400,401,404,500',
+  'DELETE /internal/v1/users/{id}/mfa 200,400,401,404,500',
 ];
 
 /**
@@ -98,7 +101,7 @@ async function documents(t: TestApp): Promise<{ publicDoc: Doc; internalDoc: Doc
   return { publicDoc: (await pub.json()) as Doc, internalDoc: (await internal.json()) as Doc };
 }
 
-const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events|v1\/auth\/introspect|v1\/users(\/\{id\}(\/ban)?)?)$/;
+const NOT_RELAY = /^\/internal\/(metrics|docs|v1\/openapi\.json|v1\/auth-events|v1\/auth\/introspect|v1\/users(\/\{id\}(\/ban|\/mfa)?)?)$/;
 
 describe('the documents of every area composed', () => {
   let t: TestApp;

@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleForBrowser } from '../../examples/browser-demo/start.js';
-import { call, expectError, expectOk, register, type Registered } from '../accounts/helpers.js';
+import { call, expectError, expectOk, registerVerified, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { launchChromium, type LaunchedChromium } from '../support/browser.js';
-import { useDemoInChromium } from '../support/demo.js';
+import { useDemoInChromium, verifyDemoEmail } from '../support/demo.js';
 import { CHROMIUM_BROWSER, skipWithout } from '../support/system-programs.js';
 
 const PAGE_SCRIPT = new URL('../browser/passkeys-page.ts', import.meta.url).pathname;
@@ -94,7 +94,7 @@ describe.skipIf(skipWithout(CHROMIUM_BROWSER))('passkeys in Chromium (virtual au
   };
 
   it('registers a passkey, logs out, and signs in with it without a username', { timeout: 60_000 }, async () => {
-    user = await register(t.app);
+    user = await registerVerified(t);
     const options = await call(t.app, 'POST', '/passkeys/register/options', { token: user.tokens.token });
     expectOk(options);
     const added = await call(t.app, 'POST', '/passkeys/register/verify', { token: user.tokens.token, body: { response: await create(first.page, options.body.data), name: 'Chromium' } });
@@ -152,7 +152,7 @@ describe.skipIf(skipWithout(CHROMIUM_BROWSER))('passkeys in Chromium (virtual au
   it('refuses a page whose origin is not in WEBAUTHN_ORIGINS', { timeout: 60_000 }, async () => {
     const elsewhere = await authenticatorPage(browser, other.origin);
     // Registering there: the browser makes the credential (the RP ID localhost fits), the service refuses it.
-    const session = await register(t.app);
+    const session = await registerVerified(t);
     const options = await call(t.app, 'POST', '/passkeys/register/options', { token: session.tokens.token });
     const created = await create(elsewhere.page, options.body.data);
     expectError(await call(t.app, 'POST', '/passkeys/register/verify', { token: session.tokens.token, body: { response: created } }), 400, 2014);
@@ -189,6 +189,8 @@ describe.skipIf(skipWithout(CHROMIUM_BROWSER))('the browser demo: add a passkey,
     await page.fill('input[name=password]', 'correct horse');
     await page.click('#register');
     await page.locator('#passkeys:not(.hidden)').waitFor({ timeout: 15_000 });
+    // Adding a passkey needs a verified address.
+    await verifyDemoEmail(page, demo, username);
     await page.click('#passkey-add');
     await page.locator('#passkeys-list tr').first().waitFor({ timeout: 15_000 });
     expect(await page.locator('#passkeys-list tr td').first().textContent()).toBe('Passkey 1');

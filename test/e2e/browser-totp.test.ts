@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { Secret, TOTP } from 'otpauth';
 import { describe, expect, it } from 'vitest';
 import { requireChromium } from '../support/browser.js';
-import { useDemoInChromium } from '../support/demo.js';
+import { useDemoInChromium, verifyDemoEmail } from '../support/demo.js';
 
 interface PageState {
   phase: string;
@@ -33,6 +33,9 @@ describe('browser demo: enable two-factor, then sign in with the second step', (
       await page.fill('input[name=password]', 'correct horse');
       await page.click('#register');
       await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.phase === 'ready', null, { timeout: 15_000 });
+
+      // Turning TOTP on needs a verified address.
+      await verifyDemoEmail(page, demo, username);
 
       await page.click('#totp-setup');
       await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.twoFactor.otpauthUrl !== undefined, null, { timeout: 10_000 });

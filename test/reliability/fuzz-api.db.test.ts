@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_TIMEOUT, register, uniqueName, type Registered } from '../accounts/helpers.js';
+import { APP_TIMEOUT, register, registerVerified, uniqueName, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { SoftAuthenticator } from '../support/webauthn.js';
 import {
@@ -80,8 +80,8 @@ beforeAll(async () => {
   deletable = await register(t.app);
   resettable = await register(t.app);
   mailOwner = await register(t.app);
-  pendingTotp = await register(t.app);
-  twoFactor = await register(t.app);
+  pendingTotp = await registerVerified(t);
+  twoFactor = await registerVerified(t);
   const api = async (method: string, path: string, body?: unknown, token?: string) =>
     (await (
       await t.app.request(`/api/v1/auth${path}`, {
@@ -369,7 +369,7 @@ describe('fuzz /api/v1/auth', () => {
     await fc.assert(
       fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields), asMailOwner()), async (r) => {
         const a = await send('PUT', '/api/v1/auth/email', r);
-        expectApiAnswer(a, [0, 1001, 1002, 1003, 2003, 2010], describeRequest('PUT', '/email', r));
+        expectApiAnswer(a, [0, 1001, 1002, 1003, 2003, 2010, 2017], describeRequest('PUT', '/email', r));
       }),
       fuzzParameters(),
     );
@@ -397,7 +397,7 @@ describe('fuzz /api/v1/auth', () => {
     await fc.assert(
       fc.asyncProperty(requests(anyJson, bearer), async (r) => {
         const a = await send('POST', '/api/v1/auth/mfa/totp/setup', r);
-        expectApiAnswer(a, [0, 1002, 2011], describeRequest('POST', '/mfa/totp/setup', r));
+        expectApiAnswer(a, [0, 1002, 2011, 2017], describeRequest('POST', '/mfa/totp/setup', r));
       }),
       fuzzParameters(),
     );
@@ -405,7 +405,7 @@ describe('fuzz /api/v1/auth', () => {
     await fc.assert(
       fc.asyncProperty(requests(fc.oneof(anyJson, fields, mutated(() => ({ code: '123456' }))), bearer), async (r) => {
         const a = await send('POST', '/api/v1/auth/mfa/totp/enable', r);
-        expectApiAnswer(a, [0, 1001, 1002, 2011, 2013], describeRequest('POST', '/mfa/totp/enable', r));
+        expectApiAnswer(a, [0, 1001, 1002, 2011, 2013, 2017], describeRequest('POST', '/mfa/totp/enable', r));
       }),
       fuzzParameters(),
     );
@@ -422,6 +422,27 @@ describe('fuzz /api/v1/auth', () => {
       fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields), bearer), async (r) => {
         const a = await send('DELETE', '/api/v1/auth/mfa/totp', r);
         expectApiAnswer(a, [0, 1001, 1002, 2003, 2011, 2013], describeRequest('DELETE', '/mfa/totp', r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /reauth', async () => {
+    const valid = () => ({ password: twoFactor.password });
+    const fields = fc.record(
+      {
+        password: fc.oneof(anyString, anyJson, fc.constant(null).map(() => twoFactor.password), fc.constantFrom('', 'x'.repeat(1025))),
+        totp_code: totpCode,
+        recovery_code: recoveryCode,
+        passkey: anyJson,
+      },
+      { requiredKeys: [] },
+    );
+    const bearer = fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${twoFactor.tokens.token}`), weight: 4 }, authorization(() => twoFactor.tokens.token));
+    await fc.assert(
+      fc.asyncProperty(requests(fc.oneof(anyJson, mutated(valid), fields), bearer), async (r) => {
+        const a = await send('POST', '/api/v1/auth/reauth', r);
+        expectApiAnswer(a, [0, 1001, 1002, 1003, 2003, 2013, 2014], describeRequest('POST', '/reauth', r));
       }),
       fuzzParameters(),
     );
@@ -511,7 +532,7 @@ describe('fuzz /api/v1/auth', () => {
     );
   });
 
-  it('moderation: GET /internal/v1/users(/:id), POST and DELETE /internal/v1/users/:id/ban', async () => {
+  it('moderation: GET /internal/v1/users(/:id), POST and DELETE /internal/v1/users/:id/ban, DELETE /internal/v1/users/:id/mfa', async () => {
     const target = await register(t.app);
     const id = fc.oneof(notAnId, fc.constant(null).map(() => String(target.id)), fc.constantFrom('0', '-1', '2147483647', '2147483648', '1e3', '%00', '99999999999999999999'), fc.integer({ max: 0 }).map(String), fc.integer({ min: 2_000_000_000 }).map(String));
     // Only the target and ids no user has: the other fuzz users (the owner's tokens) must stay unbanned.
@@ -525,6 +546,7 @@ describe('fuzz /api/v1/auth', () => {
       id.map((i) => ({ method: 'GET', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}`, body: undefined as string | undefined })),
       fc.tuple(id, banBody).map(([i, b]) => ({ method: 'POST', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: JSON.stringify(b) ?? 'null' })),
       id.map((i) => ({ method: 'DELETE', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/ban`, body: undefined as string | undefined })),
+      id.map((i) => ({ method: 'DELETE', path: `/internal/v1/users/${encodeURIComponent(wellFormed(i))}/mfa`, body: undefined as string | undefined })),
     );
     await fc.assert(
       fc.asyncProperty(call, async (c) => {
@@ -665,7 +687,7 @@ describe('fuzz /api/v1/auth/passkeys', () => {
   let passkeyIds: string[] = [];
 
   beforeAll(async () => {
-    keyOwner = await register(t.app);
+    keyOwner = await registerVerified(t);
     const auth = { authorization: `Bearer ${keyOwner.tokens.token}` };
     const options = async (path: string, headers: Record<string, string> = {}) => ((await (await t.app.request(`/api/v1/auth/passkeys/${path}`, { method: 'POST', headers })).json()) as { data: any }).data;
     const added = await t.app.request('/api/v1/auth/passkeys/register/verify', {
@@ -687,7 +709,7 @@ describe('fuzz /api/v1/auth/passkeys', () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('register', 'login'), requests(anyJson, bearer()), async (ceremony, r) => {
         const a = await send('POST', `/api/v1/auth/passkeys/${ceremony}/options`, r);
-        expectApiAnswer(a, ceremony === 'register' ? [0, 1002, 2015] : [0], describeRequest('POST', `/passkeys/${ceremony}/options`, r));
+        expectApiAnswer(a, ceremony === 'register' ? [0, 1002, 2015, 2017] : [0], describeRequest('POST', `/passkeys/${ceremony}/options`, r));
       }),
       fuzzParameters(),
     );
@@ -698,7 +720,7 @@ describe('fuzz /api/v1/auth/passkeys', () => {
     await fc.assert(
       fc.asyncProperty(requests(fc.oneof(anyJson, mutated(() => ({ response: registration, name: 'key' }), { oversized: true }), fields), bearer()), async (r) => {
         const a = await send('POST', '/api/v1/auth/passkeys/register/verify', r);
-        expectApiAnswer(a, [0, 1001, 1002, 2014, 2015, 2016], describeRequest('POST', '/passkeys/register/verify', r));
+        expectApiAnswer(a, [0, 1001, 1002, 2014, 2015, 2016, 2017], describeRequest('POST', '/passkeys/register/verify', r));
         if ((a.body as { code: number }).code === 0) passkeyIds.push((a.body as { data: { id: string } }).data.id);
       }),
       fuzzParameters(),

@@ -1,6 +1,7 @@
 // The browser demo (examples/browser-demo, started as `npm run demo` starts it) and a Chromium for one
 // describe block of the end-to-end tests: each started when a test asks for it, both closed after the
 // block (the browser first).
+import type { Page } from 'playwright-core';
 import { afterAll } from 'vitest';
 import { startDemo, type DemoOptions, type RunningDemo } from '../../examples/browser-demo/start.js';
 import { allocateRtcPorts } from './app.js';
@@ -31,4 +32,23 @@ export function useDemoInChromium(closeTimeoutMs = 20_000): DemoInChromium {
     await session.demo?.close();
   }, closeTimeoutMs);
   return session;
+}
+
+/**
+ * Verifies the e-mail address of the demo's signed-in user through its form, with the code the
+ * registration mailed (in the service's log: the demo runs without SMTP_URL). Adding a passkey or
+ * turning two-factor sign-in on needs a verified address.
+ */
+export async function verifyDemoEmail(page: Page, demo: RunningDemo, username: string): Promise<void> {
+  await page.waitForFunction(() => (globalThis as unknown as { demo: { email?: { verified: boolean } } }).demo.email?.verified === false, null, { timeout: 10_000 });
+  const mailed = () => {
+    const line = demo.serviceLog().split('\n').find((l) => l.includes(`${username}@example.com`) && l.includes('Your code: '));
+    return line ? /Your code: ([0-9]{6})/.exec(line)?.[1] : undefined;
+  };
+  let code = mailed();
+  for (let i = 0; i < 50 && code === undefined; i++) code = await new Promise((r) => setTimeout(r, 100)).then(mailed);
+  if (code === undefined) throw new Error('no verification code in the service log');
+  await page.fill('#email-code', code);
+  await page.click('#email-verify');
+  await page.waitForFunction(() => (globalThis as unknown as { demo: { email?: { verified: boolean } } }).demo.email?.verified === true, null, { timeout: 10_000 });
 }

@@ -15,5 +15,5 @@ export const deleteAccount = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: deleteAccountBody } } } },
     responses: { 200: okResponse('account deleted', z.null()) },
   },
-  ['invalid_request', 'invalid_access_token', ['wrong_old_password', 'password is wrong']],
+  ['invalid_request', 'invalid_access_token', ['wrong_old_password', 'password is wrong'], 'server_busy'],
 );

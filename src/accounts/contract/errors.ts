@@ -41,6 +41,10 @@ export const ApiCode = {
   PASSKEY_LIMIT: 2015,
   /** That authenticator's credential is registered already. */
   PASSKEY_EXISTS: 2016,
+  /** The session signed in or re-authenticated too long ago (REAUTH_WINDOW_S) for this action: POST /reauth first. */
+  REAUTH_REQUIRED: 2017,
+  /** The action needs a verified e-mail address (POST /email/verify first). */
+  EMAIL_NOT_VERIFIED: 2018,
 } as const;
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
@@ -185,6 +189,25 @@ export const ACCOUNT_ERRORS = {
   passkey_limit: { code: ApiCode.PASSKEY_LIMIT, status: 409, message: 'this account has the most passkeys allowed; remove one first', meaning: 'the account has 20 passkeys already' },
   passkey_exists: { code: ApiCode.PASSKEY_EXISTS, status: 409, message: 'this passkey is registered already', meaning: "the authenticator's credential is registered already (to this or another account)" },
   no_such_passkey: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such passkey', meaning: "no such passkey (another user's passkey answers the same)" },
+  // The re-authentication an action asks for: one factor again through POST /reauth.
+  passkey_reauth_refused: {
+    code: ApiCode.PASSKEY_REFUSED,
+    status: 403,
+    message: 'the passkey could not be verified; ask for new options and try again',
+    meaning: "the assertion did not verify, or is not of one of the caller's own passkeys (challenge unknown, used, expired or issued to another session's user, origin, RP ID, signature or counter)",
+  },
+  reauthentication_required: {
+    code: ApiCode.REAUTH_REQUIRED,
+    status: 403,
+    message: 'sign in again or re-authenticate (POST /reauth) first',
+    meaning: 'the session signed in or re-authenticated longer than REAUTH_WINDOW_S (300 s) ago: prove a factor again with POST /reauth, then repeat the request',
+  },
+  email_not_verified: {
+    code: ApiCode.EMAIL_NOT_VERIFIED,
+    status: 403,
+    message: 'verify your e-mail address first',
+    meaning: 'adding a passkey or turning two-factor sign-in on needs a verified e-mail address (POST /email/verify)',
+  },
   // Production without WEBAUTHN_RP_ID: the passkey endpoints do not exist.
   passkeys_disabled: { code: ApiCode.NOT_FOUND, status: 404, message: 'passkeys are not available: WEBAUTHN_RP_ID is not configured', meaning: 'passkeys are not configured (production without WEBAUTHN_RP_ID)' },
 } as const satisfies Record<string, AccountErrorRow>;

@@ -32,6 +32,11 @@ export const accountEventSchemas = {
     'An operator banned a user (each session also gets auth.session.ended banned).',
   ),
   'auth.user.unbanned': event('auth.user.unbanned', { userId }, 'An operator lifted a ban.'),
+  'auth.user.mfa_cleared': event(
+    'auth.user.mfa_cleared',
+    { userId, passkeys: z.int().min(0).describe('passkeys removed'), totp: z.boolean().describe('whether an enabled TOTP factor was removed') },
+    "An operator removed every second factor of a user (TOTP, recovery codes, passkeys), after verifying the person by other means; the owner is mailed.",
+  ),
 } as const;
 
 export type AccountEventType = keyof typeof accountEventSchemas;

@@ -8,3 +8,4 @@ export * from './ice-servers.js';
 export * from './email.js';
 export * from './totp.js';
 export * from './passkeys.js';
+export * from './reauth.js';

@@ -122,6 +122,22 @@ export const banUser = createRoute({
   responses: { 200: { description: 'the user, banned', content: { 'application/json': { schema: operatorUser } } }, 400: VALIDATION, 404: NOT_FOUND },
 });
 
+export const mfaCleared = z.strictObject({
+  user_id: z.int(),
+  passkeys_removed: z.int().min(0),
+  totp_removed: z.boolean().describe('whether an enabled TOTP factor was removed (its recovery codes with it)'),
+});
+
+export const clearUserMfa = createRoute({
+  tags: ['users'],
+  method: 'delete',
+  path: '/v1/users/{id}/mfa',
+  summary:
+    "Remove every second factor of a user (TOTP, recovery codes, passkeys) once the person was verified by other means: audited (mfa_cleared), auth.user.mfa_cleared published, the owner mailed; the password and the sessions stay",
+  request: { params: userIdParam },
+  responses: { 200: { description: 'what was removed', content: { 'application/json': { schema: mfaCleared } } }, 400: VALIDATION, 404: NOT_FOUND },
+});
+
 export const unbanUser = createRoute({
   tags: ['users'],
   method: 'delete',

@@ -125,11 +125,11 @@ export const passkeyRegisterOptions = accountRoute(
     tags: ['passkeys'],
     method: 'post',
     path: '/passkeys/register/options',
-    summary: 'Options to create a passkey for the caller (a single-use challenge, 5 minutes); the existing passkeys are excluded',
+    summary: 'Options to create a passkey for the caller (a single-use challenge, 5 minutes); the existing passkeys are excluded. Needs a verified e-mail address and a fresh session (POST /reauth)',
     security: BEARER,
     responses: { 200: okResponse('creation options', creationOptions) },
   },
-  ['invalid_access_token', 'passkey_limit', ...DISABLED],
+  ['invalid_access_token', 'email_not_verified', 'reauthentication_required', 'passkey_limit', ...DISABLED],
 );
 
 export const passkeyRegisterVerify = accountRoute(
@@ -142,7 +142,7 @@ export const passkeyRegisterVerify = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: registerVerifyBody } } } },
     responses: { 200: okResponse('the new passkey', passkey) },
   },
-  ['invalid_request', 'invalid_access_token', ['passkey_registration_refused', REFUSED_MEANING], 'passkey_limit', 'passkey_exists', ...DISABLED],
+  ['invalid_request', 'invalid_access_token', 'email_not_verified', 'reauthentication_required', ['passkey_registration_refused', REFUSED_MEANING], 'passkey_limit', 'passkey_exists', ...DISABLED],
 );
 
 export const passkeyLoginOptions = accountRoute(

@@ -50,11 +50,11 @@ export const setupTotp = accountRoute(
     tags: ['two-factor'],
     method: 'post',
     path: '/mfa/totp/setup',
-    summary: 'Start TOTP: a new secret, pending until a code from it enables it (replaces an earlier pending one)',
+    summary: 'Start TOTP: a new secret, pending until a code from it enables it (replaces an earlier pending one). Needs a verified e-mail address and a fresh session (POST /reauth)',
     security: BEARER,
     responses: { 200: okResponse('the secret and its otpauth URL', totpSetup) },
   },
-  ['invalid_access_token', 'totp_already_enabled'],
+  ['invalid_access_token', 'email_not_verified', 'reauthentication_required', 'totp_already_enabled'],
 );
 
 export const enableTotp = accountRoute(
@@ -67,7 +67,15 @@ export const enableTotp = accountRoute(
     request: { body: { required: true, content: { 'application/json': { schema: enableTotpBody } } } },
     responses: { 200: okResponse('enabled; store the recovery codes now, they are not shown again', recoveryCodes) },
   },
-  ['invalid_request', 'invalid_access_token', ['totp_not_set_up', 'no pending TOTP secret (POST /mfa/totp/setup first)'], 'totp_already_enabled', 'wrong_mfa_code'],
+  [
+    'invalid_request',
+    'invalid_access_token',
+    'email_not_verified',
+    'reauthentication_required',
+    ['totp_not_set_up', 'no pending TOTP secret (POST /mfa/totp/setup first)'],
+    'totp_already_enabled',
+    'wrong_mfa_code',
+  ],
 );
 
 export const disableTotp = accountRoute(

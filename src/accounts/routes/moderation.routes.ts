@@ -1,4 +1,5 @@
-// GET /internal/v1/users, GET /internal/v1/users/:id, POST and DELETE /internal/v1/users/:id/ban:
+// GET /internal/v1/users, GET /internal/v1/users/:id, POST and DELETE /internal/v1/users/:id/ban,
+// DELETE /internal/v1/users/:id/mfa:
 // behind the app's internal token guard, in the internal face's error shape.
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -6,7 +7,7 @@ import type { ZodError } from 'zod';
 import type { AppEnv } from '../../http/env.js';
 import { InternalError, internalValidationError } from '../../http/internal-errors.js';
 import { formatTime } from '../../time.js';
-import { banUser, getUser, listUsers, unbanUser, USERS_DEFAULT_LIMIT, type OperatorUserView } from '../contract/moderation.js';
+import { banUser, clearUserMfa, getUser, listUsers, unbanUser, USERS_DEFAULT_LIMIT, type OperatorUserView } from '../contract/moderation.js';
 import type { Moderation } from '../moderation.js';
 import { isBanned, type User } from '../service.js';
 
@@ -88,5 +89,11 @@ export function moderationRoutes(moderation: Moderation, now: () => Date) {
       const user = await moderation.unban(id);
       if (!user) throw noSuchUser(id);
       return c.json(operatorView(user, now()), 200);
+    })
+    .openapi(clearUserMfa, async (c) => {
+      const { id } = c.req.valid('param');
+      const cleared = await moderation.clearMfa(id);
+      if (!cleared) throw noSuchUser(id);
+      return c.json({ user_id: id, passkeys_removed: cleared.passkeys, totp_removed: cleared.totp }, 200);
     });
 }

@@ -9,7 +9,7 @@ import { createRouter, type RouteKit } from './kit.js';
 export function totpRoutes(kit: RouteKit, totp: TotpService, sessions: SessionService) {
   return createRouter()
     .openapi({ ...setupTotp, middleware: [kit.apiLimit, kit.requireSession] }, async (c) => {
-      const { secret, otpauthUrl } = await totp.setup(c.var.auth.user);
+      const { secret, otpauthUrl } = await totp.setup(c.var.auth);
       return ok(c, { secret, otpauth_url: otpauthUrl });
     })
     .openapi({ ...enableTotp, middleware: [kit.apiLimit, kit.requireSession] }, async (c) =>

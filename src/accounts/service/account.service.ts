@@ -1,19 +1,15 @@
-// The account itself: its deletion, confirmed by the password and spending the account's failure
-// budget like a login. Knows nothing of HTTP.
+// The account itself: its deletion, confirmed by the password through the one re-check of an
+// authenticated user (the login's hashing lanes and failure budget). Knows nothing of HTTP.
 import type { AccountDeletion } from '../account.js';
-import type { AuditLog } from '../audit.js';
-import { userKey, type LoginGuard } from '../login-guard.js';
 import type { Authenticated, SessionClient } from '../service.js';
-import { checkedPassword } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
 
 export class AccountService {
-  constructor(private readonly deps: { deletion: AccountDeletion; audit: AuditLog; failures: LoginGuard }) {}
+  constructor(private readonly deps: { deletion: AccountDeletion; confirmation: PasswordConfirmation }) {}
 
-  delete(auth: Authenticated, password: string, client: SessionClient): Promise<void> {
+  async delete(auth: Authenticated, password: string, client: SessionClient): Promise<void> {
     const { user } = auth;
-    // A password check like PUT /password: it spends the same per-account budget.
-    return checkedPassword(this.deps.audit, 'account_deletion_failed', user.id, client, () =>
-      this.deps.failures.run([userKey(user.id)], () => this.deps.deletion.delete(user.id, password)),
-    );
+    const verifiedHash = await this.deps.confirmation.confirm(user, password, client, 'password', { type: 'account_deletion_failed', detail: 'wrong_password' });
+    await this.deps.deletion.delete(user.id, verifiedHash);
   }
 }

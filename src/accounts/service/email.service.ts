@@ -13,10 +13,10 @@ import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit.js';
 import type { Budget } from '../budget.js';
 import { AuthError } from '../errors.js';
-import { userKey, type LoginGuard } from '../login-guard.js';
-import { ensureHashCapacity, verifyPassword } from '../passwords.js';
 import { uniqueViolation, type Authenticated, type SessionClient, type User } from '../service.js';
 import { afterwards } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
+import type { FreshSession } from './fresh-session.js';
 
 export const EMAIL_CODE_TTL_MS = 15 * 60 * 1000;
 /** Wrong tries a code takes; counted before the comparison, so concurrent guesses cannot pass it. */
@@ -39,12 +39,12 @@ export interface EmailServiceDeps {
   notices?: NoticeThrottle | undefined;
   audit: AuditLog;
   keys: AuthKeys;
-  /** The per-account failure budget of logins and password changes: a wrong password here spends it too. */
-  failures: LoginGuard;
+  /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
+  confirmation: PasswordConfirmation;
+  /** A change of address needs a fresh session. */
+  fresh: FreshSession;
   /** Codes asked for per account and hour (EMAIL_CODES_PER_HOUR). */
   codeRequests: Budget;
-  /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy`. */
-  hashMaxWaitMs: number;
 }
 
 export class EmailService {
@@ -107,22 +107,17 @@ export class EmailService {
    * Asks to move the account to `newEmail`: the password is checked like a password change (on the
    * account's hashing lane, a wrong one spends the per-account failure budget and is audited), then a
    * code goes to the new address, registered to another account or not (confirmChange refuses a
-   * taken one).
+   * taken one). `reauthentication_required` (before anything) when the session is not fresh. The
+   * confirmation needs no fresh session: it completes only a change a fresh session asked for, with
+   * the code mailed to the new address.
    */
   async requestChange(auth: Authenticated, newEmail: string, password: string, client: SessionClient): Promise<void> {
     const mailer = this.mailerOrRefuse();
-    const { audit, failures } = this.deps;
+    const { audit, confirmation } = this.deps;
     const { user } = auth;
+    this.deps.fresh.require(auth);
     if (newEmail === user.email) throw new AuthError('same_email');
-    try {
-      await failures.run([userKey(user.id)], () => this.checkPassword(user.id, password));
-    } catch (error) {
-      // A refusal before any check (budget spent, busy) writes nothing, so a flood cannot turn into writes.
-      if (error instanceof AuthError && error.reason === 'wrong_old_password') {
-        await audit.record({ type: 'email_change_failed', userId: user.id, detail: 'wrong_password', ip: client.ip, userAgent: client.userAgent });
-      }
-      throw error;
-    }
+    await confirmation.confirm(user, password, client, 'password', { type: 'email_change_failed', detail: 'wrong_password' });
     // Whether another account has the address is not looked at here: the answer, the code budget
     // and the mail are the same for a taken address as for a free one, so this endpoint tells no one
     // which addresses are registered. The unique index decides at confirmation (2002 then).
@@ -282,15 +277,6 @@ export class EmailService {
         .where(and(eq(emailCodes.id, id), isNull(emailCodes.usedAt), gt(emailCodes.expiresAt, at)))
         .returning({ userId: emailCodes.userId, email: emailCodes.email }),
     );
-  }
-
-  /** The account's password, on its own hashing lane; AuthError `wrong_old_password` (2003, 403) when wrong. */
-  private async checkPassword(userId: number, password: string): Promise<void> {
-    const hashing = { lane: `user:${userId}`, maxWaitMs: this.deps.hashMaxWaitMs };
-    ensureHashCapacity(hashing);
-    const [current] = await this.deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
-    if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, password, hashing))) throw new AuthError('wrong_old_password', 'password is wrong');
   }
 }
 

@@ -8,13 +8,17 @@ import { AccountDeletion } from '../account.js';
 import type { AuditLog } from '../audit.js';
 import type { AccountsDeps } from '../deps.js';
 import { LoginGuard } from '../login-guard.js';
-import { PasswordReset, passwordChangedNotice } from '../password-reset.js';
+import { Moderation } from '../moderation.js';
+import { PASSWORD_RESET_FACTORS_REMOVED, PasswordReset, passwordChangedNotice } from '../password-reset.js';
 import { AuthService, type SessionClient } from '../service.js';
 import { SessionDirectory } from '../sessions.js';
 import { SigningKeys } from '../signing-keys.js';
 import { Budget } from '../budget.js';
 import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email.service.js';
 import { AccountService } from './account.service.js';
+import { PasswordConfirmation } from './confirm-password.js';
+import { FreshSession } from './fresh-session.js';
+import { ReauthService } from './reauth.service.js';
 import { DeviceService } from './devices.service.js';
 import { IceServersService } from './ice-servers.service.js';
 import { PasswordService } from './password.service.js';
@@ -42,6 +46,10 @@ export interface AccountServices {
   totp: TotpService;
   /** Passkeys (issue 31). */
   passkeys: PasskeyService;
+  /** POST /reauth: a session proves a factor again, and is fresh for REAUTH_WINDOW_S. */
+  reauth: ReauthService;
+  /** Operators: look users up, ban, clear second factors (the internal surface). */
+  moderation: Moderation;
 }
 
 export interface AccountServicesDeps extends AccountsDeps {
@@ -80,7 +88,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const stores = deps.rateLimitStores ?? memoryStores();
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
-  const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded) }) : undefined;
+  const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
   const reset =
     mailer && notices
       ? new PasswordReset({
@@ -99,6 +107,10 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
       : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
+  // The one password re-check of an authenticated user: the login's hashing lanes, wait bound and failure budget.
+  const confirmation = new PasswordConfirmation({ auth, failures, audit });
+  // Adding a factor or changing the address: a session that proved a factor within REAUTH_WINDOW_S.
+  const fresh = new FreshSession({ now, windowS: config.auth.reauthWindowS });
   // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
   const email = new EmailService({
     db,
@@ -108,35 +120,32 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     notices: mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => emailChangedNotice(notice.to, notice.at, folded) }) : undefined,
     audit,
     keys,
-    failures,
+    confirmation,
+    fresh,
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
-    hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
   const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
-  const totp = new TotpService({ db, now, logger, keys, auth, audit, failures, issuer: config.auth.totpIssuer, notices: factorNotices });
+  const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
   const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
   // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
-  const passkeys = new PasskeyService({
-    logger,
-    now,
-    passkeys: config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined,
-    sessions,
-    audit,
-    notices: passkeyNotices,
-  });
+  const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
+  const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });
+  const reauth = new ReauthService({ db, logger, now, audit, failures, confirmation, totp, passkeys: ceremonies, fresh });
   return {
     signingKeys,
     auth,
     sessions,
     profile: new ProfileService({ auth }),
-    passwords: new PasswordService({ logger, now, auth, devices, audit, failures, notices, reset }),
+    passwords: new PasswordService({ logger, now, auth, devices, audit, confirmation, notices, reset }),
     devices: new DeviceService({ devices, audit }),
-    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), audit, failures }),
+    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), confirmation }),
     iceServers: new IceServersService({ turn: config.turn, now }),
     email,
     totp,
     passkeys,
+    reauth,
+    moderation: new Moderation({ db, audit, now, publish: deps.publish, notices: factorNotices }),
   };
 }

@@ -9,6 +9,7 @@ import { AuthError } from '../errors.js';
 import { PasskeyLoginError, type Passkeys, type StoredPasskey } from '../passkeys.js';
 import type { Authenticated, SessionClient, TokenSet, User } from '../service.js';
 import { afterwards } from './after-action.js';
+import type { FreshSession } from './fresh-session.js';
 import type { SessionService } from './session.service.js';
 
 export interface PasskeyServiceDeps {
@@ -20,6 +21,8 @@ export interface PasskeyServiceDeps {
   audit: AuditLog;
   /** "A passkey was added / removed" notices; none without mail. */
   notices?: NoticeThrottle | undefined;
+  /** Adding a passkey needs a verified address and a fresh session. */
+  fresh: FreshSession;
 }
 
 export class PasskeyService {
@@ -29,11 +32,17 @@ export class PasskeyService {
     return this.deps.passkeys !== undefined;
   }
 
+  /** AuthError `email_not_verified` or `reauthentication_required` (FreshSession) before anything. */
   registrationOptions(auth: Authenticated): Promise<PublicKeyCredentialCreationOptionsJSON> {
-    return this.passkeys().registrationOptions(auth.user);
+    const passkeys = this.passkeys();
+    this.deps.fresh.requireForNewFactor(auth);
+    return passkeys.registrationOptions(auth.user);
   }
 
+  /** Checked again here: the session must still be fresh when the passkey is stored. */
   async register(auth: Authenticated, response: RegistrationResponseBody, name: string | undefined, client: SessionClient): Promise<StoredPasskey> {
+    this.passkeys();
+    this.deps.fresh.requireForNewFactor(auth);
     const stored = await this.passkeys().register(auth.user, response, name);
     this.deps.notices?.notify({ kind: 'passkey_added', account: String(auth.user.id), to: auth.user.email, at: this.deps.now() });
     await this.deps.audit.record({ type: 'passkey_added', userId: auth.user.id, sessionId: auth.sessionPublicId, detail: stored.publicId, ip: client.ip, userAgent: client.userAgent });

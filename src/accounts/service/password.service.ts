@@ -4,12 +4,12 @@ import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuditLog } from '../audit.js';
 import { AuthError } from '../errors.js';
-import { userKey, type LoginGuard } from '../login-guard.js';
 import { assertAcceptablePassword } from '../password-policy.js';
 import type { PasswordReset } from '../password-reset.js';
 import type { Authenticated, AuthService, SessionClient } from '../service.js';
 import type { SessionDirectory } from '../sessions.js';
-import { afterwards, checkedPassword } from './after-action.js';
+import { afterwards } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
 
 export interface PasswordServiceDeps {
   logger: Logger;
@@ -17,7 +17,8 @@ export interface PasswordServiceDeps {
   auth: AuthService;
   devices: SessionDirectory;
   audit: AuditLog;
-  failures: LoginGuard;
+  /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
+  confirmation: PasswordConfirmation;
   /** "Password changed" notices; none without mail. */
   notices?: NoticeThrottle | undefined;
   /** The reset by mailed code; none without mail (the reset endpoints then answer 1004). */
@@ -33,14 +34,12 @@ export class PasswordService {
   }
 
   async change(auth: Authenticated, oldPassword: string, newPassword: string, client: SessionClient): Promise<void> {
-    const { devices, failures, audit, notices, logger } = this.deps;
+    const { devices, confirmation, audit, notices, logger } = this.deps;
     assertAcceptablePassword('new_password', newPassword, auth.user);
     // For the audit: the sessions the change is about to end (the service deletes them in its statement).
     const others = await devices.publicIds(auth.user.id, auth.sessionId);
-    // The budget of the account's login names, so guesses here and at login add up.
-    await checkedPassword(audit, 'password_change_failed', auth.user.id, client, () =>
-      failures.run([userKey(auth.user.id)], () => this.deps.auth.changePassword(auth, oldPassword, newPassword)),
-    );
+    const verifiedHash = await confirmation.confirm(auth.user, oldPassword, client, 'old_password', { type: 'password_change_failed', detail: 'wrong_old_password' });
+    await this.deps.auth.changePassword(auth, verifiedHash, newPassword);
     notices?.notify({ kind: 'password_changed', account: String(auth.user.id), to: auth.user.email, at: this.deps.now() });
     await afterwards(logger, 'password change audit', async () => {
       const ended = await devices.gone(others);

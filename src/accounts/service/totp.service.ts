@@ -17,9 +17,11 @@ import type { mfaChallengeData } from '../contract/errors.js';
 import { RECOVERY_CODE_COUNT, type LoginMfaBody } from '../contract/totp.js';
 import { AuthError } from '../errors.js';
 import { userKey, type LoginGuard } from '../login-guard.js';
-import { insertSelect, type Authenticated, type AuthService, type SessionClient, type User } from '../service.js';
+import { insertSelect, type Authenticated, type SessionClient, type User } from '../service.js';
 import { parseToken } from '../tokens.js';
 import { afterwards } from './after-action.js';
+import type { PasswordConfirmation } from './confirm-password.js';
+import type { FreshSession } from './fresh-session.js';
 
 /** RFC 6238 as every authenticator app reads it. */
 const TOTP_PARAMETERS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -42,16 +44,19 @@ export interface SecondFactorProof {
 }
 
 /** The kinds of notice this mails the owner (each limited per account and recipient, issue 32 #4). */
-export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed';
+export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed' | 'mfa_cleared';
 
 export interface TotpServiceDeps {
   db: Db;
   now: () => Date;
   logger: Logger;
   keys: AuthKeys;
-  auth: AuthService;
   audit: AuditLog;
   failures: LoginGuard;
+  /** The one password re-check (hashing lane, failure budget, audit of a wrong one). */
+  confirmation: PasswordConfirmation;
+  /** Turning TOTP on needs a verified address and a fresh session. */
+  fresh: FreshSession;
   /** The issuer an authenticator app shows (TOTP_ISSUER). */
   issuer: string;
   /** Notices of factor events; none without mail. */
@@ -85,9 +90,14 @@ function newRecoveryCode(): string {
 export class TotpService {
   constructor(private readonly deps: TotpServiceDeps) {}
 
-  /** A new pending secret (replacing a pending one); AuthError `totp_already_enabled` when TOTP is on. */
-  async setup(user: User): Promise<{ secret: string; otpauthUrl: string }> {
+  /**
+   * A new pending secret (replacing a pending one); AuthError `totp_already_enabled` when TOTP is on,
+   * `email_not_verified` or `reauthentication_required` (FreshSession) before anything.
+   */
+  async setup(auth: Authenticated): Promise<{ secret: string; otpauthUrl: string }> {
     const { db, keys } = this.deps;
+    this.deps.fresh.requireForNewFactor(auth);
+    const { user } = auth;
     const secret = new Secret({ size: SECRET_BYTES });
     const sealed = keys.seal('totp-secret-encryption', Buffer.from(secret.base32, 'utf8'), this.context(user.id));
     const now = this.deps.now();
@@ -106,6 +116,7 @@ export class TotpService {
    */
   async enable(auth: Authenticated, code: string, client: SessionClient): Promise<string[]> {
     const { db, keys } = this.deps;
+    this.deps.fresh.requireForNewFactor(auth);
     const { user } = auth;
     const [factor] = await db.select().from(totpFactors).where(eq(totpFactors.userId, user.id)).limit(1);
     if (!factor) throw new AuthError('totp_not_set_up', 'no pending TOTP secret: POST /mfa/totp/setup first');
@@ -150,21 +161,13 @@ export class TotpService {
    * failure budget. The factor, its recovery codes and any open login challenge go.
    */
   async disable(auth: Authenticated, password: string, code: string, client: SessionClient): Promise<void> {
-    const { db, auth: accounts, failures, audit } = this.deps;
+    const { db, failures, confirmation } = this.deps;
     const { user } = auth;
     const [factor] = await db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
     if (!factor) throw new AuthError('totp_not_set_up', 'TOTP is not enabled');
     const byRecoveryCode = !/^[0-9]{6}$/.test(code);
+    await confirmation.confirm(user, password, client, 'password', { type: 'mfa_failed', detail: 'wrong_password' });
     await failures.run([userKey(user.id)], async () => {
-      try {
-        await accounts.checkPassword(user.username, password);
-      } catch (error) {
-        if (error instanceof AuthError && error.reason === 'wrong_password') {
-          await audit.record({ type: 'mfa_failed', userId: user.id, detail: 'wrong_password', ip: client.ip, userAgent: client.userAgent });
-          throw new AuthError('wrong_old_password', 'password is wrong');
-        }
-        throw error;
-      }
       const accepted = byRecoveryCode ? await this.useRecoveryCode(user.id, code) : await this.acceptTotp(user, factor.secret, code);
       if (!accepted) {
         await this.failed(user, byRecoveryCode ? 'wrong_recovery_code' : 'wrong_totp_code', client);
@@ -177,6 +180,22 @@ export class TotpService {
     await db.with(gone, codesGone, challengesGone).select({ userId: gone.userId }).from(gone);
     if (byRecoveryCode) await this.event('recovery_code_used', user, client, 'totp_disable');
     await this.event('totp_disabled', user, client, byRecoveryCode ? 'recovery_code' : 'totp_code');
+  }
+
+  /**
+   * Whether `code` (a TOTP code, accepted once) or `recoveryCode` (used up) is a second factor of the
+   * user's enabled TOTP; AuthError `totp_not_set_up` when TOTP is off. Audits and notices nothing:
+   * the caller (a re-authentication) does.
+   */
+  async checkCode(user: User, proof: { code: string } | { recoveryCode: string }): Promise<boolean> {
+    const [factor] = await this.deps.db.select().from(totpFactors).where(and(eq(totpFactors.userId, user.id), isNotNull(totpFactors.enabledAt))).limit(1);
+    if (!factor) throw new AuthError('totp_not_set_up', 'TOTP is not enabled');
+    return 'code' in proof ? this.acceptTotp(user, factor.secret, proof.code) : this.useRecoveryCode(user.id, proof.recoveryCode);
+  }
+
+  /** For a re-authentication that used up a recovery code: audited and noticed as any other use. */
+  recoveryCodeUsed(user: User, client: SessionClient, detail: string): Promise<void> {
+    return this.event('recovery_code_used', user, client, detail);
   }
 
   /**
@@ -342,6 +361,11 @@ const NOTICE_TEXT: Record<FactorNoticeKind, { subject: string; happened: string;
     subject: 'A recovery code was used',
     happened: 'One of the recovery codes of your chat account was used',
     advice: 'Each code works once. If this was not you, reset your password now and turn two-factor sign-in off and on again for new codes.',
+  },
+  mfa_cleared: {
+    subject: 'Your two-factor sign-in and passkeys were removed',
+    happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
+    advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
   },
   mfa_failed: {
     subject: 'A wrong two-factor code was entered',
