@@ -543,14 +543,15 @@ interface ContainerProcess {
 
 async function containerProcesses(container: string): Promise<ContainerProcess[]> {
   const { stdout } = await podman(['top', container, 'pid', 'hpid', 'args']);
-  return stdout
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [pid = '', hostPid = '', ...rest] = line.trim().split(/\s+/);
-      return { pid: Number(pid), hostPid: Number(hostPid), args: rest.join(' ') };
-    });
+  const processes: ContainerProcess[] = [];
+  for (const line of stdout.trim().split('\n').slice(1)) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    // A line that starts with no pids continues the arguments of the process before it: an argument
+    // may hold line breaks (the recordings' ffmpeg watchdog is an `sh -c` script of several lines).
+    if (match) processes.push({ pid: Number(match[1]), hostPid: Number(match[2]), args: match[3]!.trim() });
+    else if (processes.length > 0) processes.at(-1)!.args += ` ${line.trim()}`;
+  }
+  return processes;
 }
 
 /** Resident memory of every process in the container, read from /proc on the host. */
