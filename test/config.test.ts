@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       audience: 'chat-backend',
       keyRotationDays: 30,
       totpIssuer: 'chat-backend',
+      reauthWindowS: 300,
     });
     expect(config.mail).toEqual({ smtpUrl: undefined, from: 'chat-backend <no-reply@localhost>' });
     expect(config.rateLimit).toEqual({ authPerMin: 10, refreshPerMin: 60, apiPerMin: 300, trustProxy: 'none', redisUrl: undefined });

@@ -33,6 +33,7 @@ import { dtls } from './support/traffic.js';
 
 const RELAY_LIMIT = 256 * 1024;
 const TURN_SECRET = 'fuzz-turn-secret-0123456789abcdef';
+const TURN_TTL_S = 600;
 const stats = new FuzzStats('/internal');
 
 /** Every engine object created while the file runs, to check at the end that none is left open. */
@@ -135,6 +136,7 @@ beforeAll(async () => {
     MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1',
     TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turns:turn.test:443?transport=tcp',
     TURN_SECRET: TURN_SECRET,
+    TURN_CREDENTIAL_TTL_S: String(TURN_TTL_S),
   });
   const before = await info();
   pidsBefore = before.workers.map((w) => w.pid);
@@ -483,7 +485,7 @@ describe('fuzz /internal', () => {
         if (a.status === 200) {
           const answer = a.body as { iceServers: { username: string }[]; expiresIn: number };
           expect(answer.iceServers[0]!.username).toMatch(/^\d+:[A-Za-z0-9_.@+-]{1,128}$/);
-          expect(answer.expiresIn).toBe(3600);
+          expect(answer.expiresIn).toBe(TURN_TTL_S);
         }
         expect(a.text).not.toContain(TURN_SECRET);
       }),
