@@ -44,6 +44,12 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/reliability/shutdown-output.test.ts' },
   // SIGTERM with a recording of paused producers: stopped and reported within the 4 s shutdown deadline; ffmpeg gone within 4 s of a SIGKILL.
   { glob: 'test/e2e/recording-lifecycle.test.ts' },
+  // 32 recordings started and raced against DELETE and producer closes, each an ffmpeg: the heaviest
+  // CPU load of the recordings, which slowed the bulk's time-bounded files beside it.
+  { glob: 'test/e2e/recording-start.test.ts' },
+  // A server process that must find its Redis at start (its probe has a deadline) and hold a mode for 4 s:
+  // once started in the fallback beside the bulk's load, so it runs alone.
+  { glob: 'test/reliability/redis-write-refusal.test.ts' },
   // /readyz flips within a bound over the measured round trip; packets per second while draining; exit timings.
   { glob: 'test/reliability/drain.test.ts' },
   // Its own PostgreSQL stopped and started under traffic: account requests must fail within a fail-fast bound.
@@ -74,8 +80,7 @@ const TIMING: { glob: string; db?: true }[] = [
   // Issue 28: four Chromiums in a network namespace, each waiting (5 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
   { glob: 'test/e2e/turn-relay.test.ts' },
 ];
-// Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db,
-// redis-write-refusal}.test.ts assert outcomes under any interleaving (no 5xx, one winner, modes), with
+// Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db}.test.ts assert outcomes under any interleaving (no 5xx, one winner, modes), with
 // bounds of 10 s (engine call, refresh grace, returns) that load does not approach; browser-passkeys and
 // browser-totp drive Chromium's virtual authenticator and the demo's forms, with no media and no time bound.
 
