@@ -93,7 +93,11 @@ describe('shutdown outside production with a room open', () => {
     expect(said).toContain('draining before shutdown');
     expect(said).toContain('shutdown complete');
     expect(said.filter((msg) => /died|restart/.test(msg)), output).toEqual([]);
-    expect(said.filter((msg) => msg === 'media worker stopped (the service is shutting down)'), output).toHaveLength(2);
+    // Each worker ended as a stop: one whose exit came while the service was draining logs it alone;
+    // the rest end with the pool's close ('media workers stopped'), whichever comes first here.
+    const stopped = said.filter((msg) => msg === 'media worker stopped (the service is shutting down)').length;
+    expect(stopped, output).toBeLessThanOrEqual(2);
+    if (stopped < 2) expect(said, output).toContain('media workers stopped');
     expect(output).not.toMatch(/"level":(40|50)/);
   });
 });
