@@ -2,11 +2,12 @@
 // ban. Reached through /internal with the internal token. Knows nothing of HTTP.
 import { and, asc, count, eq, gt, like, or, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { mfaChallenges, recoveryCodes, sessions, totpFactors, users, webauthnCredentials } from '../db/schema.js';
+import { sessions, users } from '../db/schema.js';
 import type { NoticeThrottle } from '../mail/notice-throttle.js';
 import { formatTime } from '../time.js';
 import type { AuditLog } from './audit.js';
 import type { AccountEventSink } from './contract/events.js';
+import { secondFactorRemovals } from './second-factors.js';
 import type { User } from './service.js';
 
 export interface UserSummary {
@@ -50,16 +51,10 @@ export class Moderation {
     const { db, audit, now } = this.deps;
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
-    const passkeysGone = db.$with('passkeys_gone').as(db.delete(webauthnCredentials).where(eq(webauthnCredentials.userId, id)).returning({ id: webauthnCredentials.id }));
-    const totpGone = db.$with('totp_gone').as(db.delete(totpFactors).where(eq(totpFactors.userId, id)).returning({ enabledAt: totpFactors.enabledAt }));
-    const codesGone = db.$with('codes_gone').as(db.delete(recoveryCodes).where(eq(recoveryCodes.userId, id)).returning({ id: recoveryCodes.id }));
-    const challengesGone = db.$with('challenges_gone').as(db.delete(mfaChallenges).where(eq(mfaChallenges.userId, id)).returning({ id: mfaChallenges.id }));
+    const removals = secondFactorRemovals(db, (userId) => eq(userId, id));
     const [row] = await db
-      .with(passkeysGone, totpGone, codesGone, challengesGone)
-      .select({
-        passkeys: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),
-        totp: sql<number>`(select count(*) from totp_gone where enabled_at is not null)`.mapWith(Number),
-      })
+      .with(...removals.ctes)
+      .select({ passkeys: removals.passkeys, totp: removals.totp })
       .from(sql`(select 1) as one`);
     const passkeys = row?.passkeys ?? 0;
     const totp = (row?.totp ?? 0) > 0;

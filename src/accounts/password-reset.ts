@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { Store } from 'hono-rate-limiter';
 import type { Db } from '../db/client.js';
-import { authEvents, mfaChallenges, passwordResetCodes, recoveryCodes, sessions, totpFactors, users, webauthnCredentials } from '../db/schema.js';
+import { authEvents, passwordResetCodes, sessions, users } from '../db/schema.js';
 import { addressKey, UNKNOWN_CLIENT } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import type { MailSlot, Mailer } from '../mail/mailer.js';
@@ -19,6 +19,7 @@ import { AuthError } from './errors.js';
 import { accountKey } from './login-guard.js';
 import { hashPassword } from './passwords.js';
 import { assertAcceptablePassword } from './password-policy.js';
+import { secondFactorRemovals } from './second-factors.js';
 import { assertNotBanned } from './service.js';
 
 export const RESET_CODE_TTL_MS = 15 * 60 * 1000;
@@ -334,35 +335,12 @@ export class PasswordReset {
     // email_verified_at before `changed` sets it.
     const unproved = sql`${users.id} in (select id from changed) and ${users.emailVerifiedAt} is null`;
     const unprovedUser = sql`(select ${users.id} from ${users} where ${unproved})`;
-    const passkeysGone = db.$with('passkeys_gone').as(
-      db
-        .delete(webauthnCredentials)
-        .where(sql`${webauthnCredentials.userId} in ${unprovedUser}`)
-        .returning({ id: webauthnCredentials.id }),
-    );
-    const totpGone = db.$with('totp_gone').as(
-      db
-        .delete(totpFactors)
-        .where(sql`${totpFactors.userId} in ${unprovedUser}`)
-        .returning({ enabledAt: totpFactors.enabledAt }),
-    );
-    const codesGone = db.$with('codes_gone').as(
-      db
-        .delete(recoveryCodes)
-        .where(sql`${recoveryCodes.userId} in ${unprovedUser}`)
-        .returning({ id: recoveryCodes.id }),
-    );
-    const challengesGone = db.$with('challenges_gone').as(
-      db
-        .delete(mfaChallenges)
-        .where(sql`${mfaChallenges.userId} in ${unprovedUser}`)
-        .returning({ id: mfaChallenges.id }),
-    );
+    const removals = secondFactorRemovals(db, (userId) => sql`${userId} in ${unprovedUser}`);
     const rows = await db
-      .with(used, changed, ended, passkeysGone, totpGone, codesGone, challengesGone)
+      .with(used, changed, ended, ...removals.ctes)
       .select({
-        passkeysRemoved: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),
-        totpRemoved: sql<number>`(select count(*) from totp_gone where enabled_at is not null)`.mapWith(Number),
+        passkeysRemoved: removals.passkeys,
+        totpRemoved: removals.totp,
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
       })
