@@ -6,32 +6,32 @@
 // http/<kind>.routes.ts) and its row here.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../http/env.js';
-import * as consumersContract from './contract/consumers.js';
-import * as controlsContract from './contract/controls.js';
-import * as dataContract from './contract/data.js';
-import * as pipesContract from './contract/pipes.js';
-import * as plainContract from './contract/plain.js';
-import * as producersContract from './contract/producers.js';
-import * as routersContract from './contract/routers.js';
-import * as transportsContract from './contract/transports.js';
-import { consumersRoutes } from './http/consumers.routes.js';
-import { controlsRoutes } from './http/controls.routes.js';
-import { dataRoutes } from './http/data.routes.js';
+import * as consumersContract from './kinds/consumers/contract.js';
+import * as controlsContract from './kinds/controls/contract.js';
+import * as dataContract from './kinds/data/contract.js';
+import * as pipesContract from './kinds/pipes/contract.js';
+import * as plainContract from './kinds/plain/contract.js';
+import * as producersContract from './kinds/producers/contract.js';
+import * as routersContract from './kinds/routers/contract.js';
+import * as transportsContract from './kinds/transports/contract.js';
+import { consumersRoutes } from './kinds/consumers/routes.js';
+import { controlsRoutes } from './kinds/controls/routes.js';
+import { dataRoutes } from './kinds/data/routes.js';
 import type { TurnSettings } from './http/ice-servers.routes.js';
-import { pipesRoutes } from './http/pipes.routes.js';
-import { plainRoutes } from './http/plain.routes.js';
-import { producersRoutes } from './http/producers.routes.js';
-import { routersRoutes } from './http/routers.routes.js';
-import { transportsRoutes } from './http/transports.routes.js';
-import * as consumers from './ops/consumers.js';
-import * as controls from './ops/controls.js';
-import * as data from './ops/data.js';
+import { pipesRoutes } from './kinds/pipes/routes.js';
+import { plainRoutes } from './kinds/plain/routes.js';
+import { producersRoutes } from './kinds/producers/routes.js';
+import { routersRoutes } from './kinds/routers/routes.js';
+import { transportsRoutes } from './kinds/transports/routes.js';
+import * as consumers from './kinds/consumers/ops.js';
+import * as controls from './kinds/controls/ops.js';
+import * as data from './kinds/data/ops.js';
 import type { Bound, FamilyMedia } from './ops/index.js';
-import * as pipes from './ops/pipes.js';
-import * as plain from './ops/plain.js';
-import * as producers from './ops/producers.js';
-import * as routers from './ops/routers.js';
-import * as transports from './ops/transports.js';
+import * as pipes from './kinds/pipes/ops.js';
+import * as plain from './kinds/plain/ops.js';
+import * as producers from './kinds/producers/ops.js';
+import * as routers from './kinds/routers/ops.js';
+import * as transports from './kinds/transports/ops.js';
 
 /** What every family's routes may read beside their ops. */
 export interface FamilySettings {

@@ -1,7 +1,7 @@
 // The relay's collectors on the process's registry: resources, workers and drain state, read from
 // the media service when scraped.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { MediaService } from './index.js';
+import type { MediaService } from './media-service.js';
 import { KIND_PLURALS } from './registry/kinds.js';
 
 /** @example registerRelayMetrics(metrics.registry, media) */

@@ -9,7 +9,7 @@ import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
 import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/openapi.js';
 import { createInternalApp } from './http/app.js';
-import { MediaService, type MediaServiceOptions } from './index.js';
+import { MediaService, type MediaServiceOptions } from './media-service.js';
 import { registerRelayMetrics } from './metrics.js';
 import { createRecordings, type Recordings, type RecordingsDeps } from './recordings/recorder.js';
 

@@ -4,7 +4,7 @@
 import * as mediasoup from 'mediasoup';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOUNDS } from '../../src/relay/contract/bounds.js';
-import { createProducerBody } from '../../src/relay/contract/producers.js';
+import { createProducerBody } from '../../src/relay/kinds/producers/contract.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { chromeH264, chromeOpus, chromeRecvCapabilities, chromeSimulcastVp8, chromeSvcVp9, firefoxSimulcastVp8, h264WithSpropParameterSets } from './client-parameters.js';
 import { allowSlowTests, opusParameters, relay, vp8Parameters } from './support.js';

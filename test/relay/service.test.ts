@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { MediaService } from '../../src/relay/index.js';
+import { MediaService } from '../../src/relay/media-service.js';
 import { allocateRtcPorts } from '../support/app.js';
 import { allowSlowTests, waitFor } from './support.js';
 

@@ -2,10 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, vi } from 'vitest';
 import type { z } from 'zod';
-import type { consumerSchema } from '../../src/relay/contract/consumers.js';
-import type { producerSchema } from '../../src/relay/contract/producers.js';
-import type { routerSchema } from '../../src/relay/contract/routers.js';
-import type { transportSchema } from '../../src/relay/contract/transports.js';
+import type { consumerSchema } from '../../src/relay/kinds/consumers/contract.js';
+import type { producerSchema } from '../../src/relay/kinds/producers/contract.js';
+import type { routerSchema } from '../../src/relay/kinds/routers/contract.js';
+import type { transportSchema } from '../../src/relay/kinds/transports/contract.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routerListSchema, routerStateSchema } from '../../src/relay/contract/routers.js';
+import { routerListSchema, routerStateSchema } from '../../src/relay/kinds/routers/contract.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,

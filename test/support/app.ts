@@ -11,7 +11,7 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { RelayEvents } from '../../src/relay/events/index.js';
-import type { MediaService } from '../../src/relay/index.js';
+import type { MediaService } from '../../src/relay/media-service.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { watchAnswers } from './answers.js';
 import { migratedSnapshot } from './pglite-snapshot.js';

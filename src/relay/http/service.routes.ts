@@ -4,7 +4,7 @@ import type { RateLimitMode } from '../../http/rate-limit-store.js';
 import { formatTime } from '../../time.js';
 import { drain, getInfo, type RelayInfo } from '../contract/service.js';
 import type { RelayEvents, RelayEventsInfo } from '../events/index.js';
-import type { MediaInfo, MediaService } from '../index.js';
+import type { MediaInfo, MediaService } from '../media-service.js';
 import { relayRouter } from './router.js';
 
 export interface ServiceRoutesDeps {

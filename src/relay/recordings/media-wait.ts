@@ -2,7 +2,7 @@
 // each stream to set up its output (a VP8 stream's size, Opus's header), and one started on paused
 // producers gave up at its 10 s read timeout ("Error initializing output stream") before anyone spoke.
 // So a recording of a muted room waits, its consumers paused, until each producer is resumed and sending.
-import type { MediaService } from '../index.js';
+import type { MediaService } from '../media-service.js';
 
 /** How often a waiting recording looks at its producers. */
 export const MEDIA_POLL_MS = 250;

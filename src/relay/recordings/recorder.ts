@@ -24,7 +24,7 @@ import { RECORDABLE_MIME_TYPES, type CreateRecordingBody, type recordingSchema, 
 import type { RelayEvent } from '../contract/events.js';
 import { notFound, RelayError, validationError } from '../errors.js';
 import type { RelayBus } from '../events/index.js';
-import type { MediaService } from '../index.js';
+import type { MediaService } from '../media-service.js';
 import { finalise, stopFfmpeg } from './ffmpeg-stop.js';
 import { createFfmpegWatchdog } from './ffmpeg-watchdog.js';
 import { createManifests, type Manifest } from './manifest.js';

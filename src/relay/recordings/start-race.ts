@@ -5,7 +5,7 @@
 // POST then answers 404 naming what is gone or 409 saying how the recording ended, never the engine's
 // 500 about a transport or consumer the race closed under it.
 import { conflict, RelayError } from '../errors.js';
-import type { MediaService } from '../index.js';
+import type { MediaService } from '../media-service.js';
 
 interface Starting {
   readonly id: string;

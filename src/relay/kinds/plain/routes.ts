@@ -1,11 +1,11 @@
 // Plain RTP transports: the contract's routes (contract/plain.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
-import { closePlainTransport, connectPlainTransport, createPlainTransport, type plainTransportSchema } from '../contract/plain.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/plain.js';
-import type { PlainTransportEntry } from '../registry/kinds.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { closePlainTransport, connectPlainTransport, createPlainTransport, type plainTransportSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { PlainTransportEntry } from '../../registry/kinds.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function plainRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()

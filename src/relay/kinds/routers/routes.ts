@@ -1,14 +1,14 @@
 // Routers (rooms): the contract's routes (contract/routers.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
-import { formatTime } from '../../time.js';
-import { closeRouter, createRouter, getRouter, listRouters, routerSchema, routerStateSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema } from '../contract/routers.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/routers.js';
-import type { RouterState, RouterSummary } from '../ops/routers.js';
-import type { ConsumerEntry, ProducerEntry } from '../registry/kinds.js';
-import { dataConsumerView, dataProducerView } from './data.routes.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { formatTime } from '../../../time.js';
+import { closeRouter, createRouter, getRouter, listRouters, routerSchema, routerStateSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { RouterState, RouterSummary } from './ops.js';
+import type { ConsumerEntry, ProducerEntry } from '../../registry/kinds.js';
+import { dataConsumerView, dataProducerView } from '../data/routes.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function routersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()

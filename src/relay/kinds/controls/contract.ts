@@ -2,11 +2,11 @@
 // priority, key frames, ICE restart, the incoming bitrate cap, and the engine's stats. Every state
 // change goes through mediasoup's API, so its observers fire (and the events follow).
 import { z } from 'zod';
-import { anyObject, int } from './common.js';
-import { consumerStateSchema } from './consumers.js';
-import { errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { iceParametersView } from './rtp.js';
+import { anyObject, int } from '../../contract/common.js';
+import { consumerStateSchema } from '../consumers/contract.js';
+import { errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { iceParametersView } from '../../contract/rtp.js';
 
 export const CONTROL_BOUNDS = {
   /**

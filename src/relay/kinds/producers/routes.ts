@@ -1,10 +1,10 @@
 // Producers: the contract's routes (contract/producers.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
-import { closeProducer, createProducer, type producerSchema } from '../contract/producers.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/producers.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { closeProducer, createProducer, type producerSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function producersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()

@@ -1,11 +1,11 @@
 // Consumers on a recv transport: create (always paused), resume, close (pause, layers, priority,
 // key frames and stats are controls.ts).
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { id, mediaKind } from './common.js';
-import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { rtpCapabilitiesSchema, rtpParametersView } from './rtp.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { id, mediaKind } from '../../contract/common.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { rtpCapabilitiesSchema, rtpParametersView } from '../../contract/rtp.js';
 
 export const createConsumerBody = z.object({
   transportId: id,

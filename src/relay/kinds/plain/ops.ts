@@ -4,13 +4,13 @@
 // transport), so they are ordinary producers and consumers of the room, closing with it as with a
 // WebRTC transport (`transport_closed`).
 import { isIP } from 'node:net';
-import { adopt, goneError } from '../engine/call.js';
-import { conflict, RelayError, validationError } from '../errors.js';
-import type { ConnectPlainTransportBody, CreatePlainTransportBody } from '../contract/plain.js';
-import type { PlainTransportEntry } from '../registry/kinds.js';
-import { placeTransport } from '../rooms/rooms.js';
-import { workerPortsInUse, type OpsDeps } from './deps.js';
-import { pipePeerProblem } from './pipe-peer.js';
+import { adopt, goneError } from '../../engine/call.js';
+import { conflict, RelayError, validationError } from '../../errors.js';
+import type { ConnectPlainTransportBody, CreatePlainTransportBody } from './contract.js';
+import type { PlainTransportEntry } from '../../registry/kinds.js';
+import { placeTransport } from '../../rooms/rooms.js';
+import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
+import { pipePeerProblem } from '../../ops/pipe-peer.js';
 
 export async function createPlainTransport(deps: OpsDeps, input: CreatePlainTransportBody): Promise<PlainTransportEntry> {
   const { config, registry, engine, caps } = deps;

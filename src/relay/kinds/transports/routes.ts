@@ -1,12 +1,12 @@
 // WebRTC transports: the contract's routes (contract/transports.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
-import { closeTransport, connectTransport, createTransport, type iceCandidateSchema, type transportSchema } from '../contract/transports.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/transports.js';
-import type { TransportEntry } from '../registry/kinds.js';
-import { relayIceServers, transportUserKey, type TurnSettings } from './ice-servers.routes.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { closeTransport, connectTransport, createTransport, type iceCandidateSchema, type transportSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { TransportEntry } from '../../registry/kinds.js';
+import { relayIceServers, transportUserKey, type TurnSettings } from '../../http/ice-servers.routes.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 /** `turn`: the TURN configuration; when set, a new transport's answer carries its `iceServers`. */
 export function transportsRoutes(media: FamilyMedia<typeof ops>, { turn }: { turn?: TurnSettings }) {

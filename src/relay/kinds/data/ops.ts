@@ -1,12 +1,12 @@
 // Data producers and data consumers: SCTP data channels relayed between transports of one router.
 // A data producer needs a send transport, a data consumer a recv transport, both with SCTP enabled.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { conflict, notFound, RelayError } from '../errors.js';
-import type { CreateDataConsumerBody, CreateDataProducerBody } from '../contract/data.js';
-import type { DataConsumerEntry, DataProducerEntry, TransportEntry } from '../registry/kinds.js';
-import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
-import { directionConflict, type OpsDeps } from './deps.js';
+import { adopt } from '../../engine/call.js';
+import { conflict, notFound, RelayError } from '../../errors.js';
+import type { CreateDataConsumerBody, CreateDataProducerBody } from './contract.js';
+import type { DataConsumerEntry, DataProducerEntry, TransportEntry } from '../../registry/kinds.js';
+import { ensureProducerOn, requirePart } from '../../rooms/rooms.js';
+import { directionConflict, type OpsDeps } from '../../ops/deps.js';
 
 /** A transport fit for data: the direction asked, SCTP enabled, below its data channel cap. */
 function dataTransport(deps: OpsDeps, transportId: string, direction: 'send' | 'recv'): TransportEntry {

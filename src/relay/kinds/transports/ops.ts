@@ -1,12 +1,12 @@
 // WebRTC transports, each through its worker's WebRtcServer (one port per worker), on the part of
 // the room that placeTransport chooses.
-import { adopt, goneError } from '../engine/call.js';
-import { RelayError } from '../errors.js';
-import type { DtlsParametersInput } from '../contract/rtp.js';
-import type { CreateTransportBody } from '../contract/transports.js';
-import type { TransportEntry } from '../registry/kinds.js';
-import { placeTransport } from '../rooms/rooms.js';
-import { directionConflict, type OpsDeps } from './deps.js';
+import { adopt, goneError } from '../../engine/call.js';
+import { RelayError } from '../../errors.js';
+import type { DtlsParametersInput } from '../../contract/rtp.js';
+import type { CreateTransportBody } from './contract.js';
+import type { TransportEntry } from '../../registry/kinds.js';
+import { placeTransport } from '../../rooms/rooms.js';
+import { directionConflict, type OpsDeps } from '../../ops/deps.js';
 
 const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
 

@@ -1,10 +1,10 @@
 // Producers on a send transport: create, close (pause, resume and stats are controls.ts).
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { id, mediaKind } from './common.js';
-import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { rtpParametersSchema } from './rtp.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { id, mediaKind } from '../../contract/common.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { rtpParametersSchema } from '../../contract/rtp.js';
 
 export const createProducerBody = z.object({
   transportId: id,

@@ -1,9 +1,9 @@
 // Data producers and data consumers (SCTP data channels relayed through a router): create, close.
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { id, int } from './common.js';
-import { errorRow, notFoundRow, VALIDATION, type ErrorRow } from './errors.js';
-import { relayRoute } from './route.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { id, int } from '../../contract/common.js';
+import { errorRow, notFoundRow, VALIDATION, type ErrorRow } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
 
 export const DATA_BOUNDS = {
   /**

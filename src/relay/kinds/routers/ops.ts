@@ -1,14 +1,14 @@
 // Routers: one per room, placed on the least-loaded live worker; the room may spread to other workers
 // later (src/relay/rooms/), its id staying the one of its first router.
 import type { types as ms } from 'mediasoup';
-import { adopt } from '../engine/call.js';
-import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../engine/codecs.js';
-import { RelayError } from '../errors.js';
-import type { CreateRouterBody } from '../contract/routers.js';
-import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, PlainTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../registry/kinds.js';
-import type { OpsDeps } from './deps.js';
-import { closeRoom } from '../rooms/rooms.js';
-import { startSpeakerDetection } from './speakers.js';
+import { adopt } from '../../engine/call.js';
+import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../../engine/codecs.js';
+import { RelayError } from '../../errors.js';
+import type { CreateRouterBody } from './contract.js';
+import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, PlainTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../../registry/kinds.js';
+import type { OpsDeps } from '../../ops/deps.js';
+import { closeRoom } from '../../rooms/rooms.js';
+import { startSpeakerDetection } from '../../ops/speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
   const { config, logger, registry, placement, engine } = deps;

@@ -1,10 +1,10 @@
 // Data producers and data consumers: the contract's routes (contract/data.ts) -> ops -> views.
 import type { z } from 'zod';
-import { closeDataConsumer, closeDataProducer, createDataConsumer, createDataProducer, type dataConsumerSchema, type dataProducerSchema } from '../contract/data.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/data.js';
-import type { DataConsumerEntry, DataProducerEntry } from '../registry/kinds.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { closeDataConsumer, closeDataProducer, createDataConsumer, createDataProducer, type dataConsumerSchema, type dataProducerSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { DataConsumerEntry, DataProducerEntry } from '../../registry/kinds.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function dataRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()

@@ -1,11 +1,11 @@
 // WebRTC transports of a router: create (through the worker's WebRtcServer), connect, close.
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { connectedSchema, id } from './common.js';
-import { iceServerSchema } from './ice-servers.js';
-import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { dtlsParametersSchema, dtlsParametersView, iceParametersView, sctpParametersView } from './rtp.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { connectedSchema, id } from '../../contract/common.js';
+import { iceServerSchema } from '../../contract/ice-servers.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { dtlsParametersSchema, dtlsParametersView, iceParametersView, sctpParametersView } from '../../contract/rtp.js';
 
 export const createTransportBody = z.object({
   routerId: id,

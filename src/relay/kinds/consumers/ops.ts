@@ -2,12 +2,12 @@
 // producer's worker when the transport lives on another one. A plain transport takes consumers too
 // (RTP out of the room: a recording, an RTMP bridge).
 import type { types as ms } from 'mediasoup';
-import { adopt, goneError } from '../engine/call.js';
-import { RelayError } from '../errors.js';
-import type { CreateConsumerBody } from '../contract/consumers.js';
-import type { ConsumerEntry } from '../registry/kinds.js';
-import { ensureProducerOn, requirePart } from '../rooms/rooms.js';
-import { directionConflict, requireMediaTransport, type OpsDeps } from './deps.js';
+import { adopt, goneError } from '../../engine/call.js';
+import { RelayError } from '../../errors.js';
+import type { CreateConsumerBody } from './contract.js';
+import type { ConsumerEntry } from '../../registry/kinds.js';
+import { ensureProducerOn, requirePart } from '../../rooms/rooms.js';
+import { directionConflict, requireMediaTransport, type OpsDeps } from '../../ops/deps.js';
 
 /** Consumers always start paused; `producerPaused` is what the engine reports. */
 export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): Promise<ConsumerEntry> {

@@ -1,11 +1,11 @@
 // Producers: media a client sends on a send transport, or an RTP sender on a plain transport (ingest).
 import type { types as ms } from 'mediasoup';
-import { adopt, goneError } from '../engine/call.js';
-import { conflict, RelayError } from '../errors.js';
-import type { ProducerEntry } from '../registry/kinds.js';
-import type { CreateProducerBody } from '../contract/producers.js';
-import { directionConflict, requireMediaTransport, type OpsDeps } from './deps.js';
-import { joinSpeakerDetection } from './speakers.js';
+import { adopt, goneError } from '../../engine/call.js';
+import { conflict, RelayError } from '../../errors.js';
+import type { ProducerEntry } from '../../registry/kinds.js';
+import type { CreateProducerBody } from './contract.js';
+import { directionConflict, requireMediaTransport, type OpsDeps } from '../../ops/deps.js';
+import { joinSpeakerDetection } from '../../ops/speakers.js';
 
 export async function createProducer(deps: OpsDeps, input: CreateProducerBody): Promise<ms.Producer> {
   const { registry, engine, caps } = deps;

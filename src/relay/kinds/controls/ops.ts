@@ -1,11 +1,11 @@
 // Controls of live resources: pause/resume, layers, priority, key frames, ICE restart, bitrate, stats.
 // State changes go through mediasoup's own API so that its observers (read by the event bridge) fire.
 import type { types as ms } from 'mediasoup';
-import { conflict, notFound } from '../errors.js';
-import type { ConsumerLayersInput } from '../contract/controls.js';
-import type { ResourceKind } from '../registry/kinds.js';
-import { syncCopies } from '../rooms/rooms.js';
-import type { OpsDeps } from './deps.js';
+import { conflict, notFound } from '../../errors.js';
+import type { ConsumerLayersInput } from './contract.js';
+import type { ResourceKind } from '../../registry/kinds.js';
+import { syncCopies } from '../../rooms/rooms.js';
+import type { OpsDeps } from '../../ops/deps.js';
 
 /** Runs one engine call on a registered resource, then checks it is still there (else NOT_FOUND). */
 async function onResource<T>(deps: OpsDeps, kind: ResourceKind, id: string, operation: string, call: () => Promise<T>): Promise<T> {

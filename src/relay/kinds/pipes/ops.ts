@@ -7,15 +7,15 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { types as ms } from 'mediasoup';
-import { adopt, goneError } from '../engine/call.js';
-import { conflict, RelayError, validationError } from '../errors.js';
-import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from '../contract/pipes.js';
-import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../registry/kinds.js';
-import type { MediaRegistry } from '../registry/registry.js';
-import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../rooms/rooms.js';
-import { workerPortsInUse, type OpsDeps } from './deps.js';
-import { pipePeerProblem } from './pipe-peer.js';
-import { joinSpeakerDetection } from './speakers.js';
+import { adopt, goneError } from '../../engine/call.js';
+import { conflict, RelayError, validationError } from '../../errors.js';
+import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from './contract.js';
+import { RESOURCE_KINDS, type ConsumerEntry, type PipeTransportEntry } from '../../registry/kinds.js';
+import type { MediaRegistry } from '../../registry/registry.js';
+import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../../rooms/rooms.js';
+import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
+import { pipePeerProblem } from '../../ops/pipe-peer.js';
+import { joinSpeakerDetection } from '../../ops/speakers.js';
 
 /**
  * Producer ids being created through pipe producers, per registry: a second request for the same id

@@ -1,13 +1,13 @@
 // Routers (rooms): create, list, read with everything in them (what a restarted signaling server
 // rebuilds its map from), close.
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { appDataView, timeString } from './common.js';
-import { dataConsumerSchema, dataProducerSchema } from './data.js';
-import { errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { mediaCodecsSchema, rtpCapabilitiesView } from './rtp.js';
-import { speakerDetectionSchema } from './speakers.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { appDataView, timeString } from '../../contract/common.js';
+import { dataConsumerSchema, dataProducerSchema } from '../data/contract.js';
+import { errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { mediaCodecsSchema, rtpCapabilitiesView } from '../../contract/rtp.js';
+import { speakerDetectionSchema } from '../../contract/speakers.js';
 
 export const createRouterBody = z.object({
   mediaCodecs: mediaCodecsSchema.optional(),

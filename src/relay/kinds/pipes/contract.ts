@@ -2,11 +2,11 @@
 // consumer), receive one (a pipe producer), close. Bounded like every other body: the ip is an IP
 // literal, the SRTP key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
-import { appDataSchema, BOUNDS } from './bounds.js';
-import { connectedSchema, id, mediaKind } from './common.js';
-import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { relayRoute } from './route.js';
-import { rtpParametersSchema, rtpParametersView } from './rtp.js';
+import { appDataSchema, BOUNDS } from '../../contract/bounds.js';
+import { connectedSchema, id, mediaKind } from '../../contract/common.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { relayRoute } from '../../contract/route.js';
+import { rtpParametersSchema, rtpParametersView } from '../../contract/rtp.js';
 
 /** mediasoup's SrtpCryptoSuite values. */
 export const SRTP_CRYPTO_SUITES = ['AEAD_AES_256_GCM', 'AEAD_AES_128_GCM', 'AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32'] as const;

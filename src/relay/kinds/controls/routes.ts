@@ -14,11 +14,11 @@ import {
   setTransportMaxIncomingBitrate,
   transportStats,
   type statsSchema,
-} from '../contract/controls.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/controls.js';
-import { consumerStateView } from './consumers.routes.js';
-import { relayRouter, withJsonBody } from './router.js';
+} from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import { consumerStateView } from '../consumers/routes.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 /** The engine's stats entries, as mediasoup reports them (objects of numbers, strings and nested figures). */
 const statsView = (stats: unknown[]) => stats as z.output<typeof statsSchema>;

@@ -4,11 +4,11 @@
 // `transportId`. Bounded like every other body: the ip is an IP literal, ports are ports, the SRTP
 // key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
-import { appDataSchema } from './bounds.js';
-import { connectedSchema, id } from './common.js';
-import { capacityRow, errorRow, notFoundRow, VALIDATION } from './errors.js';
-import { srtpParametersSchema } from './pipes.js';
-import { relayRoute } from './route.js';
+import { appDataSchema } from '../../contract/bounds.js';
+import { connectedSchema, id } from '../../contract/common.js';
+import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
+import { srtpParametersSchema } from '../pipes/contract.js';
+import { relayRoute } from '../../contract/route.js';
 
 const port = z.int().min(1).max(65535);
 

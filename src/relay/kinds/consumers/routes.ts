@@ -1,11 +1,11 @@
 // Consumers: the contract's routes (contract/consumers.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
-import { closeConsumer, createConsumer, resumeConsumer, type consumerSchema, type consumerStateSchema } from '../contract/consumers.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/consumers.js';
-import type { ConsumerEntry } from '../registry/kinds.js';
-import { relayRouter, withJsonBody } from './router.js';
+import { closeConsumer, createConsumer, resumeConsumer, type consumerSchema, type consumerStateSchema } from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { ConsumerEntry } from '../../registry/kinds.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function consumersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()

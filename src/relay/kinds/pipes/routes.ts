@@ -9,11 +9,11 @@ import {
   createPipeTransport,
   type pipeConsumerSchema,
   type pipeTransportSchema,
-} from '../contract/pipes.js';
-import type { FamilyMedia } from '../ops/index.js';
-import type * as ops from '../ops/pipes.js';
-import type { ConsumerEntry, PipeTransportEntry } from '../registry/kinds.js';
-import { relayRouter, withJsonBody } from './router.js';
+} from './contract.js';
+import type { FamilyMedia } from '../../ops/index.js';
+import type * as ops from './ops.js';
+import type { ConsumerEntry, PipeTransportEntry } from '../../registry/kinds.js';
+import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function pipesRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
