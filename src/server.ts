@@ -218,9 +218,7 @@ async function drainThenShutdown(signal: NodeJS.Signals) {
   logger.info({ signal, routers, drainTimeoutS: config.drainTimeoutS }, 'draining before shutdown');
   const emptied = await media.whenNoRouters(config.drainTimeoutS * 1000);
   if (!emptied && !shuttingDown) {
-    // Recordings end first, while their RTP still flows, so that ffmpeg finalises each file at once.
-    await composition.relay!.recordings.stopAll('shutdown');
-    const closed = media.closeRouters();
+    const closed = await composition.relay!.closeRooms();
     logger.warn({ routers: closed }, 'drain timeout passed; closed the rooms left');
     // The event streams are still open: let them carry the router.closed `shutdown` events before
     // the shutdown ends them.
@@ -242,12 +240,9 @@ async function shutdown(signal: NodeJS.Signals) {
   }, SHUTDOWN_DEADLINE_MS);
   deadline.unref();
 
-  // Open event streams would hold server.close() until the forced close: they end first (clients
-  // reconnect with Last-Event-ID to wherever the relay comes back).
+  // What would hold server.close() until the forced close ends first (the event streams), and the
+  // modules begin what takes time beside the connections' close (the recordings' stop).
   composition.release();
-  // The recordings stop now, beside the connections' close (ffmpeg-stop.ts bounds each stop): the
-  // relay's stop below waits for them.
-  const recordingsStopped = composition.relay?.recordings.stopAll('shutdown');
   // Stop accepting; in-flight requests finish (answered with Connection: close); idle keep-alive
   // sockets go now, and any still busy after 3 s are cut.
   const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -259,10 +254,9 @@ async function shutdown(signal: NodeJS.Signals) {
   force.unref();
   await Promise.all(closed);
   clearTimeout(force);
-  await recordingsStopped;
 
-  // The relay's stop closes the media, which publishes the shutdown events (router.closed `shutdown`,
-  // ...); the webhook then gets what time is left to deliver them.
+  // The modules' stop: the relay's waits for its recordings, closes the media, which publishes the
+  // shutdown events (router.closed `shutdown`, ...), and gives the webhook what time is left.
   await composition.stop({ deadlineMs: Math.max(0, SHUTDOWN_DEADLINE_MS - 500 - (Date.now() - startedShutdown)) });
   logger.info('shutdown complete');
   // The last lines get what is left of the deadline to reach stdout; a reader that is gone or does

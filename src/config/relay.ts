@@ -86,7 +86,7 @@ export const relayVariables = {
   MEDIASOUP_MAX_PLAIN_TRANSPORTS_PER_ROUTER: int(16, 1, 1024),
   // Recordings (docs/media-relay.md "Recording and plain RTP"): one ffmpeg each, files named by id.
   RECORDINGS_DIR: z.string().min(1).max(1024).default('./.data/recordings'),
-  // Sized from the benchmark (bench/RESULTS.md, "Recordings (issue 30)"): one recorded ~1 Mbit/s track
+  // Sized from the benchmark (bench/RESULTS.md, "Recordings"): one recorded ~1 Mbit/s track
   // costs 0.25-0.37 % of a core (ffmpeg's stream copy plus the relay's forwarding), so about 60 % of one
   // core holds 160; 150, each ffmpeg ~14 MB (PSS). Each recorded track also takes two ports of the RTC range.
   RECORDINGS_MAX: int(150, 1, 1000),

@@ -35,7 +35,7 @@ import * as transports from './kinds/transports/ops.js';
 
 /** What every family's routes may read beside their ops. */
 export interface FamilySettings {
-  /** TURN (issue 28): when set, transports' answers carry `iceServers`. */
+  /** TURN: when set, transports' answers carry `iceServers`. */
   readonly turn?: TurnSettings;
 }
 

@@ -71,6 +71,8 @@ export interface MediaServiceOptions {
    * own that nobody reads (the registry is kept exact through the event bridge either way).
    */
   bus?: RelayBus;
+  /** Given the service's insides once it is made: a test seam, never set in production. */
+  inspect?: (inspection: MediaInspection) => void;
 }
 
 /** The relay's operations (createRouter, createTransport, …) plus the service's own lifecycle and figures. */
@@ -110,8 +112,12 @@ export interface MediaService extends MediaOps {
   beginShutdown(): void;
   /** Closes the workers (and with them every resource) and cancels pending restarts. */
   close(): Promise<void>;
-  /** A room's parts and piped copies, for tests that compare them with the workers' dumps. */
-  roomForTesting(routerId: string): RouterEntry | undefined;
+}
+
+/** What a test may look into beside the service's interface (MediaServiceOptions.inspect). */
+export interface MediaInspection {
+  /** A room's parts and piped copies, to compare with the workers' dumps. */
+  room(routerId: string): RouterEntry | undefined;
 }
 
 /**
@@ -162,6 +168,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     draining: () => draining,
   };
   const ops = bindOps(OPS, deps);
+  options.inspect?.({ room: (routerId) => registry.get('router', routerId) });
   const bindForRequest = opsBinder(OPS);
 
   return {
@@ -251,8 +258,6 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 
     aliveWorkerCount: () => pool.live().length,
 
-    roomForTesting: (routerId) => registry.get('router', routerId),
-
     close() {
       for (const { router } of registry.list('router')) registry.markClosing(router, 'shutdown');
       pool.close();
@@ -264,6 +269,3 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 function emptyCounts(): RegistryCounts {
   return Object.fromEntries(KIND_PLURALS.map((plural) => [plural, 0])) as RegistryCounts;
 }
-
-/** `MediaService.create(config, logger)`: the name the server and the tests start the service by. */
-export const MediaService = { create: createMedia } as const;

@@ -9,7 +9,7 @@ import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
 import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/openapi.js';
 import { createInternalApp } from './http/app.js';
-import { MediaService, type MediaServiceOptions } from './media-service.js';
+import { createMedia, type MediaService, type MediaServiceOptions } from './media-service.js';
 import { registerRelayMetrics } from './metrics.js';
 import { createRecordings, type Recordings, type RecordingsDeps } from './recordings/recorder.js';
 
@@ -31,6 +31,12 @@ export interface RelayModule extends Module {
   events: RelayEvents;
   /** The relay's recordings (one ffmpeg each); stopped, their files finalised, before the media closes. */
   recordings: Recordings;
+  /**
+   * The end of a drain that timed out: the recordings stop first, while their RTP still flows (ffmpeg
+   * then finalises each file at once), then every open room closes (events say `shutdown`). Returns
+   * how many rooms it closed.
+   */
+  closeRooms(): Promise<number>;
 }
 
 /**
@@ -41,8 +47,18 @@ export interface RelayModule extends Module {
  */
 export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   const events = createRelayEvents(deps.config.events, deps.logger);
-  const media = await MediaService.create(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
+  const media = await createMedia(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
+  // Begun by release(), beside the listeners' close (ffmpeg-stop.ts bounds each stop); awaited by stop().
+  let recordingsStopping: Promise<void> | undefined;
+  const stopRecordings = () => {
+    if (!recordingsStopping) {
+      recordingsStopping = recordings.stopAll('shutdown');
+      // Awaited by stop(); this keeps a failure from being reported as unhandled meanwhile.
+      recordingsStopping.catch(() => {});
+    }
+    return recordingsStopping;
+  };
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {
     name: 'relay',
@@ -60,11 +76,20 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);
     },
-    release: () => events.endStreams(),
+    async closeRooms() {
+      await recordings.stopAll('shutdown');
+      return media.closeRouters();
+    },
+    release() {
+      // Open event streams would hold the listeners' close: they end first (clients reconnect with
+      // Last-Event-ID to wherever the relay comes back). The recordings begin to stop meanwhile.
+      events.endStreams();
+      void stopRecordings();
+    },
     async stop({ deadlineMs }) {
       const started = Date.now();
       // Recordings first, while their RTP still flows: ffmpeg then finalises each file at once.
-      await recordings.stopAll('shutdown');
+      await stopRecordings();
       recordings.close();
       // Closing the media publishes the shutdown events (router.closed `shutdown`, ...); the webhook
       // then gets what time is left to deliver them.
@@ -75,17 +100,12 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
 }
 
 /**
- * What the relay adds to the internal document beside the operations its routes generate: the
- * document's title, the internal token on every path, the event stream and the webhook.
+ * What the relay adds to the internal document beside the operations its routes generate: the event
+ * stream and the webhook. The surface's title, description and token (what the app puts on every
+ * internal path, whichever modules are composed) are the document builder's (src/docs/document.ts).
  */
 function relayDocumentPart(otherEvents: readonly EventCatalog[]): DocumentPart {
   return {
-    info: {
-      title: 'Chat backend: internal media relay API',
-      description: 'For the signaling backend only. Every /internal/ path needs the X-Internal-Token header. Errors are {code, message, details?}.',
-    },
-    securitySchemes: { internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' } },
-    security: [{ internalToken: [] }],
     paths: eventStreamPath(undefined, otherEvents),
     webhooks: eventWebhooks(otherEvents),
   };

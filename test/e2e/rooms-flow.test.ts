@@ -61,7 +61,7 @@ describe('real media through a room over two workers', () => {
       receivers.push(receiver);
     }
     // One pipe to worker 2, shared by both consumers there.
-    expect(t.media.roomForTesting(router.id)!.pipes.get(producer.id)?.size).toBe(1);
+    expect(t.roomOf(router.id)!.pipes.get(producer.id)?.size).toBe(1);
 
     for (const consumer of consumers) await relay.resumeConsumer(consumer.id);
     await waitFor(() => receivers.every((r, i) => r.count(consumers[i]!.id) >= FLOWING), { timeoutMs: 15_000, what: `${FLOWING} video packets on each receiver` });
@@ -90,7 +90,7 @@ describe('real media through a room over two workers', () => {
     expect(receivers.map((r, i) => r.count(consumers[i]!.id))).toEqual(atPause);
 
     // Producer closed: the consumers on worker 2 close (events say producer_closed), and so does the pipe.
-    const copy = [...t.media.roomForTesting(router.id)!.pipes.get(producer.id)!.values()][0]!;
+    const copy = [...t.roomOf(router.id)!.pipes.get(producer.id)!.values()][0]!;
     const beforeClose = events.length;
     await relay.closeProducer(producer.id);
     for (const consumer of consumers) {
@@ -99,7 +99,7 @@ describe('real media through a room over two workers', () => {
       await expect(relay.resumeConsumer(consumer.id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
     }
     await waitFor(() => copy.pipeConsumer!.closed, { timeoutMs: 3000, what: 'the pipe to close' });
-    expect(t.media.roomForTesting(router.id)!.pipes.has(producer.id)).toBe(false);
+    expect(t.roomOf(router.id)!.pipes.has(producer.id)).toBe(false);
     sender.stop();
     expect(sender.sendErrors).toEqual([]);
     await relay.closeRouter(router.id);

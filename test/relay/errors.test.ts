@@ -5,7 +5,8 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { fromEngineError } from '../../src/relay/engine/errors.js';
 import { RelayError } from '../../src/relay/errors.js';
-import { handleRelayError } from '../../src/relay/http/errors.js';
+import { createApp } from '../../src/app.js';
+import type { Module } from '../../src/http/module.js';
 
 /**
  * Real engine errors, whatever the engine's version exports: an UnsupportedError (a codec the engine
@@ -57,8 +58,9 @@ describe('fromEngineError', () => {
   });
 });
 
-describe('handleRelayError', () => {
-  const app = new Hono()
+describe('errors thrown under /internal, through the app', () => {
+  // A module mounted where the relay's routes are: the app's one onError answers what its routes throw.
+  const routes = new Hono()
     .get('/boom', () => {
       throw new Error('secret database password in message');
     })
@@ -68,7 +70,10 @@ describe('handleRelayError', () => {
     .get('/unauthorized', () => {
       throw new HTTPException(401);
     });
-  app.onError((error, c) => handleRelayError(error, c, pino({ level: 'silent' })));
+  const thrower: Module = { name: 'thrower', mounts: [{ prefix: '/internal/v1', surface: 'internal', routes }] };
+  const internalToken = 'errors-test-token';
+  const internal = createApp([thrower], { logger: pino({ level: 'silent' }), internalToken });
+  const app = { request: (path: string) => internal.request(`/internal/v1${path}`, { headers: { 'X-Internal-Token': internalToken } }) };
 
   it('answers INTERNAL_ERROR 500 for anything unknown, revealing nothing', async () => {
     const res = await app.request('/boom');

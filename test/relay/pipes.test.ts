@@ -557,7 +557,7 @@ describe('a room over two workers', () => {
       const recv = await c.api.transport(room.id, 'recv');
       await c.api.consumer(recv.id, producer.id, room.rtpCapabilities);
       const p = await pipe(c, room.id);
-      const roomEntry = c.t.media.roomForTesting(room.id)!;
+      const roomEntry = c.t.roomOf(room.id)!;
       const homePid = (await c.api.get(`/internal/v1/routers/${room.id}`)).body.transports[0].workerPid as number;
       expect(roomEntry.parts.size).toBe(2);
       const otherPid = pids.find((pid) => pid !== homePid)!;
@@ -565,12 +565,12 @@ describe('a room over two workers', () => {
       const consumed = await c.api.post(`/internal/v1/pipe-transports/${p.id}/consumers`, { producerId: producer.id });
       expect(consumed).toMatchObject({ status: 201, body: { producerId: producer.id, kind: 'video' } });
       // The producer was piped to the pipe transport's worker once, and that copy lives there.
-      const copies = c.t.media.roomForTesting(room.id)!.pipes.get(producer.id)!;
+      const copies = c.t.roomOf(room.id)!.pipes.get(producer.id)!;
       expect([...copies.keys()].map((w) => w.pid)).toEqual([otherPid]);
 
       // The pipe consumer was the copy's only user: closing its pipe transport releases the copy.
       expect((await c.api.del(`/internal/v1/pipe-transports/${p.id}`)).status).toBe(204);
-      await waitFor('the copy released', () => c.t.media.roomForTesting(room.id)!.pipes.get(producer.id) === undefined);
+      await waitFor('the copy released', () => c.t.roomOf(room.id)!.pipes.get(producer.id) === undefined);
       expect(c.events.find((e) => e.type === 'consumer.closed' && e.consumerId === consumed.body.id)).toMatchObject({ reason: 'transport_closed' });
       expect((await c.api.del(`/internal/v1/routers/${room.id}`)).status).toBe(204);
       const { counts } = (await c.api.get('/internal/info')).body;

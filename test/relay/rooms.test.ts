@@ -65,7 +65,7 @@ async function producerAcrossWorkers() {
 }
 
 function copiesOf(roomId: string, producerId: string) {
-  return t.media.roomForTesting(roomId)?.pipes.get(producerId);
+  return t.roomOf(roomId)?.pipes.get(producerId);
 }
 
 /**
@@ -75,12 +75,12 @@ function copiesOf(roomId: string, producerId: string) {
 async function expectEngineAgrees(): Promise<void> {
   const rooms = (await api.get('/internal/v1/routers')).body.routers as { id: string }[];
   const partRouters = new Map<string, ms.Router>();
-  for (const { id } of rooms) for (const part of t.media.roomForTesting(id)!.parts.values()) partRouters.set(part.router.id, part.router);
+  for (const { id } of rooms) for (const part of t.roomOf(id)!.parts.values()) partRouters.set(part.router.id, part.router);
   const dumped: string[] = [];
   for (const slot of t.media.pool.slots) if (slot.worker) dumped.push(...((await slot.worker.dump()) as { routerIds: string[] }).routerIds);
   expect(dumped.sort()).toEqual([...partRouters.keys()].sort());
   for (const { id } of rooms) {
-    const room = t.media.roomForTesting(id)!;
+    const room = t.roomOf(id)!;
     const state = await roomState(id);
     for (const part of room.parts.values()) {
       const dump = (await part.router.dump()) as { mapProducerIdConsumerIds: { key: string }[] | Record<string, unknown>; mapConsumerIdProducerId: { key: string }[] | Record<string, unknown> };
@@ -123,7 +123,7 @@ describe('a room over two workers', () => {
     const state = await roomState(room.id);
     expect(state.workerPids).toEqual([home, r3.workerPid]);
     expect(state.workerPid).toBe(home);
-    const parts = [...t.media.roomForTesting(room.id)!.parts.values()];
+    const parts = [...t.roomOf(room.id)!.parts.values()];
     expect(parts).toHaveLength(2);
     expect(parts[1]!.router.rtpCapabilities).toEqual(parts[0]!.router.rtpCapabilities);
     expect(parts[0]!.router.rtpCapabilities).toEqual(room.rtpCapabilities);

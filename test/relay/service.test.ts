@@ -2,7 +2,7 @@ import { createSocket } from 'node:dgram';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
-import { MediaService } from '../../src/relay/media-service.js';
+import { createMedia, type MediaService } from '../../src/relay/media-service.js';
 import { allocateRtcPorts } from '../support/app.js';
 import { allowSlowTests, waitFor } from './support.js';
 
@@ -31,9 +31,9 @@ async function candidates(media: MediaService) {
 describe('MediaService start-up', () => {
   it('fails with a message naming the port when a WebRtcServer cannot bind, and leaves no worker behind', async () => {
     const config = mediaConfig();
-    const first = await MediaService.create(config, silent);
+    const first = await createMedia(config, silent);
     try {
-      const error = await MediaService.create(config, silent).then(
+      const error = await createMedia(config, silent).then(
         () => undefined,
         (e: unknown) => e as Error,
       );
@@ -45,17 +45,17 @@ describe('MediaService start-up', () => {
       await first.close();
     }
     // The port is free again once both are gone.
-    const again = await MediaService.create(config, silent);
+    const again = await createMedia(config, silent);
     await again.close();
   });
 
   it('refuses a port range smaller than the worker count', async () => {
     const config = { ...mediaConfig(), workers: 3 };
-    await expect(MediaService.create(config, silent)).rejects.toThrow(/3 media workers need 3 ports/);
+    await expect(createMedia(config, silent)).rejects.toThrow(/3 media workers need 3 ports/);
   });
 
   it('resolves a host name in MEDIASOUP_UDP_LISTEN_IP to IPv4 once, for UDP only', async () => {
-    const media = await MediaService.create(mediaConfig({ MEDIASOUP_UDP_LISTEN_IP: 'localhost', MEDIASOUP_LISTEN_IP: '0.0.0.0' }), silent);
+    const media = await createMedia(mediaConfig({ MEDIASOUP_UDP_LISTEN_IP: 'localhost', MEDIASOUP_LISTEN_IP: '0.0.0.0' }), silent);
     try {
       const list = await candidates(media);
       expect(list.find((c) => c.protocol === 'udp')?.ip).toBe('127.0.0.1');
@@ -67,14 +67,14 @@ describe('MediaService start-up', () => {
 
   it('fails clearly when the UDP host name does not resolve', async () => {
     const config = mediaConfig({ MEDIASOUP_UDP_LISTEN_IP: 'no-such-host.invalid' });
-    await expect(MediaService.create(config, silent)).rejects.toThrow(/MEDIASOUP_UDP_LISTEN_IP.*no-such-host\.invalid/);
+    await expect(createMedia(config, silent)).rejects.toThrow(/MEDIASOUP_UDP_LISTEN_IP.*no-such-host\.invalid/);
   });
 
   it('warns when the ICE candidates would carry a wildcard address, and only then', async () => {
     const warnings = async (env: Record<string, string>) => {
       const lines: { level: number; msg: string }[] = [];
       const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-      const media = await MediaService.create(mediaConfig(env), logger);
+      const media = await createMedia(mediaConfig(env), logger);
       await media.close();
       return lines.filter((l) => l.level === 40 && l.msg.startsWith('MEDIASOUP_ANNOUNCED_IP is not set')).length;
     };
@@ -85,7 +85,7 @@ describe('MediaService start-up', () => {
   });
 
   it('writes MEDIASOUP_ANNOUNCED_IP into the ICE candidates', async () => {
-    const media = await MediaService.create(mediaConfig({ MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' }), silent);
+    const media = await createMedia(mediaConfig({ MEDIASOUP_ANNOUNCED_IP: '203.0.113.7' }), silent);
     try {
       const list = await candidates(media);
       expect(list.map((c) => c.ip)).toEqual(['203.0.113.7', '203.0.113.7']);
@@ -99,7 +99,7 @@ describe('restart backoff', () => {
   it('starts over from the base delay once a worker stayed up long enough', async () => {
     const lines: { msg: string; delayMs?: number }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const media = await MediaService.create(mediaConfig({ MEDIASOUP_RESTART_BASE_MS: '50', MEDIASOUP_RESTART_MAX_MS: '1000' }), logger, { stableAfterMs: 600 });
+    const media = await createMedia(mediaConfig({ MEDIASOUP_RESTART_BASE_MS: '50', MEDIASOUP_RESTART_MAX_MS: '1000' }), logger, { stableAfterMs: 600 });
     try {
       const killAndWait = async (restarts: number) => {
         const { pid } = media.info().workers[0]!;
@@ -122,7 +122,7 @@ describe('restart backoff', () => {
     const lines: { msg: string; delayMs?: number }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const config = mediaConfig({ MEDIASOUP_RESTART_BASE_MS: '300', MEDIASOUP_RESTART_MAX_MS: '2000' });
-    const media = await MediaService.create(config, logger);
+    const media = await createMedia(config, logger);
     const squatter = createSocket('udp4');
     try {
       process.kill(media.info().workers[0]!.pid!, 'SIGKILL');

@@ -11,7 +11,7 @@ import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { RelayEvents } from '../../src/relay/events/index.js';
-import type { MediaService } from '../../src/relay/media-service.js';
+import type { MediaInspection, MediaService } from '../../src/relay/media-service.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { watchAnswers } from './answers.js';
 import { migratedSnapshot } from './pglite-snapshot.js';
@@ -66,6 +66,8 @@ export interface TestApp {
   database: Database;
   /** The relay's media service and events (only when the relay is composed). */
   media: MediaService;
+  /** A room's parts and piped copies (the media service's test seam), to compare with the workers' dumps. */
+  roomOf: MediaInspection['room'];
   /** The bus the media publishes on, with its stream and webhook sinks: the app's. */
   events: RelayEvents;
   logger: Logger;
@@ -117,8 +119,9 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const { database, drop } = await openTestDatabase();
   const internalToken = config.internalToken ?? TEST_INTERNAL_TOKEN;
   let composition: Composition;
+  let inspection: MediaInspection | undefined;
   try {
-    composition = await compose(config, { logger, database, internalToken, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}) });
+    composition = await compose(config, { logger, database, internalToken, media: { inspect: (given) => (inspection = given) }, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}) });
   } catch (error) {
     await database.close();
     await drop();
@@ -131,6 +134,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     database,
     // Tests that leave the relay out never touch these; a mistaken use fails loudly.
     media: relay?.media ?? (missing('media') as MediaService),
+    roomOf: (routerId) => (inspection ?? (missing('media') as MediaInspection)).room(routerId),
     events: relay?.events ?? (missing('events') as RelayEvents),
     logger,
     internalToken,

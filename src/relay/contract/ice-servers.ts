@@ -1,4 +1,4 @@
-// TURN credentials for a signaling server that builds its clients' ICE servers itself (issue 28); the
+// TURN credentials for a signaling server that builds its clients' ICE servers itself; the
 // transport creation answer carries the same `iceServers` when TURN is configured.
 import { z } from 'zod';
 import { VALIDATION } from './errors.js';

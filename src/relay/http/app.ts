@@ -11,7 +11,7 @@ import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
 
 export type InternalAppDeps = ServiceRoutesDeps & {
   recordings: Recordings;
-  /** TURN (issue 28): when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
+  /** TURN: when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
   turn?: TurnSettings;
 };
 

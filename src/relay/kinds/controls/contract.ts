@@ -1,4 +1,4 @@
-// Controls of live producers, consumers and transports (issue 13): pause and resume, layers,
+// Controls of live producers, consumers and transports: pause and resume, layers,
 // priority, key frames, ICE restart, the incoming bitrate cap, and the engine's stats. Every state
 // change goes through mediasoup's API, so its observers fire (and the events follow).
 import { z } from 'zod';
