@@ -3,7 +3,7 @@
 // knows nothing of Hono or of the engine.
 import { InternalError, type ValidationIssue } from '../http/internal-errors.js';
 import { RELAY_ERRORS, type RelayErrorBody, type RelayErrorCode, type RelayErrorStatus } from './contract/errors.js';
-import type { ResourceKind } from './contract/kinds.js';
+import type { ResourceKind } from './registry/kinds.js';
 
 export { RELAY_ERROR_CODES, type RelayErrorBody, type RelayErrorCode, type RelayErrorStatus } from './contract/errors.js';
 export type { ValidationIssue } from '../http/internal-errors.js';

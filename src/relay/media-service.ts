@@ -6,16 +6,16 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
-import { OPS, type MediaOps } from './families.js';
+import { OPS, type MediaOps } from './kinds/index.js';
 import { bindOps, opsBinder } from './ops/index.js';
 import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
-import { RoomCaps } from './registry/caps.js';
+import { roomLimits, RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
 import { closeRoom, RoomBook } from './rooms/rooms.js';
 
 export { ENGINE_TIMEOUT_MS } from './engine/call.js';
-export type { MediaOps } from './families.js';
+export type { MediaOps } from './kinds/index.js';
 
 type MediaConfig = Config['media'];
 
@@ -148,13 +148,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     registry.dropWorker(worker);
   });
   pool.events.on('workerStopped', (worker) => registry.dropWorker(worker));
-  const caps = new RoomCaps(registry, {
-    transport: config.maxTransportsPerRouter,
-    producer: config.maxProducersPerRouter,
-    consumer: config.maxConsumersPerRouter,
-    pipeTransport: config.maxPipeTransportsPerRouter,
-    plainTransport: config.maxPlainTransportsPerRouter,
-  });
+  const caps = new RoomCaps(registry, roomLimits(config));
   let draining = false;
   const deps = {
     config,

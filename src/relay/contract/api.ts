@@ -1,10 +1,10 @@
 // The relay's API as one type, built from the contract's routes (types only: nothing of the server
 // runs in the client): what the typed client hands to Hono's RPC client, `hc<RelayApi>(`${origin}/internal`)`.
-// The resource families come from their table (families.ts), which http/app.ts serves.
+// The resource families come from their table (kinds/index.ts), which http/app.ts serves.
 import type { RouteConfig, RouteConfigToTypedResponse } from '@hono/zod-openapi';
 import type { Hono, ToSchema } from 'hono';
 import type { z } from 'zod';
-import type { FamilyContracts } from '../families.js';
+import type { FamilyContracts } from '../kinds/index.js';
 import type * as iceServers from './ice-servers.js';
 import type * as recordings from './recordings.js';
 import type { AnyRelayRoute } from './route.js';
@@ -12,7 +12,7 @@ import type * as service from './service.js';
 
 type RoutesOf<Family> = Extract<Family[keyof Family], AnyRelayRoute>;
 
-/** Every route of the contract: each resource family's (families.ts), the recordings', the service's and TURN's. */
+/** Every route of the contract: each resource family's (kinds/index.ts), the recordings', the service's and TURN's. */
 export type RelayRoutes =
   | { [F in keyof FamilyContracts]: RoutesOf<FamilyContracts[F]> }[keyof FamilyContracts]
   | RoutesOf<typeof recordings>

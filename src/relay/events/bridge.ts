@@ -2,77 +2,19 @@
 // brings the registry up to date (synchronously), then publishes the event on the bus, so a close
 // caused by the API, a cascade, a worker death or the shutdown all come out the same way.
 //
-// A new kind is one row in CLOSED (its close event) and, when it has more to tell than its close,
-// one row in WATCH (its other observer events); a new parent is named in the kinds table's `parents`,
-// from which the `<parent>_closed` reasons follow.
+// A kind's close event is its row's (kinds/<family>/row.ts `closed`); a kind with more to tell than
+// its close has a row in WATCH (its other observer events); the `<parent>_closed` reasons follow from
+// the rows' `parents`.
 import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
 import type { WorkerPool } from '../engine/pool.js';
-import { KINDS, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
+import { KINDS, type CloseReason, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import { resourceOf, type MediaRegistry } from '../registry/registry.js';
 import type { RoomBook } from '../rooms/rooms.js';
 import type { RelayEventInput } from '../contract/events.js';
 import type { RelayBus } from './index.js';
 
 type AppData = Record<string, unknown>;
-
-/**
- * Why a resource closed, nearest cause first: `api`/`shutdown` as recorded by the op that closed it,
- * `<parent>_closed` when a parent (in the kinds table's order) was closing, else what its worker did.
- */
-export type CloseReason = 'api' | 'shutdown' | 'worker_died' | `${string}_closed`;
-
-/** Each kind's close event; the reason is one of the kind's own (the schema in types.ts lists them). */
-const CLOSED: { [K in ResourceKind]: (entry: EntryOf[K], reason: CloseReason) => RelayEventInput } = {
-  router: ({ router }, reason) => ({ type: 'router.closed', routerId: router.id, appData: router.appData, reason: reason as never }),
-  transport: ({ transport, routerId }, reason) => ({
-    type: 'transport.closed',
-    transportId: transport.id,
-    routerId,
-    appData: transport.appData,
-    reason: reason as never,
-  }),
-  producer: ({ producer, routerId, transportId }, reason) => ({
-    type: 'producer.closed',
-    producerId: producer.id,
-    transportId,
-    routerId,
-    appData: producer.appData,
-    reason: reason as never,
-  }),
-  consumer: (entry, reason) => ({ type: 'consumer.closed', ...onConsumer(entry), reason: reason as never }),
-  dataProducer: ({ dataProducer, routerId, transportId }, reason) => ({
-    type: 'dataProducer.closed',
-    dataProducerId: dataProducer.id,
-    transportId,
-    routerId,
-    appData: dataProducer.appData,
-    reason: reason as never,
-  }),
-  dataConsumer: ({ dataConsumer, routerId, transportId, dataProducerId }, reason) => ({
-    type: 'dataConsumer.closed',
-    dataConsumerId: dataConsumer.id,
-    dataProducerId,
-    transportId,
-    routerId,
-    appData: dataConsumer.appData,
-    reason: reason as never,
-  }),
-  pipeTransport: ({ pipeTransport, routerId }, reason) => ({
-    type: 'pipeTransport.closed',
-    pipeTransportId: pipeTransport.id,
-    routerId,
-    appData: pipeTransport.appData,
-    reason: reason as never,
-  }),
-  plainTransport: ({ plainTransport, routerId }, reason) => ({
-    type: 'plainTransport.closed',
-    plainTransportId: plainTransport.id,
-    routerId,
-    appData: plainTransport.appData,
-    reason: reason as never,
-  }),
-};
 
 type Publish = (input: RelayEventInput) => void;
 
@@ -209,7 +151,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
     const id = resourceOf(kind, entry).id;
     registry.remove(kind, id);
     rooms.afterClose(kind, entry);
-    const event = CLOSED[kind](entry, reason);
+    const event = (KINDS[kind].closed as (entry: EntryOf[K], reason: CloseReason) => RelayEventInput)(entry, reason);
     if (entry.worker.died) {
       let pending = afterDeath.get(entry.worker);
       if (!pending) {

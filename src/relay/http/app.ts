@@ -3,7 +3,7 @@
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
-import { FAMILIES } from '../families.js';
+import { FAMILIES } from '../kinds/index.js';
 import type { Recordings } from '../recordings/recorder.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
 import { recordingsRoutes } from './recordings.routes.js';
@@ -30,7 +30,7 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/', iceServersRoutes(deps.turn));
 }
 
-/** Every resource family's routes (families.ts), in the table's order. */
+/** Every resource family's routes (kinds/index.ts), in the table's order. */
 function familyRoutes({ media, turn }: InternalAppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   for (const row of Object.values(FAMILIES)) app.route('/', row.routes(media, { turn }));

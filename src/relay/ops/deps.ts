@@ -7,7 +7,7 @@ import type { WorkerPool } from '../engine/pool.js';
 import { conflict, type RelayError } from '../errors.js';
 import type { types as ms } from 'mediasoup';
 import { notFound } from '../errors.js';
-import type { Direction, PlainTransportEntry, TransportEntry } from '../registry/kinds.js';
+import { KINDS, RESOURCE_KINDS, type Direction, type EntryOf, type MediaCarrierKind, type TransportEntry } from '../registry/kinds.js';
 import type { RoomCaps } from '../registry/caps.js';
 import type { RouterPlacement } from '../registry/placement.js';
 import type { MediaRegistry } from '../registry/registry.js';
@@ -34,29 +34,38 @@ export function directionConflict(message: string, entry: TransportEntry): Relay
   return conflict(message, { transportId: entry.transport.id, direction: entry.direction satisfies Direction });
 }
 
-/** What producers and consumers are made on: a WebRTC transport (with its direction) or a plain RTP one. */
-export type MediaTransport =
-  | { readonly kind: 'transport'; readonly transport: ms.Transport; readonly entry: TransportEntry; readonly worker: ms.Worker; readonly routerId: string }
-  | { readonly kind: 'plainTransport'; readonly transport: ms.Transport; readonly entry: PlainTransportEntry; readonly worker: ms.Worker; readonly routerId: string };
+/** What producers and consumers are made on: a WebRTC transport (with its direction) or another kind that carries media. */
+export type MediaTransport = {
+  [K in MediaCarrierKind]: { readonly kind: K; readonly transport: ms.Transport; readonly entry: EntryOf[K]; readonly worker: ms.Worker; readonly routerId: string };
+}[MediaCarrierKind];
+
+/** The kinds producers and consumers are made on, the WebRTC transport first. */
+const MEDIA_CARRIERS = RESOURCE_KINDS.filter((kind): kind is MediaCarrierKind => 'carriesMedia' in KINDS[kind]);
 
 /**
- * The transport a producer or consumer body names as `transportId`: a WebRTC transport or a plain
- * one (the kinds table: a plain transport stands for a transport). NOT_FOUND names `transport`.
+ * The transport a producer or consumer body names as `transportId`: a WebRTC transport or another
+ * kind that carries media (its row in the kinds table stands for a transport). NOT_FOUND names `transport`.
  */
 export function requireMediaTransport(registry: MediaRegistry, id: string): MediaTransport {
-  const webRtc = registry.get('transport', id);
-  if (webRtc) return { kind: 'transport', transport: webRtc.transport, entry: webRtc, worker: webRtc.worker, routerId: webRtc.routerId };
-  const plain = registry.get('plainTransport', id);
-  if (plain) return { kind: 'plainTransport', transport: plain.plainTransport, entry: plain, worker: plain.worker, routerId: plain.routerId };
+  for (const kind of MEDIA_CARRIERS) {
+    const entry = registry.get(kind, id);
+    if (entry) return { kind, transport: (entry as unknown as Record<string, ms.Transport>)[KINDS[kind].name]!, entry, worker: entry.worker, routerId: entry.routerId } as MediaTransport;
+  }
   throw notFound('transport', id);
 }
 
+/** The kinds that take ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers (their rows count them). */
+const PORT_TAKERS = RESOURCE_KINDS.filter((kind) => 'ports' in KINDS[kind]);
+
 /**
- * Ports the pipe and plain transports hold now: each takes one of the ports the WebRtcServers leave
- * in RTC_MIN_PORT-RTC_MAX_PORT, a plain transport without rtcpMux two.
+ * Ports the pipe and plain transports hold now: each takes ports of RTC_MIN_PORT-RTC_MAX_PORT the
+ * WebRtcServers leave, as many as its row says.
  */
 export function workerPortsInUse(registry: MediaRegistry): number {
-  let used = registry.count('pipeTransport');
-  for (const plain of registry.all('plainTransport')) used += plain.rtcpMux ? 1 : 2;
+  let used = 0;
+  for (const kind of PORT_TAKERS) {
+    const ports = (KINDS[kind] as { ports(entry: EntryOf[typeof kind]): number }).ports;
+    for (const entry of registry.all(kind)) used += ports(entry);
+  }
   return used;
 }

@@ -1,5 +1,5 @@
 // The binding of ops to one set of deps. Ops are plain functions `(deps, ...input) -> result`; the
-// relay's table of them is every family's ops (families.ts), which index.ts binds here.
+// relay's table of them is every family's ops (kinds/index.ts), which media-service.ts binds here.
 import type { OpsDeps } from './deps.js';
 
 /** Ops with their deps given: what a caller of the relay sees of `(deps, ...input) -> result`. */

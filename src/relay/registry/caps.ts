@@ -2,17 +2,25 @@
 // Creations under way count as held, as pending routers count against MEDIASOUP_MAX_ROUTERS, so a
 // burst of concurrent requests cannot overshoot the cap while the engine works.
 import { RelayError } from '../errors.js';
-import { KINDS, type ResourceKind } from './kinds.js';
+import type { Config } from '../../config/index.js';
+import type { RoomCapSetting } from '../kinds/row.js';
+import { KINDS, RESOURCE_KINDS, type RoomKind } from './kinds.js';
 import type { MediaRegistry } from './registry.js';
 
-/**
- * The kinds a router's caps count; a router itself is capped by MEDIASOUP_MAX_ROUTERS, and data
- * producers and consumers per transport (MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT).
- */
-export type RoomKind = Extract<ResourceKind, 'transport' | 'producer' | 'consumer' | 'pipeTransport' | 'plainTransport'>;
+export type { RoomKind } from './kinds.js';
 
 /** The kinds of /internal/info's `largestRouter`. */
-export const ROOM_KINDS: readonly Exclude<RoomKind, 'pipeTransport' | 'plainTransport'>[] = ['transport', 'producer', 'consumer'];
+export const ROOM_KINDS = ['transport', 'producer', 'consumer'] as const satisfies readonly RoomKind[];
+
+/** The per-router caps of the kinds whose row names a setting, from the media settings. */
+export function roomLimits(config: Config['media']): RoomLimits {
+  const limits: Partial<RoomLimits> = {};
+  for (const kind of RESOURCE_KINDS) {
+    const row = KINDS[kind] as { roomCap?: RoomCapSetting };
+    if (row.roomCap !== undefined) limits[kind as RoomKind] = config[row.roomCap];
+  }
+  return limits as RoomLimits;
+}
 
 export type RoomLimits = Record<RoomKind, number>;
 

@@ -1,142 +1,32 @@
-// The registry's entries of each resource kind (the kinds themselves are the contract's table,
-// src/relay/contract/kinds.ts): what the relay keeps of every mediasoup object it hands out.
-import type { types as ms } from 'mediasoup';
-import type { RouterMediaCodec } from '../engine/codecs.js';
-import type { KindPlural } from '../contract/kinds.js';
+// The resource kinds as the registry sees them: the table of kinds (kinds/resources.ts, made of each
+// family's rows) and the entry of each kind, read from its row.
+import { KINDS } from '../kinds/resources.js';
 
-export { KINDS, KIND_PLURALS, RESOURCE_KINDS, type KindPlural, type KindRow, type ResourceKind } from '../contract/kinds.js';
+export * from './entries.js';
+export { KINDS } from '../kinds/resources.js';
+export type { CloseReason, KindRow } from '../kinds/row.js';
 
-export type Direction = 'send' | 'recv';
+type Kinds = typeof KINDS;
+export type ResourceKind = keyof Kinds;
+export type KindPlural = Kinds[ResourceKind]['plural'];
 
-/** What the registry needs of any mediasoup object it holds. */
-export interface EngineResource {
-  readonly id: string;
-  readonly closed: boolean;
-  readonly observer: { once(event: 'close', listener: () => void): unknown };
-  close(): void;
-}
+/** Every kind in table order (parents before children): the order of counts and metrics. */
+export const RESOURCE_KINDS = Object.keys(KINDS) as [ResourceKind, ...ResourceKind[]];
 
-/** One mediasoup router of a room, on one worker (src/relay/rooms/). */
-export interface RoomPart {
-  readonly router: ms.Router;
-  readonly worker: ms.Worker;
-  readonly slot: number;
-}
+/** The plural names in table order, ready for a `z.enum` or an object of counts. */
+export const KIND_PLURALS = RESOURCE_KINDS.map((kind) => KINDS[kind].plural) as [KindPlural, ...KindPlural[]];
 
 /**
- * A producer's copy on another worker of its room (Router.pipeToRouter keeps its id there). Internal:
- * never a registry resource, never an event; kept while a consumer on that worker or a lease needs it.
+ * The registry entry of each kind (its row's). An entry holds its mediasoup object under the kind's
+ * name, the worker it lives on, and the id of each parent as `<parent>Id`; every entry but a router's
+ * names its router (the room) as `routerId`.
  */
-export interface PipedCopy {
-  readonly producerId: string;
-  readonly kind: 'producer' | 'dataProducer';
-  readonly target: RoomPart;
-  /** Leases taken and not yet released (a consumer being created, a speaker observer, a relay pipe). */
-  holds: number;
-  /** Settles once the copy exists on the target; rejects when it could not be made. */
-  readonly ready: Promise<void>;
-  /** The pipe consumer on the producer's worker: closing it closes the copy (mediasoup links them). */
-  pipeConsumer: { readonly id: string; readonly closed: boolean; close(): void } | undefined;
-  /** The copy itself (a Producer or DataProducer on the target's router). */
-  pipeProducer: { readonly closed: boolean; pause?(): Promise<void>; resume?(): Promise<void> } | undefined;
-}
+export type EntryOf = { [K in ResourceKind]: Exclude<Kinds[K]['entry'], undefined> };
 
-/**
- * A room. `router` is its first mediasoup router, whose id names the room (and whose rtpCapabilities
- * and appData every part shares); `parts` are its routers, one per worker that holds some of it.
- */
-export interface RouterEntry {
-  readonly router: ms.Router;
-  /** The worker of the room's oldest live part: where the registry indexes the room. */
-  worker: ms.Worker;
-  slot: number;
-  /** The codecs every part is created with, so that the rtpCapabilities handed out fit every part. */
-  readonly mediaCodecs: RouterMediaCodec[];
-  readonly parts: Map<ms.Worker, RoomPart>;
-  /** producerId (or dataProducerId) → worker of the copy → the copy. */
-  readonly pipes: Map<string, Map<ms.Worker, PipedCopy>>;
-  /** When the relay registered it: GET /v1/routers tells a restarted signaling server. */
-  readonly createdAt: Date;
-  /** The room's speaker observers (POST /routers speakerDetection), closed with the router by the engine. */
-  speakers?: { activeSpeaker?: ms.ActiveSpeakerObserver; audioLevels?: ms.AudioLevelObserver };
-}
+/** The kinds producers and consumers are made on (their `transportId`): a WebRTC transport, and those whose row says so. */
+export type MediaCarrierKind = { [K in ResourceKind]: Kinds[K] extends { carriesMedia: true } ? K : never }[ResourceKind];
 
-export interface TransportEntry {
-  readonly transport: ms.WebRtcTransport;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly direction: Direction;
-  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
-  connected: boolean;
-}
-
-/** A transport to another relay (src/relay/ops/pipes.ts); its producers and consumers name it as `transportId`. */
-export interface PipeTransportEntry {
-  readonly pipeTransport: ms.PipeTransport;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  /** The family of the address it listens on: a connect must name the other relay's address of it. */
-  readonly listenFamily: 4 | 6;
-  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
-  connected: boolean;
-}
-
-/** A plain RTP transport (src/relay/ops/plain.ts): ffmpeg, GStreamer or a recording; its producers and consumers name it as `transportId`. */
-export interface PlainTransportEntry {
-  readonly plainTransport: ms.PlainTransport;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly listenFamily: 4 | 6;
-  readonly comedia: boolean;
-  readonly rtcpMux: boolean;
-  /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
-  connected: boolean;
-}
-
-export interface ProducerEntry {
-  readonly producer: ms.Producer;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly transportId: string;
-}
-
-export interface ConsumerEntry {
-  readonly consumer: ms.Consumer;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly transportId: string;
-  readonly producerId: string;
-}
-
-export interface DataProducerEntry {
-  readonly dataProducer: ms.DataProducer;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly transportId: string;
-}
-
-export interface DataConsumerEntry {
-  readonly dataConsumer: ms.DataConsumer;
-  readonly worker: ms.Worker;
-  readonly routerId: string;
-  readonly transportId: string;
-  readonly dataProducerId: string;
-}
-
-/**
- * The registry entry of each kind. An entry holds its mediasoup object under the kind's name, the
- * worker it lives on, and the id of each parent as `<parent>Id`; every entry but a router's names its
- * router (the room) as `routerId`.
- */
-export interface EntryOf {
-  router: RouterEntry;
-  transport: TransportEntry;
-  producer: ProducerEntry;
-  consumer: ConsumerEntry;
-  dataProducer: DataProducerEntry;
-  dataConsumer: DataConsumerEntry;
-  pipeTransport: PipeTransportEntry;
-  plainTransport: PlainTransportEntry;
-}
+/** The kinds a router's caps count (their row names the setting). */
+export type RoomKind = { [K in ResourceKind]: Kinds[K] extends { roomCap: string } ? K : never }[ResourceKind];
 
 export type RegistryCounts = Record<KindPlural, number>;

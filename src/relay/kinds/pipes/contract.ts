@@ -2,6 +2,8 @@
 // consumer), receive one (a pipe producer), close. Bounded like every other body: the ip is an IP
 // literal, the SRTP key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
+import { appDataView } from '../../contract/common.js';
+import { consumerReconcileSchema, producerStateSchema } from '../../contract/room-state.js';
 import { appDataSchema, BOUNDS } from '../../contract/bounds.js';
 import { connectedSchema, id, mediaKind } from '../../contract/common.js';
 import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
@@ -149,4 +151,13 @@ export const closePipeTransport = relayRoute({
   summary: 'Close a pipe transport (its pipe consumers, its pipe producers and their consumers close with it)',
   success: { 204: { description: 'closed', schema: null } },
   errors: [notFoundRow('pipeTransport')],
+});
+
+/** One in a router's state (GET /v1/routers/{id}), with its producers and consumers. */
+export const pipeTransportStateSchema = z.object({
+  id: z.string(),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  appData: appDataView,
+  producers: z.array(producerStateSchema).describe("producers received from another relay (their ids are the other relay's)"),
+  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent to another relay"),
 });

@@ -12,7 +12,8 @@ import {
 } from './contract.js';
 import type { FamilyMedia } from '../../ops/index.js';
 import type * as ops from './ops.js';
-import type { ConsumerEntry, PipeTransportEntry } from '../../registry/kinds.js';
+import type { ConsumerEntry } from '../../registry/kinds.js';
+import type { PipeTransportEntry } from './row.js';
 import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function pipesRoutes(media: FamilyMedia<typeof ops>) {

@@ -4,6 +4,8 @@
 // `transportId`. Bounded like every other body: the ip is an IP literal, ports are ports, the SRTP
 // key base64 of at most the longest suite's key and salt.
 import { z } from 'zod';
+import { appDataView } from '../../contract/common.js';
+import { consumerReconcileSchema, producerStateSchema } from '../../contract/room-state.js';
 import { appDataSchema } from '../../contract/bounds.js';
 import { connectedSchema, id } from '../../contract/common.js';
 import { capacityRow, errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
@@ -86,4 +88,15 @@ export const closePlainTransport = relayRoute({
   summary: 'Close a plain transport (its producers, their consumers and its own consumers close with it)',
   success: { 204: { description: 'closed', schema: null } },
   errors: [notFoundRow('plainTransport')],
+});
+
+/** One in a router's state (GET /v1/routers/{id}), with its producers and consumers. */
+export const plainTransportStateSchema = z.object({
+  id: z.string(),
+  connected: z.boolean().describe('connect was called (and did not fail)'),
+  comedia: z.boolean(),
+  rtcpMux: z.boolean(),
+  appData: appDataView,
+  producers: z.array(producerStateSchema).describe('RTP received from an ingest sender'),
+  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent out as plain RTP (recordings among them)"),
 });

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { adopt, goneError } from '../../engine/call.js';
 import { conflict, RelayError, validationError } from '../../errors.js';
 import type { ConnectPlainTransportBody, CreatePlainTransportBody } from './contract.js';
-import type { PlainTransportEntry } from '../../registry/kinds.js';
+import type { PlainTransportEntry } from './row.js';
 import { placeTransport } from '../../rooms/rooms.js';
 import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
 import { pipePeerProblem } from '../../ops/pipe-peer.js';

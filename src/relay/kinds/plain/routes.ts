@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { closePlainTransport, connectPlainTransport, createPlainTransport, type plainTransportSchema } from './contract.js';
 import type { FamilyMedia } from '../../ops/index.js';
 import type * as ops from './ops.js';
-import type { PlainTransportEntry } from '../../registry/kinds.js';
+import type { PlainTransportEntry } from './row.js';
 import { relayRouter, withJsonBody } from '../../http/router.js';
 
 export function plainRoutes(media: FamilyMedia<typeof ops>) {

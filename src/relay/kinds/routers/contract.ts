@@ -7,7 +7,16 @@ import { dataConsumerSchema, dataProducerSchema } from '../data/contract.js';
 import { errorRow, notFoundRow, VALIDATION } from '../../contract/errors.js';
 import { relayRoute } from '../../contract/route.js';
 import { mediaCodecsSchema, rtpCapabilitiesView } from '../../contract/rtp.js';
+import { consumerReconcileSchema, producerStateSchema, type RoomStateShape } from '../../contract/room-state.js';
 import { speakerDetectionSchema } from '../../contract/speakers.js';
+import { KINDS, ROOM_STATE_KINDS } from '../resources.js';
+
+export { consumerReconcileSchema, producerStateSchema } from '../../contract/room-state.js';
+
+/** What the kinds that stand for a transport add to a router's state, each under its plural (their rows' schemas). */
+function roomStateShape(): RoomStateShape<typeof KINDS> {
+  return Object.fromEntries(ROOM_STATE_KINDS.map((kind) => [KINDS[kind].plural, KINDS[kind].roomState.schema])) as RoomStateShape<typeof KINDS>;
+}
 
 export const createRouterBody = z.object({
   mediaCodecs: mediaCodecsSchema.optional(),
@@ -38,15 +47,6 @@ export const routerSummarySchema = z.object({
 
 export const routerListSchema = z.object({ routers: z.array(routerSummarySchema) });
 
-export const producerStateSchema = z.object({ id: z.string(), kind: z.enum(['audio', 'video']), paused: z.boolean(), appData: appDataView });
-
-export const consumerReconcileSchema = z.object({
-  id: z.string(),
-  producerId: z.string(),
-  paused: z.boolean(),
-  producerPaused: z.boolean(),
-  appData: appDataView,
-});
 
 export const transportStateSchema = z.object({
   id: z.string(),
@@ -62,29 +62,11 @@ export const transportStateSchema = z.object({
   dataConsumers: z.array(dataConsumerSchema.extend({ appData: appDataView })).describe('on a recv transport created with enableSctp'),
 });
 
-export const pipeTransportStateSchema = z.object({
-  id: z.string(),
-  connected: z.boolean().describe('connect was called (and did not fail)'),
-  appData: appDataView,
-  producers: z.array(producerStateSchema).describe("producers received from another relay (their ids are the other relay's)"),
-  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent to another relay"),
-});
-
-export const plainTransportStateSchema = z.object({
-  id: z.string(),
-  connected: z.boolean().describe('connect was called (and did not fail)'),
-  comedia: z.boolean(),
-  rtcpMux: z.boolean(),
-  appData: appDataView,
-  producers: z.array(producerStateSchema).describe('RTP received from an ingest sender'),
-  consumers: z.array(consumerReconcileSchema).describe("this room's producers sent out as plain RTP (recordings among them)"),
-});
 
 export const routerStateSchema = routerSummarySchema.extend({
   rtpCapabilities: appDataView,
   transports: z.array(transportStateSchema),
-  pipeTransports: z.array(pipeTransportStateSchema).describe('pipe transports to other relays (cascading)'),
-  plainTransports: z.array(plainTransportStateSchema).describe('plain RTP transports (ingest, recordings)'),
+  ...roomStateShape(),
 });
 
 export const createRouter = relayRoute({

@@ -5,7 +5,8 @@ import { adopt } from '../../engine/call.js';
 import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../../engine/codecs.js';
 import { RelayError } from '../../errors.js';
 import type { CreateRouterBody } from './contract.js';
-import type { ConsumerEntry, DataConsumerEntry, DataProducerEntry, PipeTransportEntry, PlainTransportEntry, ProducerEntry, RouterEntry, TransportEntry } from '../../registry/kinds.js';
+import { KINDS, type ConsumerEntry, type DataConsumerEntry, type DataProducerEntry, type EntryOf, type ProducerEntry, type RouterEntry, type TransportEntry } from '../../registry/kinds.js';
+import { ROOM_STATE_KINDS, type RoomStateKind } from '../resources.js';
 import type { OpsDeps } from '../../ops/deps.js';
 import { closeRoom } from '../../rooms/rooms.js';
 import { startSpeakerDetection } from '../../ops/speakers.js';
@@ -80,10 +81,15 @@ export interface RouterState extends RouterSummary {
     dataProducers: DataProducerEntry[];
     dataConsumers: DataConsumerEntry[];
   }[];
-  /** Pipe transports to other relays, with their pipe producers and pipe consumers. */
-  pipeTransports: { entry: PipeTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
-  /** Plain RTP transports (ingest, recordings), with their producers and consumers. */
-  plainTransports: { entry: PlainTransportEntry; producers: ProducerEntry[]; consumers: ConsumerEntry[] }[];
+  /** The kinds that stand for a transport (pipe transports, plain transports, ...): each with its producers and consumers, under its kind. */
+  standIns: { [K in RoomStateKind]: StandInState<K>[] };
+}
+
+/** An entry of a kind that stands for a transport, with the producers and consumers that name it as `transportId`. */
+export interface StandInState<K extends RoomStateKind> {
+  entry: EntryOf[K];
+  producers: ProducerEntry[];
+  consumers: ConsumerEntry[];
 }
 
 /** Bounded by the per-router caps (MEDIASOUP_MAX_*_PER_ROUTER). */
@@ -99,17 +105,16 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
       dataProducers: registry.children('transport', transport.transport.id, 'dataProducer'),
       dataConsumers: registry.children('transport', transport.transport.id, 'dataConsumer'),
     })),
-    // Their producers and consumers name the pipe transport as `transportId` (kinds table: standsFor).
-    pipeTransports: registry.children('router', id, 'pipeTransport').map((pipe) => ({
-      entry: pipe,
-      producers: registry.children('transport', pipe.pipeTransport.id, 'producer'),
-      consumers: registry.children('transport', pipe.pipeTransport.id, 'consumer'),
-    })),
-    plainTransports: registry.children('router', id, 'plainTransport').map((plain) => ({
-      entry: plain,
-      producers: registry.children('transport', plain.plainTransport.id, 'producer'),
-      consumers: registry.children('transport', plain.plainTransport.id, 'consumer'),
-    })),
+    // Their producers and consumers name it as `transportId` (kinds table: standsFor).
+    standIns: Object.fromEntries(
+      ROOM_STATE_KINDS.map((kind) => [
+        kind,
+        registry.children('router', id, kind).map((entry) => {
+          const transportId = (entry as unknown as Record<string, { id: string }>)[KINDS[kind].name]!.id;
+          return { entry, producers: registry.children('transport', transportId, 'producer'), consumers: registry.children('transport', transportId, 'consumer') };
+        }),
+      ]),
+    ) as RouterState['standIns'],
   };
 }
 

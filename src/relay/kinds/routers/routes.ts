@@ -9,6 +9,8 @@ import type { RouterState, RouterSummary } from './ops.js';
 import type { ConsumerEntry, ProducerEntry } from '../../registry/kinds.js';
 import { dataConsumerView, dataProducerView } from '../data/routes.js';
 import { relayRouter, withJsonBody } from '../../http/router.js';
+import type { RoomStateShape } from '../../contract/room-state.js';
+import { KINDS, ROOM_STATE_KINDS } from '../resources.js';
 
 export function routersRoutes(media: FamilyMedia<typeof ops>) {
   return relayRouter()
@@ -71,21 +73,19 @@ export function routerStateView(state: RouterState): z.output<typeof routerState
       dataProducers: dataProducers.map((p) => ({ ...dataProducerView(p), appData: p.dataProducer.appData })),
       dataConsumers: dataConsumers.map((c) => ({ ...dataConsumerView(c), appData: c.dataConsumer.appData })),
     })),
-    pipeTransports: state.pipeTransports.map(({ entry, producers, consumers }) => ({
-      id: entry.pipeTransport.id,
-      connected: entry.connected,
-      appData: entry.pipeTransport.appData,
-      producers: producers.map(producerStateView),
-      consumers: consumers.map(consumerReconcileView),
-    })),
-    plainTransports: state.plainTransports.map(({ entry, producers, consumers }) => ({
-      id: entry.plainTransport.id,
-      connected: entry.connected,
-      comedia: entry.comedia,
-      rtcpMux: entry.rtcpMux,
-      appData: entry.plainTransport.appData,
-      producers: producers.map(producerStateView),
-      consumers: consumers.map(consumerReconcileView),
-    })),
+    ...roomStateView(state),
   };
 }
+
+/** The lists of the kinds that stand for a transport, each under its plural, through its row's view. */
+function roomStateView(state: RouterState): RoomStateShapeOutput {
+  return Object.fromEntries(
+    ROOM_STATE_KINDS.map((kind) => {
+      const { plural, roomState } = KINDS[kind];
+      const view = roomState.view as (entry: unknown, producers: unknown[], consumers: unknown[]) => unknown;
+      return [plural, state.standIns[kind].map(({ entry, producers, consumers }) => view(entry, producers.map(producerStateView), consumers.map(consumerReconcileView)))];
+    }),
+  ) as RoomStateShapeOutput;
+}
+
+type RoomStateShapeOutput = { [P in keyof RoomStateShape<typeof KINDS>]: z.output<RoomStateShape<typeof KINDS>[P]> };
