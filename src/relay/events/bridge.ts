@@ -2,9 +2,8 @@
 // brings the registry up to date (synchronously), then publishes the event on the bus, so a close
 // caused by the API, a cascade, a worker death or the shutdown all come out the same way.
 //
-// A kind's close event is its row's (kinds/<family>/row.ts `closed`); a kind with more to tell than
-// its close has a row in WATCH (its other observer events); the `<parent>_closed` reasons follow from
-// the rows' `parents`.
+// A kind's close event is its row's (kinds/<family>/row.ts `closed`), and so are the other observer
+// events it tells (`watch`); the `<parent>_closed` reasons follow from the rows' `parents`.
 import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
 import type { WorkerPool } from '../engine/pool.js';
@@ -13,75 +12,6 @@ import { resourceOf, type MediaRegistry } from '../registry/registry.js';
 import type { RoomBook } from '../rooms/rooms.js';
 import type { RelayEventInput } from '../contract/events.js';
 import type { RelayBus } from './index.js';
-
-type AppData = Record<string, unknown>;
-
-type Publish = (input: RelayEventInput) => void;
-
-/** What each kind tells besides its close. Handlers only publish: none of these changes the registry. */
-const WATCH: { [K in ResourceKind]?: (entry: EntryOf[K], publish: Publish) => void } = {
-  router(entry, publish) {
-    const { router } = entry;
-    // The only RTP observers the relay makes are a room's speaker observers (ops/speakers.ts, kept
-    // on the entry as `speakers`); each emits only its own kind's events, so both are listened to.
-    router.observer.on('newrtpobserver', (rtpObserver) => {
-      (rtpObserver as ms.ActiveSpeakerObserver).observer.on('dominantspeaker', ({ producer }) =>
-        publish({ type: 'router.activeSpeaker', routerId: router.id, producerId: producer.id, appData: producer.appData }),
-      );
-      const levels = (rtpObserver as ms.AudioLevelObserver).observer;
-      levels.on('volumes', (volumes) =>
-        publish({
-          type: 'router.audioLevels',
-          routerId: router.id,
-          volumes: volumes.map(({ producer, volume }) => ({ producerId: producer.id, volume, appData: producer.appData })),
-        }),
-      );
-      levels.on('silence', () => publish({ type: 'router.silence', routerId: router.id }));
-    });
-  },
-  transport(entry, publish) {
-    const { transport, routerId } = entry;
-    const base = { transportId: transport.id, routerId, appData: transport.appData as AppData };
-    transport.observer.on('icestatechange', (state) => publish({ type: 'transport.ice', ...base, state }));
-    transport.observer.on('dtlsstatechange', (state) => publish({ type: 'transport.dtls', ...base, state }));
-  },
-  producer(entry, publish) {
-    const { producer, routerId, transportId } = entry;
-    const base = { producerId: producer.id, transportId, routerId, appData: producer.appData as AppData };
-    producer.observer.on('pause', () => publish({ type: 'producer.paused', ...base }));
-    producer.observer.on('resume', () => publish({ type: 'producer.resumed', ...base }));
-    producer.observer.on('score', (score) => publish({ type: 'producer.score', ...base, score: score.map(scoreOfStream) }));
-  },
-  consumer(entry, publish) {
-    const { consumer } = entry;
-    const base = onConsumer(entry);
-    // The observer's pause fires only when a consumer goes from playing to paused: its own flag says
-    // whether the API did it. Its resume fires when the last of the two causes goes: mediasoup emits
-    // the consumer's own producerresume just before, in the same synchronous run, when it was the
-    // producer's (the mark is dropped after that run, so it never outlives the resume it explains).
-    let producerResuming = false;
-    consumer.on('producerresume', () => {
-      producerResuming = true;
-      queueMicrotask(() => (producerResuming = false));
-    });
-    consumer.observer.on('pause', () => publish({ type: 'consumer.paused', ...base, by: consumer.paused ? 'api' : 'producer' }));
-    consumer.observer.on('resume', () => publish({ type: 'consumer.resumed', ...base, by: producerResuming ? 'producer' : 'api' }));
-    consumer.observer.on('score', (score) =>
-      publish({ type: 'consumer.score', ...base, score: { score: score.score, producerScore: score.producerScore, producerScores: [...score.producerScores] } }),
-    );
-    consumer.observer.on('layerschange', (layers) =>
-      publish({ type: 'consumer.layers', ...base, spatialLayer: layers?.spatialLayer ?? null, temporalLayer: layers?.temporalLayer ?? null }),
-    );
-  },
-};
-
-function onConsumer({ consumer, routerId, transportId, producerId }: EntryOf['consumer']) {
-  return { consumerId: consumer.id, producerId, transportId, routerId, appData: consumer.appData as AppData };
-}
-
-function scoreOfStream(s: ms.ProducerScore) {
-  return { ssrc: s.ssrc, score: s.score, ...(s.rid === undefined ? {} : { rid: s.rid }) };
-}
 
 export interface EventBridgeDeps {
   registry: MediaRegistry;
@@ -116,7 +46,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
    */
   const afterDeath = new Map<ms.Worker, { routerIds: string[]; events: RelayEventInput[] }>();
 
-  const publish: Publish = (input) => {
+  const publish = (input: RelayEventInput): void => {
     bus.publish(input);
   };
 
@@ -211,7 +141,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
           logger.error({ err: error, kind, id: resource.id }, 'media close handler failed');
         }
       });
-      (WATCH[kind])?.(entry, (input) => {
+      (KINDS[kind] as { watch?: (entry: EntryOf[typeof kind], publish: (input: RelayEventInput) => void) => void }).watch?.(entry, (input) => {
         try {
           publish(input);
         } catch (error) {

@@ -35,6 +35,8 @@ export interface KindRow<Entry = unknown, Kind extends string = string> {
   readonly standsFor?: Kind;
   /** The event the bridge publishes when one closes, with the reason it found. */
   closed(entry: Entry, reason: CloseReason): RelayEventInput;
+  /** What it tells besides its close (its observer's other events). It only publishes: it never changes the registry. */
+  watch?(entry: Entry, publish: (input: RelayEventInput) => void): void;
   /** The setting that caps how many one router holds; none: the kind is not capped per router. */
   readonly roomCap?: RoomCapSetting;
   /** Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers that one takes; none: it takes none. */

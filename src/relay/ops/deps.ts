@@ -57,15 +57,12 @@ export function requireMediaTransport(registry: MediaRegistry, id: string): Medi
 /** The kinds that take ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers (their rows count them). */
 const PORT_TAKERS = RESOURCE_KINDS.filter((kind) => 'ports' in KINDS[kind]);
 
-/**
- * Ports the pipe and plain transports hold now: each takes ports of RTC_MIN_PORT-RTC_MAX_PORT the
- * WebRtcServers leave, as many as its row says.
- */
+/** Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry as many as its row says. */
 export function workerPortsInUse(registry: MediaRegistry): number {
   let used = 0;
   for (const kind of PORT_TAKERS) {
-    const ports = (KINDS[kind] as { ports(entry: EntryOf[typeof kind]): number }).ports;
-    for (const entry of registry.all(kind)) used += ports(entry);
+    const row = KINDS[kind] as { ports(entry: EntryOf[typeof kind]): number };
+    for (const entry of registry.all(kind)) used += row.ports(entry);
   }
   return used;
 }

@@ -1,4 +1,4 @@
-// Consumers: the contract's routes (contract/consumers.ts) -> ops -> views.
+// Consumers: the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeConsumer, createConsumer, resumeConsumer, type consumerSchema, type consumerStateSchema } from './contract.js';

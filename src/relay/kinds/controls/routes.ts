@@ -1,4 +1,4 @@
-// Controls of live producers, consumers and transports (contract/controls.ts), mounted beside each
+// Controls of live producers, consumers and transports (contract.ts), mounted beside each
 // family's own routes in app.ts. Every state change goes through the ops, so mediasoup's observers fire.
 import type { z } from 'zod';
 import {

@@ -1,4 +1,4 @@
-// Data producers and data consumers: the contract's routes (contract/data.ts) -> ops -> views.
+// Data producers and data consumers: the contract's routes (contract.ts) -> ops -> views.
 import type { z } from 'zod';
 import { closeDataConsumer, closeDataProducer, createDataConsumer, createDataProducer, type dataConsumerSchema, type dataProducerSchema } from './contract.js';
 import type { FamilyMedia } from '../../ops/index.js';

@@ -1,4 +1,4 @@
-// Pipe transports between relays (cascading): the contract's routes (contract/pipes.ts) -> ops -> views.
+// Pipe transports between relays (cascading): the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import {

@@ -1,4 +1,4 @@
-// Plain RTP transports: the contract's routes (contract/plain.ts) -> ops -> views.
+// Plain RTP transports: the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closePlainTransport, connectPlainTransport, createPlainTransport, type plainTransportSchema } from './contract.js';

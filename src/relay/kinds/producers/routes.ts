@@ -1,4 +1,4 @@
-// Producers: the contract's routes (contract/producers.ts) -> ops -> views.
+// Producers: the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeProducer, createProducer, type producerSchema } from './contract.js';

@@ -1,5 +1,6 @@
 // The producer's row in the kinds table (kinds/index.ts).
 import type { ProducerEntry } from '../../registry/entries.js';
+import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';
 
 export const PRODUCER_KINDS = {
@@ -9,6 +10,13 @@ export const PRODUCER_KINDS = {
     parents: ['transport'],
     closeWith: [],
     roomCap: 'maxProducersPerRouter',
+    watch(entry, publish) {
+      const { producer, routerId, transportId } = entry;
+      const base = { producerId: producer.id, transportId, routerId, appData: producer.appData };
+      producer.observer.on('pause', () => publish({ type: 'producer.paused', ...base }));
+      producer.observer.on('resume', () => publish({ type: 'producer.resumed', ...base }));
+      producer.observer.on('score', (score) => publish({ type: 'producer.score', ...base, score: score.map(scoreOfStream) }));
+    },
     closed: ({ producer, routerId, transportId }, reason) => ({
       type: 'producer.closed',
       producerId: producer.id,
@@ -19,3 +27,7 @@ export const PRODUCER_KINDS = {
     }),
   }),
 };
+
+function scoreOfStream(s: ms.ProducerScore) {
+  return { ssrc: s.ssrc, score: s.score, ...(s.rid === undefined ? {} : { rid: s.rid }) };
+}

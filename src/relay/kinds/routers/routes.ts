@@ -1,4 +1,4 @@
-// Routers (rooms): the contract's routes (contract/routers.ts) -> ops -> views.
+// Routers (rooms): the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { formatTime } from '../../../time.js';

@@ -1,4 +1,4 @@
-// WebRTC transports: the contract's routes (contract/transports.ts) -> ops -> views.
+// WebRTC transports: the contract's routes (contract.ts) -> ops -> views.
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { closeTransport, connectTransport, createTransport, type iceCandidateSchema, type transportSchema } from './contract.js';

@@ -10,6 +10,12 @@ export const TRANSPORT_KINDS = {
     closeWith: [],
     carriesMedia: true,
     roomCap: 'maxTransportsPerRouter',
+    watch(entry, publish) {
+      const { transport, routerId } = entry;
+      const base = { transportId: transport.id, routerId, appData: transport.appData };
+      transport.observer.on('icestatechange', (state) => publish({ type: 'transport.ice', ...base, state }));
+      transport.observer.on('dtlsstatechange', (state) => publish({ type: 'transport.dtls', ...base, state }));
+    },
     closed: ({ transport, routerId }, reason) => ({
       type: 'transport.closed',
       transportId: transport.id,
