@@ -45,6 +45,13 @@ module.exports = {
       to: { path: areas },
     },
     {
+      name: 'relay-machinery-reads-rows',
+      severity: 'error',
+      comment: "The relay's shared machinery (engine, registry, rooms, events) reads the kinds through their table (src/relay/kinds/resources.ts) and never reaches into a kind's folder: a new kind is its folder and its rows.",
+      from: { path: '^src/relay/(engine|registry|rooms|events)/' },
+      to: { path: '^src/relay/kinds/[^/]+/' },
+    },
+    {
       name: 'nothing-to-client',
       severity: 'error',
       comment: "src/client is what a signaling-server author installs; the server must not depend on it (it would ship client code in the server's types and the other way round).",

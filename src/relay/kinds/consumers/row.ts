@@ -1,4 +1,4 @@
-// The consumer's row in the kinds table (kinds/index.ts): it closes with its producer at once.
+// The consumer's row in the kinds table (kinds/resources.ts): it closes with its producer at once.
 import type { ConsumerEntry } from '../../registry/entries.js';
 import { kindRow } from '../row.js';
 

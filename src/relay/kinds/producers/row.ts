@@ -1,4 +1,4 @@
-// The producer's row in the kinds table (kinds/index.ts).
+// The producer's row in the kinds table (kinds/resources.ts).
 import type { ProducerEntry } from '../../registry/entries.js';
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';

@@ -1,4 +1,4 @@
-// The router's row in the kinds table (kinds/index.ts): a room, named by its first router.
+// The router's row in the kinds table (kinds/resources.ts): a room, named by its first router.
 import type { RouterEntry } from '../../registry/entries.js';
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';

@@ -1,4 +1,4 @@
-// The WebRTC transport's row in the kinds table (kinds/index.ts).
+// The WebRTC transport's row in the kinds table (kinds/resources.ts).
 import type { TransportEntry } from '../../registry/entries.js';
 import { kindRow } from '../row.js';
 
