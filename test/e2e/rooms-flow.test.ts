@@ -1,4 +1,4 @@
-// Real media through a room spread over two workers (issue 14): a werift sender on worker 1, werift
+// Real media through a room spread over two workers: a werift sender on worker 1, werift
 // receivers on worker 2, the producer piped between them by the relay. Driven only through the HTTP
 // API (the typed client, with app.request as its fetch), as a signaling server drives it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

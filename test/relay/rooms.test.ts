@@ -1,4 +1,4 @@
-// One room over two workers (issue 14): placement past MEDIASOUP_WORKER_MAX_CONSUMERS, identical
+// One room over two workers: placement past MEDIASOUP_WORKER_MAX_CONSUMERS, identical
 // capabilities on every part, a producer piped once per worker and closed when nothing needs it,
 // pause reaching the other worker, a worker death closing only its part, and the registry agreeing
 // with the workers' own dumps until everything is gone. Real workers, 2 of them, a limit of 2.

@@ -126,7 +126,7 @@ const routerCodecs = () => [
 beforeAll(async () => {
   // One WebRtcServer port and seven for the pipe and plain transports (a few open at a time, cleaned up after each run).
   const ports = allocateRtcPorts(8);
-  // TURN configured (issue 28): transports' answers carry iceServers, POST /v1/ice-servers hands them out.
+  // TURN configured: transports' answers carry iceServers, POST /v1/ice-servers hands them out.
   t = await buildTestApp({
     RECORDINGS_DIR: mkdtempSync(join(tmpdir(), 'fuzz-recordings-')),
     RECORDINGS_MIN_FREE_MB: '0',
