@@ -53,6 +53,8 @@ export interface RecordingsDeps {
   upload?: UploaderOptions;
   /** MEDIASOUP_PLAIN_LISTEN_IP: where ffmpeg listens and whose RTP it takes follow from it (rtp-source.ts). */
   plainListenIp?: string;
+  /** Told of each recording's ffmpeg as it is spawned (the tests that inspect or kill it). */
+  onProcess?: (recordingId: string, child: ChildProcess) => void;
 }
 
 export interface Recordings {
@@ -67,8 +69,6 @@ export interface Recordings {
   active(): number;
   /** Ends the uploads under way (after stopAll, on shutdown; their files stay and the next start resumes them) and the ffmpeg watchdog. */
   close(): void;
-  /** The ffmpeg process of a recording, for the tests that kill it. */
-  processForTesting(id: string): ChildProcess | undefined;
 }
 
 export function createRecordings(deps: RecordingsDeps): Recordings {
@@ -202,6 +202,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   /** ffmpeg started and listening, then the consumers resumed and key frames asked for; `alive` false stops it with the 409. */
   async function launch(r: Recording, alive: () => boolean): Promise<void> {
     const child = spawnFfmpeg(r, { ffmpeg, sdpPath: files.pathOf(r.id, 'sdp'), output: files.mediaOf(r), muxer: FORMATS[r.format].muxer, listen: addresses.listen, watchdog });
+    deps.onProcess?.(r.id, child);
     void r.exited!.then(() => {
       if (r.state === 'recording' || r.state === 'starting') fail(r, exitError(r, child));
     });
@@ -260,6 +261,5 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
       uploader?.close();
       watchdog.close();
     },
-    processForTesting: (id) => recordings.get(id)?.process,
   };
 }
