@@ -33,6 +33,8 @@ export interface ComposeOptions {
   now?: () => Date;
   /** Engine options of the relay (tests shorten the worker backoff or the engine deadline). */
   media?: RelayDeps['media'];
+  /** Recorder options of the relay (tests are told of each recording's ffmpeg). */
+  recordings?: RelayDeps['recordings'];
 }
 
 export interface Composition {
@@ -80,6 +82,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
         logger,
         rateLimitMode: () => rateLimitStores.mode(),
         ...(options.media ? { media: options.media } : {}),
+        ...(options.recordings ? { recordings: options.recordings } : {}),
         // The account area's events ride the relay's bus (below): its stream and webhook document them.
         ...(areas.accounts ? { otherEvents: [{ types: ACCOUNT_EVENT_TYPES, schema: accountEventSchema }] } : {}),
       })

@@ -20,8 +20,8 @@ export interface RelayDeps {
   rateLimitMode?: () => RateLimitMode;
   /** Engine options (tests shorten the worker backoff or the engine deadline). */
   media?: Omit<MediaServiceOptions, 'bus'>;
-  /** Recorder options (tests shorten the stop timeout). */
-  recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs' | 'upload'>;
+  /** Recorder options (tests shorten the stop timeout, or are told of each recording's ffmpeg). */
+  recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs' | 'upload' | 'onProcess'>;
   /** Other areas' events that the relay's bus carries too (the account area's), for the stream's and webhook's documentation. */
   otherEvents?: readonly EventCatalog[];
 }

@@ -3,7 +3,7 @@
 // and the relay records those producers. DELETE and a producer's close raced against the start leave
 // nothing behind and never answer 500; ffmpeg's sockets are on loopback and take RTP from the relay's
 // address only; a recording started while its producers are paused waits for their media.
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +67,8 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
   const ingest: { audio?: string; video?: string } = {};
   const producers: { audio: string; video: string } = { audio: '', video: '' };
   const events: Ev[] = [];
+  /** Each recording's ffmpeg, as the relay spawns it. */
+  const processes = new Map<string, ChildProcess>();
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'recordings-start-'));
@@ -75,7 +77,7 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
     const ports = allocateRtcPorts(17);
     t = await buildTestApp(
       { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MIN_FREE_MB: '1', RECORDINGS_STALL_S: '5' },
-      { areas: { accounts: false } },
+      { areas: { accounts: false }, recordings: { onProcess: (id, child) => processes.set(id, child) } },
     );
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
     t.events.bus.listen((event) => void events.push(event as Ev));
@@ -106,7 +108,7 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
   const situation = async (recordingId: string) =>
     JSON.stringify({
       recording: recordings().get(recordingId),
-      ffmpeg: recordings().processForTesting(recordingId)?.pid ?? null,
+      ffmpeg: processes.get(recordingId)?.pid ?? null,
       audio: await relay.producerStats(producers.audio).catch(String),
       video: await relay.producerStats(producers.video).catch(String),
       ingest: source?.stderr().slice(-500),
@@ -195,7 +197,7 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
   it("ffmpeg's sockets are bound to loopback, and RTP from another address does not reach the file", { timeout: 90_000 }, async () => {
     const recording = await relay.createRecording({ routerId, producerIds: [producers.audio] });
     const file = path.join(dir, recording.file);
-    const child = recordings().processForTesting(recording.id)!;
+    const child = processes.get(recording.id)!;
     try {
       await waitFor(() => existsSync(file) && statSync(file).size > 5000, { timeoutMs: 20_000, what: 'the file growing' }).catch(async (error: Error) => {
         throw new Error(`${error.message}: ${await situation(recording.id)}`);
@@ -278,7 +280,7 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
     try {
       const silent = await relay.createRecording({ routerId, producerIds: [producers.audio] });
       await sleep(1000);
-      expect(recordings().processForTesting(silent.id)).toBeUndefined();
+      expect(processes.get(silent.id)).toBeUndefined();
       const stopped = await relay.stopRecording(silent.id);
       expect(stopped).toMatchObject({ state: 'stopped', reason: 'api', bytes: 0 });
       expect(existsSync(path.join(dir, silent.file))).toBe(false);

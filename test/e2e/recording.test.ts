@@ -58,6 +58,8 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
   let relay: RelayClient;
   let dir: string;
   const events: Ev[] = [];
+  /** Each recording's ffmpeg, as the relay spawns it. */
+  const processes = new Map<string, ChildProcess>();
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'recordings-'));
@@ -65,7 +67,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     const ports = allocateRtcPorts(9);
     t = await buildTestApp(
       { RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MAX: '2', RECORDINGS_MIN_FREE_MB: '1', RECORDINGS_STALL_S: String(STALL_S) },
-      { areas: { accounts: false } },
+      { areas: { accounts: false }, recordings: { onProcess: (id, child) => processes.set(id, child) } },
     );
     relay = createRelayClient({ baseUrl: 'http://relay.test', token: t.internalToken, fetch: t.app.request });
     t.events.bus.listen((event) => void events.push(event as Ev));
@@ -284,7 +286,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const consumersBefore = t.media.info().counts.consumers;
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm2' } });
       expect(t.media.info().counts.consumers).toBe(consumersBefore + 2);
-      const child = t.composition.relay!.recordings.processForTesting(recording.id)!;
+      const child = processes.get(recording.id)!;
       await sleep(1500);
       child.kill('SIGKILL');
       await waitFor(() => eventsOf(recording.id).some((e) => e.type === 'recording.failed'), { timeoutMs: 10_000, what: 'recording.failed' });
@@ -309,7 +311,7 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
     try {
       const consumersBefore = t.media.info().counts.consumers;
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId], appData: { meeting: 'm3' } });
-      child = t.composition.relay!.recordings.processForTesting(recording.id)!;
+      child = processes.get(recording.id)!;
       const file = path.join(dir, `${recording.id}.webm`);
       await fileGrown(file, 20_000);
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { createAccounts } from '../../src/accounts/module.js';
 import { createApp, type App, type AppSurface } from '../../src/app.js';
-import { compose, type Composition } from '../../src/compose.js';
+import { compose, type ComposeOptions, type Composition } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
@@ -81,6 +81,8 @@ export interface TestAppOptions {
   now?: () => Date;
   /** The areas to compose (both by default); an account test leaves the relay out: no workers start. */
   areas?: { accounts?: boolean; relay?: boolean };
+  /** Recorder options of the relay (e.g. `onProcess`, to inspect or kill a recording's ffmpeg). */
+  recordings?: ComposeOptions['recordings'];
 }
 
 /** The configuration of a test app: the environment given over the test defaults. */
@@ -121,7 +123,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   let composition: Composition;
   let inspection: MediaInspection | undefined;
   try {
-    composition = await compose(config, { logger, database, internalToken, media: { inspect: (given) => (inspection = given) }, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}) });
+    composition = await compose(config, { logger, database, internalToken, media: { inspect: (given) => (inspection = given) }, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}), ...(options.recordings ? { recordings: options.recordings } : {}) });
   } catch (error) {
     await database.close();
     await drop();

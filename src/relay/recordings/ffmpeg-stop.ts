@@ -6,6 +6,16 @@
 // seekable), so the file is copied once more into a finished container (`-c copy`, no re-encoding).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rename, rm } from 'node:fs/promises';
+import type { Logger } from '../../logger.js';
+
+/** How long a stop lets ffmpeg take in all before it is killed: well within the 4 s of a shutdown. */
+export const STOP_TIMEOUT_MS = 2_000;
+/** How long a stop lets ffmpeg finish on its own (it does at once while RTP flows) before breaking its read. */
+const STOP_GRACE_MS = 1_000;
+/** How long finishing the container of a file ffmpeg could not finish may take. */
+const FINALISE_TIMEOUT_MS = 60_000;
+/** Within a shutdown's 4 s, all of a stop: grace, kill and finishing the container. */
+const SHUTDOWN_STOP = { graceMs: 500, killAfterMs: 1_500, finaliseMs: 1_500 };
 
 export interface StopTimings {
   /** How long ffmpeg gets to finish on its own after the first SIGINT. */
@@ -81,4 +91,40 @@ export async function finalise(ffmpeg: string, file: string, muxer: string, opti
     options.signal?.removeEventListener('abort', stop);
     await rm(temporary, { force: true }).catch(() => {});
   }
+}
+
+export interface RecordingStop {
+  /** The ffmpeg that finalises the file (finalise()). */
+  ffmpeg: string;
+  recordingId: string;
+  file: string;
+  muxer: string;
+  /** A shutdown's stop: shorter timings, and a file it cannot finish in time is left to the next start. */
+  shutdown: boolean;
+  /** The stop's bound (STOP_TIMEOUT_MS unless the tests shorten it). */
+  stopTimeoutMs: number;
+  logger: Logger;
+}
+
+/**
+ * Ends a recording's ffmpeg within its bound whether RTP flows or not; a file ffmpeg could not finish is
+ * copied into a finished container. Resolves `true` when a shutdown left the container unfinished (the
+ * next start finishes it, then uploads it).
+ */
+export async function stopRecordingFfmpeg(child: ChildProcess, exited: Promise<void>, stop: RecordingStop): Promise<boolean> {
+  const { logger, recordingId, shutdown, stopTimeoutMs } = stop;
+  let unfinished = false;
+  const timings = shutdown ? { graceMs: SHUTDOWN_STOP.graceMs, killAfterMs: Math.min(stopTimeoutMs, SHUTDOWN_STOP.killAfterMs) } : { graceMs: Math.min(STOP_GRACE_MS, stopTimeoutMs / 2), killAfterMs: stopTimeoutMs };
+  const outcome = await stopFfmpeg(child, exited, timings, {
+    onKill: () => logger.warn({ recordingId, stopTimeoutMs: timings.killAfterMs }, 'ffmpeg did not finish the recording in time; killed'),
+  });
+  if (outcome === 'interrupted' || outcome === 'killed') {
+    await finalise(stop.ffmpeg, stop.file, stop.muxer, { timeoutMs: shutdown ? SHUTDOWN_STOP.finaliseMs : FINALISE_TIMEOUT_MS }).catch((error: unknown) => {
+      unfinished = shutdown;
+      const message = error instanceof Error ? error.message : String(error);
+      if (shutdown) logger.warn({ recordingId, error: message }, 'the recording\'s container is finished at the next start (playable meanwhile, without its duration and index)');
+      else logger.warn({ recordingId, error: message }, 'the recording is kept as ffmpeg left it (playable, without its duration and index)');
+    });
+  }
+  return unfinished;
 }
