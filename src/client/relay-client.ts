@@ -1,8 +1,8 @@
 // Typed client of the internal media relay API for a signaling server written in TypeScript
 // (package subpath `chat-backend/relay-client`, src/client/index.ts). Calls go through Hono's RPC
 // client over the API type of the relay's contract (src/relay/contract/api.ts), which checks every
-// path and body here; what the client promises is RelayClient, in the wire types of types.ts, so the
-// package's declarations need no server code, no hono and no zod.
+// path and body here; what the client promises is RelayClient, in the wire types generated from the
+// contracts (wire.gen.ts), so the package's declarations need no server code, no hono and no zod.
 import { hc, type ClientResponse } from 'hono/client';
 import type { RelayApi } from '../relay/contract/api.js';
 import { accountsClient } from './accounts.js';
@@ -110,7 +110,7 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
 
 
 /**
- * The relay's operations, in the wire types of types.ts. Each one answers the success body, or throws
+ * The relay's operations, in the generated wire types (wire.gen.ts). Each one answers the success body, or throws
  * a RelayClientError (`code`, `message`, `details`) for an error body of the relay or anything else.
  * A relay client is also what piping needs of each relay (createPipes).
  */
