@@ -55,8 +55,22 @@ module.exports = {
       name: 'nothing-to-client',
       severity: 'error',
       comment: "src/client is what a signaling-server author installs; the server must not depend on it (it would ship client code in the server's types and the other way round).",
-      from: { path: '^src/', pathNot: '^src/client/' },
+      from: { path: '^src/', pathNot: ['^src/client/', '^src/relay/kinds/[^/]+/client[.]ts$'] },
       to: { path: '^src/client/' },
+    },
+    {
+      name: 'kind-clients-client-only',
+      severity: 'error',
+      comment: "A relay kind's client methods (src/relay/kinds/<kind>/client.ts) are part of the typed client: only src/client assembles them, and they import types only (the wire types, Hono's RPC client, the relay's API type), so neither side ships the other's code.",
+      from: { path: '^src/', pathNot: '^src/client/' },
+      to: { path: '^src/relay/kinds/[^/]+/client[.]ts$' },
+    },
+    {
+      name: 'kind-clients-import-types',
+      severity: 'error',
+      comment: "A relay kind's client methods import only the client's kit and wire types and the relay's API type, never server code.",
+      from: { path: '^src/relay/kinds/[^/]+/client[.]ts$' },
+      to: { pathNot: ['^src/client/(kit|wire[.]gen)[.]ts$', '^src/relay/contract/api[.]ts$', '^node_modules/hono/'] },
     },
     {
       name: 'not-to-unresolvable',

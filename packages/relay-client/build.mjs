@@ -7,7 +7,8 @@
 // the project's own TypeScript and tsconfig straight from the source (no intermediate tsc emit) and
 // keeps any type of a library as an `import` of it, never silently inlined, so the check below can
 // refuse a declaration file that would need hono, zod or anything else installed. The client's public
-// types are the wire types of src/client/types.ts, so the bundle holds only them.
+// types are the wire types generated into src/client/wire.gen.ts (which imports nothing), so the bundle
+// holds only them.
 import { copyFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +34,7 @@ const [declarations] = generateDtsBundle(
 );
 const imports = declarations.split('\n').filter((line) => /^\s*import\b|\bfrom\s+['"]|import\(['"]/.test(line));
 if (imports.length > 0) {
-  throw new Error(`dist/index.d.ts would import other packages' types (the client's public types must be src/client/types.ts's):\n${imports.join('\n')}`);
+  throw new Error(`dist/index.d.ts would import other packages' types (the client's public types must be the wire types of src/client/wire.gen.ts and types.ts):\n${imports.join('\n')}`);
 }
 await writeFile(`${dist}/index.d.ts`, declarations);
 // The same declarations for `require` (a .d.ts next to a "type": "module" package is ESM to TypeScript).

@@ -1,6 +1,6 @@
 // The operators' side of the account area on the internal surface, for a service holding the internal
-// token: introspection (RFC 7662) and moderation. Typed by the wire types of types.ts, which
-// test/client/wire-types.test.ts keeps equal to the account area's contract.
+// token: introspection (RFC 7662) and moderation. Typed by the wire types generated from the
+// account area's contract (wire.gen.ts, `npm run client:types`).
 import { toError } from './errors.js';
 import type { BanBody, Introspection, MfaCleared, OperatorUser, OperatorUserDetail, RelayClientOptions, UsersPage } from './types.js';
 

@@ -1,5 +1,5 @@
-// The typed client's wire types (src/client/types.ts, what the package's declarations carry instead of
-// the relay's zod contract) stay equal to the contract: each body to the z.input of its schema, each
+// The typed client's wire types (generated into src/client/wire.gen.ts by scripts/client-types.ts, what
+// the package's declarations carry instead of the relay's zod contract) equal the contract: each body to the z.input of its schema, each
 // answer and event to the z.output of its own. Checked by the type checker (`npm run typecheck`:
 // expectTypeOf fails to compile on any difference); the run below checks the runtime tables.
 import { describe, expect, expectTypeOf, it } from 'vitest';

@@ -1,0 +1,18 @@
+// The typed client's methods for producers: assembled into RelayClient by src/client/relay-client.ts. Only
+// types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
+// client package bundles this file without any server code.
+import type { ClientKit } from '../../../client/kit.js';
+import type * as Wire from '../../../client/wire.gen.js';
+
+export interface ProducersClient {
+  createProducer(body: Wire.CreateProducerBody): Promise<Wire.Producer>;
+  closeProducer(id: string): Promise<void>;
+}
+
+export function producersClient({ rpc, json, empty }: ClientKit): ProducersClient {
+  const { producers } = rpc.v1;
+  return {
+    createProducer: (body) => json(producers.$post({ json: body })),
+    closeProducer: (id) => empty(producers[':id'].$delete({ param: { id } })),
+  };
+}
