@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { z } from 'zod';
-import type * as contract from '../../src/accounts/contract/index.js';
+import type * as contract from '../../src/accounts/contract.js';
 import { users } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
