@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../src/accounts/passwords.js';
 import { characterCount } from '../../src/accounts/shared/fields.js';
 import { registerBody } from '../../src/accounts/sessions/contract.js';
-import { uniqueViolation } from '../../src/accounts/sessions/auth-service.js';
+import { uniqueViolation } from '../../src/db/sql.js';
 import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/accounts/sessions/tokens.js';
 import { users } from '../../src/db/schema.js';
 import { describeIssue } from '../../src/accounts/shared/validator.js';

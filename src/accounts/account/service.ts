@@ -1,7 +1,7 @@
 // The account itself: its deletion, confirmed by the password through the one re-check of an
 // authenticated user (the login's hashing lanes and failure budget). Knows nothing of HTTP.
 import type { AccountDeletion } from './deletion.js';
-import type { Authenticated, SessionClient } from '../sessions/auth-service.js';
+import type { Authenticated, SessionClient } from '../types.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 
 export class AccountService {

@@ -1,6 +1,6 @@
 // The caller's sessions as devices: the list, and ending one with its audit row. Knows nothing of HTTP.
 import type { AuditLog } from '../audit/log.js';
-import type { Authenticated, SessionClient } from '../sessions/auth-service.js';
+import type { Authenticated, SessionClient } from '../types.js';
 import type { DeviceSession, SessionDirectory } from './directory.js';
 
 export class DeviceService {

@@ -2,7 +2,7 @@
 import type { Config } from '../../config/index.js';
 import { iceServersFor } from '../../turn/index.js';
 import type { IceServersView } from './contract.js';
-import type { Authenticated } from '../sessions/auth-service.js';
+import type { Authenticated } from '../types.js';
 
 export class IceServersService {
   constructor(private readonly deps: { turn: Config['turn']; now: () => Date }) {}

@@ -9,7 +9,8 @@ import { InternalError, internalValidationError } from '../../http/internal-erro
 import { formatTime } from '../../time.js';
 import { banUser, clearUserMfa, getUser, listUsers, unbanUser, USERS_DEFAULT_LIMIT, type OperatorUserView } from './contract.js';
 import type { Moderation } from './service.js';
-import { isBanned, type User } from '../sessions/auth-service.js';
+import { isBanned } from '../shared/bans.js';
+import type { User } from '../types.js';
 
 /** Each query parameter once, then its rule; failures as VALIDATION_ERROR with the issues. */
 function hook(result: { success: boolean; error?: ZodError }, c: Context): void {

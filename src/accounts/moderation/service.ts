@@ -8,7 +8,7 @@ import { formatTime } from '../../time.js';
 import type { AuditLog } from '../audit/log.js';
 import type { AccountEventSink } from '../events.js';
 import { secondFactorRemovals } from '../shared/second-factors.js';
-import type { User } from '../sessions/auth-service.js';
+import type { User } from '../types.js';
 
 export interface UserSummary {
   user: User;

@@ -24,7 +24,7 @@ import {
   type RegistrationResponseBody,
 } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
-import type { User } from '../sessions/auth-service.js';
+import type { User } from '../types.js';
 
 export type WebAuthnConfig = NonNullable<Config['webauthn']>;
 

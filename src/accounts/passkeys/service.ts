@@ -7,7 +7,7 @@ import type { AuditLog } from '../audit/log.js';
 import type { AuthenticationResponseBody, RegistrationResponseBody } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { PasskeyLoginError, type Passkeys, type StoredPasskey } from './ceremonies.js';
-import type { Authenticated, SessionClient, TokenSet, User } from '../sessions/auth-service.js';
+import type { Authenticated, SessionClient, TokenSet, User } from '../types.js';
 import { afterwards } from '../shared/after-action.js';
 import type { FreshSession } from '../shared/fresh-session.js';
 import type { SessionService } from '../sessions/service.js';

@@ -1,6 +1,7 @@
 // The caller's profile: only the fields sent change. Knows nothing of HTTP.
 import type { UpdateProfileBody } from './contract.js';
-import type { Authenticated, AuthService, User } from '../sessions/auth-service.js';
+import type { AuthService } from '../sessions/auth-service.js';
+import type { Authenticated, User } from '../types.js';
 
 export class ProfileService {
   constructor(private readonly deps: { auth: AuthService }) {}

@@ -12,7 +12,7 @@ import type { ReauthBody } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { userKey, type LoginGuard } from '../shared/login-guard.js';
 import { PasskeyLoginError, type Passkeys } from '../passkeys/ceremonies.js';
-import type { Authenticated, SessionClient } from '../sessions/auth-service.js';
+import type { Authenticated, SessionClient } from '../types.js';
 import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 import type { FreshSession } from '../shared/fresh-session.js';

@@ -20,7 +20,7 @@ import { accountKey } from '../shared/login-guard.js';
 import { hashPassword } from '../passwords.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
 import { secondFactorRemovals } from '../shared/second-factors.js';
-import { assertNotBanned } from '../sessions/auth-service.js';
+import { assertNotBanned } from '../shared/bans.js';
 
 export const RESET_CODE_TTL_MS = 15 * 60 * 1000;
 /** Wrong tries a code takes from the address that asked for it, and again from all others together. */

@@ -1,11 +1,12 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
 import { randomUUID } from 'node:crypto';
-import { and, eq, getTableColumns, gt, inArray, is, lt, lte, ne, or, SQL, sql } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import { and, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { rotatedRefreshTokens, sessions, users } from '../../db/schema.js';
+import { insertSelect, uniqueViolation } from '../../db/sql.js';
 import type { Logger } from '../../logger.js';
-import { formatTime } from '../../time.js';
+import type { ActiveToken, Authenticated, FoundAccount, SessionClient, TokenSet, User } from '../types.js';
+import { assertNotBanned, isBanned } from '../shared/bans.js';
 import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
 import { accountMatches, foldedAccount } from '../shared/account-name.js';
 import type { AuthMethod } from '../devices/contract.js';
@@ -13,49 +14,6 @@ import { AuthError } from '../shared/auth-error.js';
 import { accountKey, userKey } from '../shared/login-guard.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from '../passwords.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
-
-export type User = typeof users.$inferSelect;
-
-/** An account name as findAccount resolved it: its user, if any, the key of its failure budget, its hashing lane. */
-export interface FoundAccount {
-  user: User | undefined;
-  key: string;
-  hashing: HashOptions;
-}
-
-export interface TokenSet {
-  accessToken: string;
-  refreshToken: string;
-  /** Access token lifetime in seconds. */
-  expiresIn: number;
-}
-
-/** Who opened a session, kept on the session row so a session list is cheap later. */
-export interface SessionClient {
-  ip?: string | undefined;
-  userAgent?: string | undefined;
-}
-
-export interface Authenticated {
-  sessionId: number;
-  /** The session's public id (the `sid` of its access tokens). */
-  sessionPublicId: string;
-  user: User;
-  /** When the access token presented expires. */
-  expiresAt: Date;
-  /** When the session last proved a factor: its sign-in, or its latest re-authentication (POST /reauth). */
-  authenticatedAt: Date;
-}
-
-/** What introspection tells of an active access token (RFC 7662's members). */
-export interface ActiveToken {
-  sub: string;
-  sid: string;
-  username: string;
-  roles: string[];
-  iat: number;
-  exp: number;
-}
 
 export interface RegisterInput {
   username: string;
@@ -571,45 +529,4 @@ export class AuthService {
   private refreshExpiry(now: Date): Date {
     return new Date(now.getTime() + this.deps.refreshTokenTtl * 1000);
   }
-}
-
-/** Whether the user is banned at `now`: banned_at set and no end, or an end still ahead. */
-export function isBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): boolean {
-  return user.bannedAt !== null && (user.bannedUntil === null || user.bannedUntil.getTime() > now.getTime());
-}
-
-/** AuthError `account_banned` (2006, 403) with `until` in its data when the user is banned. */
-/** AuthError `account_banned` (2006, with `until`) when the user is banned at `now`. */
-export function assertNotBanned(user: Pick<User, 'bannedAt' | 'bannedUntil'>, now: Date): void {
-  if (isBanned(user, now)) throw new AuthError('account_banned', undefined, undefined, { until: user.bannedUntil ? formatTime(user.bannedUntil) : null });
-}
-
-/** The violated unique constraint's name, for PostgreSQL error 23505 from either driver (drizzle wraps it in `cause`). */
-export function uniqueViolation(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const candidate = e as { code?: unknown; constraint_name?: unknown; constraint?: unknown };
-    if (candidate.code === '23505') {
-      const name = candidate.constraint_name ?? candidate.constraint;
-      return typeof name === 'string' ? name : '';
-    }
-  }
-  return undefined;
-}
-
-/**
- * `insert into <table> (<columns>) select <values> <tail>`, listing every column but the identity
- * (drizzle's own insert…select lists that too). Each value is cast to its column's type, since a
- * parameter in a select list has none.
- */
-export function insertSelect<T extends PgTable>(table: T, values: Record<string, unknown>, tail: SQL): SQL {
-  const columns = Object.entries(getTableColumns(table)).filter(([, column]) => column.generatedIdentity === undefined);
-  const names = columns.map(([, column]) => sql.identifier(column.name));
-  const row = columns.map(([key, column]) => {
-    if (!(key in values)) throw new Error(`insertSelect: no value for ${key}`);
-    const value = values[key];
-    if (is(value, SQL)) return value;
-    if (value === null) return sql`null::${sql.raw(column.getSQLType())}`;
-    return sql`${sql.param(value, column)}::${sql.raw(column.getSQLType())}`;
-  });
-  return sql`insert into ${table} (${sql.join(names, sql`, `)}) select ${sql.join(row, sql`, `)} ${tail}`;
 }

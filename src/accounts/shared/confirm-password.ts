@@ -3,7 +3,8 @@
 import type { AuditLog, AuthEventType } from '../audit/log.js';
 import { AuthError } from './auth-error.js';
 import { userKey, type LoginGuard } from './login-guard.js';
-import type { AuthService, SessionClient, User } from '../sessions/auth-service.js';
+import type { AuthService } from '../sessions/auth-service.js';
+import type { SessionClient, User } from '../types.js';
 
 /** What a wrong password writes: the audit row's type and detail. */
 export interface WrongPasswordAudit {

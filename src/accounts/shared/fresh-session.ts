@@ -2,7 +2,7 @@
 // address) asks of the session: a factor proved within REAUTH_WINDOW_S (its sign-in, or POST /reauth),
 // so a stolen access token alone cannot do it; and for a new factor, an address the owner proved.
 import { AuthError } from './auth-error.js';
-import type { Authenticated } from '../sessions/auth-service.js';
+import type { Authenticated } from '../types.js';
 
 export class FreshSession {
   constructor(private readonly deps: { now: () => Date; windowS: number }) {}

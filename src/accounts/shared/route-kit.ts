@@ -15,7 +15,7 @@ import { answerOf } from './api-errors.js';
 import { envelopeError } from './api-error.js';
 import { apiValidationHook } from './validator.js';
 import type { AccountServices } from '../services.js';
-import type { Authenticated, SessionClient } from '../sessions/auth-service.js';
+import type { Authenticated, SessionClient } from '../types.js';
 
 export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated; arrivedAt: Date } };
 

@@ -8,7 +8,7 @@ import type { PasskeyView } from '../passkeys/contract.js';
 import type { StoredPasskey } from '../passkeys/ceremonies.js';
 import type { ProfileView } from '../profile/contract.js';
 import type { SessionUserView, SessionView, TokenSetView } from '../sessions/contract.js';
-import type { TokenSet, User } from '../sessions/auth-service.js';
+import type { TokenSet, User } from '../types.js';
 import type { DeviceSession } from '../devices/directory.js';
 
 export function tokenSetView(tokens: TokenSet): TokenSetView {
