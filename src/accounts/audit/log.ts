@@ -5,44 +5,9 @@ import type { Db } from '../../db/client.js';
 import { authEvents, emailCodes, mfaChallenges, passwordResetCodes } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
 import type { AccountEventSink, SessionEndReason } from '../events.js';
+import type { AuthEventType } from '../vocabulary.js';
 
-export const AUTH_EVENT_TYPES = [
-  'registered',
-  'login_succeeded',
-  'login_failed',
-  'refresh_reuse_detected',
-  'session_ended',
-  'password_changed',
-  'password_change_failed',
-  'password_reset_requested',
-  'password_reset',
-  'password_reset_failed',
-  'account_deleted',
-  'account_deletion_failed',
-  'user_banned',
-  'user_unbanned',
-  // Issue 31: verified e-mail and changing the address.
-  'email_verified',
-  'email_verification_failed',
-  'email_change_requested',
-  'email_change_failed',
-  'email_changed',
-  // issue 31, totp
-  'totp_enabled',
-  'totp_disabled',
-  'recovery_code_used',
-  'mfa_failed',
-  // Passkeys (issue 31). A passkey login that succeeds is `login_succeeded` with detail `passkey`.
-  'passkey_added',
-  'passkey_removed',
-  'passkey_login_failed',
-  // Re-authentication (POST /reauth): a signed-in session proved a factor again, or failed to.
-  'reauthenticated',
-  'reauthentication_failed',
-  // Every second factor and passkey removed: by a reset of an unverified address, or by an operator.
-  'mfa_cleared',
-] as const;
-export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
+export { AUTH_EVENT_TYPES, type AuthEventType } from '../vocabulary.js';
 
 /** Who ended a session (`detail` of session_ended). */
 export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit' | 'ban' | 'email_change';

@@ -1,13 +1,14 @@
 // The caller's sessions as devices: list them, end one.
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from '../shared/contract.js';
+import { SIGN_IN_METHODS } from '../vocabulary.js';
 
 /** One entry of GET /sessions: the public id only, never a token id or a digest. */
 /**
  * How a session signed in. `password+totp`: the password and then a TOTP code; `recovery_code`: the
  * password and then a recovery code; `passkey`: a WebAuthn assertion (it satisfies the second factor too).
  */
-export const authMethod = z.enum(['password', 'password+totp', 'recovery_code', 'passkey']);
+export const authMethod = z.enum(SIGN_IN_METHODS);
 export type AuthMethod = z.output<typeof authMethod>;
 
 export const deviceSession = z.strictObject({

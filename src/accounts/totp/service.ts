@@ -13,7 +13,7 @@ import type { Folded, NoticeInput, NoticeThrottle } from '../../mail/notice-thro
 import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit/log.js';
 import type { AuthMethod } from '../devices/contract.js';
-import type { mfaChallengeData } from '../shared/error-table.js';
+import type { mfaChallengeData } from './vocabulary.js';
 import { RECOVERY_CODE_COUNT, type LoginMfaBody } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { userKey, type LoginGuard } from '../shared/login-guard.js';
