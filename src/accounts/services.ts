@@ -16,14 +16,10 @@ import { SessionDirectory } from './devices/directory.js';
 import { SigningKeys } from './sessions/signing-keys.js';
 import { Budget } from './shared/budget.js';
 import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email/service.js';
-import { AccountService } from './account/service.js';
 import { PasswordConfirmation } from './shared/confirm-password.js';
 import { FreshSession } from './shared/fresh-session.js';
 import { ReauthService } from './reauth/service.js';
-import { DeviceService } from './devices/service.js';
-import { IceServersService } from './ice-servers/service.js';
 import { PasswordService } from './password/service.js';
-import { ProfileService } from './profile/service.js';
 import { SessionService } from './sessions/service.js';
 import { factorNotice, TotpService } from './totp/service.js';
 import { Passkeys } from './passkeys/ceremonies.js';
@@ -35,17 +31,16 @@ export interface AccountServices {
   /** Users, sessions and tokens: the access token of each authenticated request is checked here. */
   auth: AuthService;
   sessions: SessionService;
-  profile: ProfileService;
   passwords: PasswordService;
-  devices: DeviceService;
-  account: AccountService;
-  /** TURN credentials (issue 28). */
-  iceServers: IceServersService;
-  /** The account's address: verification and change by mailed codes (issue 31). */
+  /** The reset by mailed code; none without mail (the reset endpoints then answer 1004). */
+  reset: PasswordReset | undefined;
+  /** The caller's sessions as devices. */
+  devices: SessionDirectory;
+  deletion: AccountDeletion;
+  /** The account's address: verification and change by mailed codes. */
   email: EmailService;
-  /** TOTP and recovery codes (issue 31); the login's second step goes through `sessions`. */
+  /** TOTP and recovery codes; the login's second step goes through `sessions`. */
   totp: TotpService;
-  /** Passkeys (issue 31). */
   passkeys: PasskeyService;
   /** POST /reauth: a session proves a factor again, and is fresh for REAUTH_WINDOW_S. */
   reauth: ReauthService;
@@ -85,7 +80,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     refreshReuseGraceS: config.auth.refreshReuseGraceS,
     hashMaxWaitMs: config.auth.hashMaxWaitMs,
   });
-  const devices = new SessionDirectory({ db, now });
+  const devices = new SessionDirectory({ db, now, audit });
   const stores = deps.rateLimitStores ?? memoryStores();
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
@@ -138,11 +133,10 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     signingKeys,
     auth,
     sessions,
-    profile: new ProfileService({ auth }),
-    passwords: new PasswordService({ logger, now, auth, devices, audit, confirmation, notices, reset }),
-    devices: new DeviceService({ devices, audit }),
-    account: new AccountService({ deletion: new AccountDeletion({ db, audit }), confirmation }),
-    iceServers: new IceServersService({ turn: config.turn, now }),
+    passwords: new PasswordService({ logger, now, auth, devices, audit, confirmation, notices }),
+    reset,
+    devices,
+    deletion: new AccountDeletion({ db, audit, confirmation }),
     email,
     totp,
     passkeys,

@@ -6,9 +6,18 @@ import { authEvents, sessions, users } from '../../db/schema.js';
 import { accountMatches } from '../shared/account-name.js';
 import { forgottenEventsOf, type AuditLog } from '../audit/log.js';
 import { AuthError } from '../shared/auth-error.js';
+import type { PasswordConfirmation } from '../shared/confirm-password.js';
+import type { Authenticated, SessionClient } from '../types.js';
 
 export class AccountDeletion {
-  constructor(private readonly deps: { db: Db; audit: AuditLog }) {}
+  constructor(private readonly deps: { db: Db; audit: AuditLog; confirmation: PasswordConfirmation }) {}
+
+  /** DELETE /account: the caller's password through the one re-check, then the deletion. */
+  async deleteConfirmed(auth: Authenticated, password: string, client: SessionClient): Promise<void> {
+    const { user } = auth;
+    const verifiedHash = await this.deps.confirmation.confirm(user, password, client, 'password', { type: 'account_deletion_failed', detail: 'wrong_password' });
+    await this.delete(user.id, verifiedHash);
+  }
 
   /**
    * Deletes the user whose password `verifiedHash` is (as PasswordConfirmation verified it; AuthError

@@ -5,6 +5,8 @@ import type { Db } from '../../db/client.js';
 import { sessions } from '../../db/schema.js';
 import type { AuthMethod } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
+import type { AuditLog } from '../audit/log.js';
+import type { Authenticated, SessionClient } from '../types.js';
 
 export interface DeviceSession {
   publicId: string;
@@ -24,7 +26,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export type LogoutScope = 'current' | 'others' | 'all';
 
 export class SessionDirectory {
-  constructor(private readonly deps: { db: Db; now: () => Date }) {}
+  constructor(private readonly deps: { db: Db; now: () => Date; audit: AuditLog }) {}
+
+  /** DELETE /sessions/{id}: ends one of the caller's sessions and audits it (`no_such_session` for another's or an unknown one). */
+  async endOwn(auth: Authenticated, publicId: string, client: SessionClient): Promise<void> {
+    const ended = await this.end(auth.user.id, publicId);
+    await this.deps.audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', reason: 'revoked', ip: client.ip, userAgent: client.userAgent });
+  }
 
   /** The user's live sessions (refresh token not expired), newest first. */
   async list(userId: number, currentSessionId: number): Promise<DeviceSession[]> {

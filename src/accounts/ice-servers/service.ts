@@ -4,13 +4,8 @@ import { iceServersFor } from '../../turn/index.js';
 import type { IceServersView } from './contract.js';
 import type { Authenticated } from '../types.js';
 
-export class IceServersService {
-  constructor(private readonly deps: { turn: Config['turn']; now: () => Date }) {}
-
-  forUser(auth: Authenticated): IceServersView {
-    const { turn, now } = this.deps;
-    if (!turn) return { ice_servers: [], expires_in: 0 };
-    const { iceServers, expiresIn } = iceServersFor(turn, String(auth.user.id), now());
-    return { ice_servers: iceServers, expires_in: expiresIn };
-  }
+export function iceServersOf(turn: Config['turn'], auth: Authenticated, now: Date): IceServersView {
+  if (!turn) return { ice_servers: [], expires_in: 0 };
+  const { iceServers, expiresIn } = iceServersFor(turn, String(auth.user.id), now);
+  return { ice_servers: iceServers, expires_in: expiresIn };
 }

@@ -1,11 +1,8 @@
-// The password: a change by its owner (policy, failure budget, notice, audit), and the reset by a
-// mailed code when mail is configured. Knows nothing of HTTP.
+// The password: a change by its owner (policy, failure budget, notice, audit). Knows nothing of HTTP.
 import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuditLog } from '../audit/log.js';
-import { AuthError } from '../shared/auth-error.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
-import type { PasswordReset } from '../reset/service.js';
 import type { AuthService } from '../sessions/auth-service.js';
 import type { Authenticated, SessionClient } from '../types.js';
 import type { SessionDirectory } from '../devices/directory.js';
@@ -22,17 +19,10 @@ export interface PasswordServiceDeps {
   confirmation: PasswordConfirmation;
   /** "Password changed" notices; none without mail. */
   notices?: NoticeThrottle | undefined;
-  /** The reset by mailed code; none without mail (the reset endpoints then answer 1004). */
-  reset?: PasswordReset | undefined;
 }
 
 export class PasswordService {
   constructor(private readonly deps: PasswordServiceDeps) {}
-
-  /** Whether the reset by mailed code is offered (mail configured). */
-  get resetAvailable(): boolean {
-    return this.deps.reset !== undefined;
-  }
 
   async change(auth: Authenticated, oldPassword: string, newPassword: string, client: SessionClient): Promise<void> {
     const { devices, confirmation, audit, notices, logger } = this.deps;
@@ -49,18 +39,5 @@ export class PasswordService {
         { type: 'password_changed', userId: auth.user.id, ip: client.ip, userAgent: client.userAgent },
       );
     });
-  }
-
-  forgot(email: string, client: SessionClient): Promise<void> {
-    return this.resetOrRefuse().request(email, client);
-  }
-
-  reset(email: string, code: string, newPassword: string, client: SessionClient): Promise<void> {
-    return this.resetOrRefuse().reset(email, code, newPassword, client);
-  }
-
-  private resetOrRefuse(): PasswordReset {
-    if (!this.deps.reset) throw new AuthError('mail_disabled');
-    return this.deps.reset;
   }
 }

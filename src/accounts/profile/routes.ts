@@ -1,12 +1,15 @@
-// GET and PUT /profile.
+// GET and PUT /profile: only the fields sent change.
 import { getProfile, updateProfile } from './contract.js';
 import { ok } from '../shared/api-error.js';
-import type { ProfileService } from './service.js';
+import type { AuthService } from '../sessions/auth-service.js';
 import { profileView } from '../shared/views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
-export function profileRoutes(kit: RouteKit, profile: ProfileService) {
+export function profileRoutes(kit: RouteKit, auth: AuthService) {
   return createRouter()
     .openapi({ ...getProfile, middleware: [kit.apiLimit, kit.requireSession] }, (c) => ok(c, profileView(c.var.auth.user)))
-    .openapi({ ...updateProfile, middleware: [kit.apiLimit, kit.requireSession] }, async (c) => ok(c, profileView(await profile.update(c.var.auth, c.req.valid('json')))));
+    .openapi({ ...updateProfile, middleware: [kit.apiLimit, kit.requireSession] }, async (c) => {
+      const { nickname, avatar, gender, phone } = c.req.valid('json');
+      return ok(c, profileView(await auth.updateProfile(c.var.auth.user.id, { nickname, avatar, gender, phone })));
+    });
 }
