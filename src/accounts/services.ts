@@ -9,7 +9,8 @@ import type { AuditLog } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import { LoginGuard } from './shared/login-guard.js';
 import { Moderation } from './moderation/service.js';
-import { PASSWORD_RESET_FACTORS_REMOVED, PasswordReset, passwordChangedNotice } from './reset/service.js';
+import { PASSWORD_RESET_FACTORS_REMOVED, passwordChangedNotice } from './reset/mail.js';
+import { PasswordReset } from './reset/service.js';
 import { AuthService } from './sessions/auth-service.js';
 import type { SessionClient } from './types.js';
 import { SessionDirectory } from './devices/directory.js';
@@ -104,7 +105,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
   // The one password re-check of an authenticated user: the login's hashing lanes, wait bound and failure budget.
-  const confirmation = new PasswordConfirmation({ auth, failures, audit });
+  const confirmation = new PasswordConfirmation({ db, auth, failures, audit });
   // Adding a factor or changing the address: a session that proved a factor within REAUTH_WINDOW_S.
   const fresh = new FreshSession({ now, windowS: config.auth.reauthWindowS });
   // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
@@ -133,7 +134,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     signingKeys,
     auth,
     sessions,
-    passwords: new PasswordService({ logger, now, auth, devices, audit, confirmation, notices }),
+    passwords: new PasswordService({ db, logger, now, auth, devices, audit, confirmation, notices }),
     reset,
     devices,
     deletion: new AccountDeletion({ db, audit, confirmation }),

@@ -1,5 +1,7 @@
 // The password: a change by its owner (policy, failure budget, notice, audit). Knows nothing of HTTP.
+import type { Db } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
+import { storeNewPassword } from './store.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuditLog } from '../audit/log.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
@@ -10,6 +12,7 @@ import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 
 export interface PasswordServiceDeps {
+  db: Db;
   logger: Logger;
   now: () => Date;
   auth: AuthService;
@@ -30,7 +33,7 @@ export class PasswordService {
     // For the audit: the sessions the change is about to end (the service deletes them in its statement).
     const others = await devices.publicIds(auth.user.id, auth.sessionId);
     const verifiedHash = await confirmation.confirm(auth.user, oldPassword, client, 'old_password', { type: 'password_change_failed', detail: 'wrong_old_password' });
-    await this.deps.auth.changePassword(auth, verifiedHash, newPassword);
+    await storeNewPassword({ db: this.deps.db, now: this.deps.now, logger, hashing: this.deps.auth.hashing(`user:${auth.user.id}`) }, auth, verifiedHash, newPassword);
     notices?.notify({ kind: 'password_changed', account: String(auth.user.id), to: auth.user.email, at: this.deps.now() });
     await afterwards(logger, 'password change audit', async () => {
       const ended = await devices.gone(others);

@@ -2,4 +2,4 @@
 import type { AccountFeature } from '../feature.js';
 import { profileRoutes } from './routes.js';
 
-export const profileFeature: AccountFeature = { api: ({ kit, services }) => profileRoutes(kit, services.auth) };
+export const profileFeature: AccountFeature = { api: ({ kit, deps, now }) => profileRoutes(kit, deps.database.db, now) };

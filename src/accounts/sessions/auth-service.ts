@@ -1,52 +1,19 @@
 // The account service: users, sessions and their tokens. Knows nothing of HTTP.
 import { randomUUID } from 'node:crypto';
-import { and, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
+import { and, eq, gt, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import { rotatedRefreshTokens, sessions, users } from '../../db/schema.js';
 import { insertSelect, uniqueViolation } from '../../db/sql.js';
-import type { Logger } from '../../logger.js';
 import type { ActiveToken, Authenticated, FoundAccount, SessionClient, TokenSet, User } from '../types.js';
 import { assertNotBanned, isBanned } from '../shared/bans.js';
-import { looksLikeJwt, type AccessTokens } from './access-tokens.js';
+import { looksLikeJwt } from './access-tokens.js';
 import { accountMatches, foldedAccount } from '../shared/account-name.js';
 import type { AuthMethod } from '../devices/contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { accountKey, userKey } from '../shared/login-guard.js';
 import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from '../passwords.js';
+import { revokeIfReused } from './refresh-reuse.js';
+import type { AuthServiceDeps, RegisterInput } from './auth-deps.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
-
-export interface RegisterInput {
-  username: string;
-  email: string;
-  password: string;
-  /** Missing or empty: the username. */
-  nickname?: string | undefined;
-}
-
-export interface ProfileChanges {
-  nickname?: string | undefined;
-  avatar?: string | undefined;
-  gender?: 0 | 1 | 2 | undefined;
-  phone?: string | undefined;
-}
-
-export interface AuthServiceDeps {
-  db: Db;
-  /** Signs the access tokens (JWTs) and verifies them. */
-  accessTokens: AccessTokens;
-  /** Seconds. */
-  accessTokenTtl: number;
-  /** Seconds. */
-  refreshTokenTtl: number;
-  now: () => Date;
-  logger: Logger;
-  /** Told when a rotated refresh token comes back and its session is revoked (for metrics and the audit trail). */
-  onRefreshReuse?: (revoked: { userId: number; sessionPublicId: string }, client: SessionClient | undefined) => void;
-  /** Seconds after a rotation during which the rotated token, presented again, revokes nothing (default 0). */
-  refreshReuseGraceS?: number;
-  /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy` (default 2000). */
-  hashMaxWaitMs?: number;
-}
 
 /**
  * rotated_at of a refresh token whose rotation has committed but whose instant is not written yet:
@@ -59,6 +26,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 const USERNAME_INDEX = 'users_username_lower_key';
 const EMAIL_INDEX = 'users_email_key';
+
+export type { AuthServiceDeps, RegisterInput } from './auth-deps.js';
 
 export class AuthService {
   /** The lookup behind every authenticated request, built once (not per request) and prepared. */
@@ -229,7 +198,7 @@ export class AuthService {
       .where(eq(sessions.refreshId, parsed.id))
       .limit(1);
     if (!session) {
-      await this.revokeIfReused(parsed.id, parsed.secret, presentedAt, client);
+      await revokeIfReused(this.deps, parsed.id, parsed.secret, presentedAt, client);
       throw new AuthError('invalid_refresh_token');
     }
     if (!secretMatches(parsed.secret, session.refreshHash)) throw new AuthError('invalid_refresh_token');
@@ -371,94 +340,6 @@ export class AuthService {
     await this.deps.db.delete(sessions).where(eq(sessions.id, sessionId));
   }
 
-  /** Changes only the fields given; returns the whole user as stored afterwards. */
-  async updateProfile(userId: number, changes: ProfileChanges): Promise<User> {
-    const { db } = this.deps;
-    const set = {
-      ...(changes.nickname !== undefined && { nickname: changes.nickname }),
-      ...(changes.avatar !== undefined && { avatar: changes.avatar }),
-      ...(changes.gender !== undefined && { gender: changes.gender }),
-      ...(changes.phone !== undefined && { phone: changes.phone }),
-    };
-    const [user] =
-      Object.keys(set).length === 0
-        ? await db.select().from(users).where(eq(users.id, userId)).limit(1)
-        : await db
-            .update(users)
-            .set({ ...set, updatedAt: this.deps.now() })
-            .where(eq(users.id, userId))
-            .returning();
-    // The session was valid a moment ago; a user deleted in between reads as a dead token.
-    if (!user) throw new AuthError('invalid_access_token');
-    return user;
-  }
-
-  /**
-   * The one re-check of an authenticated user's password (account deletion, password and e-mail
-   * change, turning TOTP off, re-authentication): on the user's own hashing lane with the wait bound
-   * of logins, refused `server_busy` before any database work when that bound would be passed.
-   * Returns the hash it verified, for statements conditional on it (a change that committed
-   * meanwhile wins); AuthError `wrong_old_password` (2003, 403) when wrong.
-   */
-  async confirmPassword(userId: number, password: string): Promise<string> {
-    const hashing = this.hashing(`user:${userId}`);
-    ensureHashCapacity(hashing);
-    const [current] = await this.deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).limit(1);
-    // The session was valid a moment ago; a user deleted in between reads as a dead token.
-    if (!current) throw new AuthError('invalid_access_token');
-    if (!(await verifyPassword(current.passwordHash, password, hashing))) throw new AuthError('wrong_old_password');
-    return current.passwordHash;
-  }
-
-  /**
-   * Stores a new password in place of `verifiedHash` (the one confirmPassword verified) and revokes
-   * every other session of the user; the caller's session stays. The swap is conditional on that
-   * hash, so of two concurrent changes with the same old password only one succeeds.
-   */
-  async changePassword(auth: Authenticated, verifiedHash: string, newPassword: string): Promise<void> {
-    const { db } = this.deps;
-    const userId = auth.user.id;
-    const current = { passwordHash: verifiedHash };
-    // Hashed outside the transaction: argon2 is slow on purpose and must not hold a connection.
-    const passwordHash = await hashPassword(newPassword, this.hashing(`user:${userId}`));
-    const now = this.deps.now();
-    // One statement: the new hash (only if the verified one is still current) and the end of every
-    // other session. The number of the last session opened when the change took the user's row
-    // bounds the clean-up below.
-    const changed = db.$with('changed').as(
-      db
-        .update(users)
-        .set({ passwordHash, updatedAt: now })
-        .where(and(eq(users.id, userId), eq(users.passwordHash, current.passwordHash)))
-        .returning({ id: users.id }),
-    );
-    const ended = db.$with('ended').as(
-      db
-        .delete(sessions)
-        .where(and(inArray(sessions.userId, db.select({ id: changed.id }).from(changed)), ne(sessions.id, auth.sessionId)))
-        .returning({ id: sessions.id }),
-    );
-    const [row] = await db
-      .with(changed, ended)
-      .select({
-        // Evaluated per row of `changed`, so after the update holds the row lock (not at statement start).
-        lastSessionId: sql<string | number | null>`case when ${changed.id} is not null then pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass) end`,
-      })
-      .from(changed);
-    if (!row) throw new AuthError('wrong_old_password');
-    // A login that verified the old password and inserted its session while this change waited for
-    // the row lock committed after the statement above took its snapshot, so its session escaped the
-    // delete. Its id is at most lastSessionId; sessions opened with the new password come after.
-    if (row.lastSessionId !== null) {
-      await db
-        .delete(sessions)
-        .where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId), lte(sessions.id, Number(row.lastSessionId))))
-        .catch((error: unknown) => {
-          this.deps.logger.error({ err: error, userId }, 'password changed, but sessions opened during the change could not be ended');
-        });
-    }
-  }
-
   /**
    * A new session's token parts and its row for `insertSelect`; `userId` is an expression of the
    * select. The access token's secret is never given out (the JWT refers to the row by its id); its
@@ -487,38 +368,8 @@ export class AuthService {
     return { access, refresh, publicId, values };
   }
 
-  /**
-   * A rotated refresh token presented again means it leaked: end the session it belonged to.
-   * A presentation that began before the rotation, or at the same millisecond, is a concurrent
-   * request that lost the race (its lookup merely ran after the winner committed), not a reuse; so
-   * is one within the grace period after the rotation (RFC 9700 §4.14.2 allows one): a client whose
-   * two tabs refreshed a moment apart, or that retried after a lost answer, keeps its session.
-   */
-  private async revokeIfReused(refreshId: string, secret: string, presentedAt: Date, client: SessionClient | undefined): Promise<void> {
-    const { db, logger } = this.deps;
-    const [rotated] = await db
-      .select({
-        sessionId: rotatedRefreshTokens.sessionId,
-        refreshHash: rotatedRefreshTokens.refreshHash,
-        rotatedAt: rotatedRefreshTokens.rotatedAt,
-      })
-      .from(rotatedRefreshTokens)
-      .where(eq(rotatedRefreshTokens.refreshId, refreshId))
-      .limit(1);
-    if (!rotated || !secretMatches(secret, rotated.refreshHash)) return;
-    const sinceRotationMs = presentedAt.getTime() - rotated.rotatedAt.getTime();
-    if (sinceRotationMs <= 0 || sinceRotationMs < (this.deps.refreshReuseGraceS ?? 0) * 1000) return;
-    const [revoked] = await db
-      .delete(sessions)
-      .where(eq(sessions.id, rotated.sessionId))
-      .returning({ id: sessions.id, userId: sessions.userId, publicId: sessions.publicId });
-    if (revoked) {
-      logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
-      this.deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId }, client);
-    }
-  }
-
-  private hashing(lane: string): HashOptions {
+  /** The argon2 options of a hashing lane, with the wait bound of logins. */
+  hashing(lane: string): HashOptions {
     return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000 };
   }
 
