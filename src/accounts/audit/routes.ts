@@ -7,7 +7,7 @@ import type { AppEnv } from '../../http/env.js';
 import { internalValidationError as validationError } from '../../http/internal-errors.js';
 import { decodeCursor, encodeCursor, type AuditLog } from './log.js';
 import { AUTH_EVENTS_DEFAULT_LIMIT, listAuthEvents } from './contract.js';
-import { authEventView } from '../shared/views.js';
+import { authEventView } from './views.js';
 
 /** Each query parameter once (a repeated one is refused rather than silently picking one), then its rule. */
 function queryHook(result: { success: boolean; error?: ZodError }, c: Context): void {

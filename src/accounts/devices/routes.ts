@@ -2,7 +2,7 @@
 import { endSession, listSessions } from './contract.js';
 import { ok } from '../shared/api-error.js';
 import type { SessionDirectory } from './directory.js';
-import { deviceSessionView } from '../shared/views.js';
+import { deviceSessionView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
 export function devicesRoutes(kit: RouteKit, devices: SessionDirectory) {

@@ -5,7 +5,8 @@ import { listPasskeys, passkeyLoginOptions, passkeyLoginVerify, passkeyRegisterO
 import { AuthError } from '../shared/auth-error.js';
 import { ok } from '../shared/api-error.js';
 import type { PasskeyService } from './service.js';
-import { passkeyView, sessionView } from '../shared/views.js';
+import { sessionView } from '../sessions/views.js';
+import { passkeyView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
 export function passkeysRoutes(kit: RouteKit, passkeys: PasskeyService) {

@@ -3,7 +3,7 @@ import { getProfile, updateProfile } from './contract.js';
 import { ok } from '../shared/api-error.js';
 import type { Db } from '../../db/client.js';
 import { updateProfile as storeProfile } from './update.js';
-import { profileView } from '../shared/views.js';
+import { profileView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
 export function profileRoutes(kit: RouteKit, db: Db, now: () => Date) {

@@ -5,7 +5,7 @@ import { AuthError } from '../shared/auth-error.js';
 import { ok } from '../shared/api-error.js';
 import type { SessionService } from './service.js';
 import type { LogoutScope } from '../devices/directory.js';
-import { sessionView, tokenSetView } from '../shared/views.js';
+import { sessionView, tokenSetView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
 export function sessionRoutes(kit: RouteKit, sessions: SessionService) {

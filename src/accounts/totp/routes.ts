@@ -3,7 +3,7 @@ import { disableTotp, enableTotp, loginMfa, setupTotp } from './contract.js';
 import { ok } from '../shared/api-error.js';
 import type { SessionService } from '../sessions/service.js';
 import type { TotpService } from './service.js';
-import { sessionView } from '../shared/views.js';
+import { sessionView } from '../sessions/views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
 export function totpRoutes(kit: RouteKit, totp: TotpService, sessions: SessionService) {
