@@ -108,7 +108,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const confirmation = new PasswordConfirmation({ db, auth, failures, audit });
   // Adding a factor or changing the address: a session that proved a factor within REAUTH_WINDOW_S.
   const fresh = new FreshSession({ now, windowS: config.auth.reauthWindowS });
-  // Issue 31, verified e-mail: codes by mail, "address changed" notices to the old address.
+  // Verified e-mail: codes by mail, "address changed" notices to the old address.
   const email = new EmailService({
     db,
     now,
@@ -125,7 +125,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
   const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
   const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
-  // Passkeys (issue 31): their own notices ("a passkey was added / removed"), with the same limits.
+  // Passkeys: their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
   const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
   const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });

@@ -1,4 +1,4 @@
-// The account's e-mail address (issue 31): prove it with a mailed code, and move the account to
+// The account's e-mail address: prove it with a mailed code, and move the account to
 // another address (proved the same way before it takes effect).
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse } from '../shared/contract.js';

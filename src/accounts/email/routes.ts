@@ -1,4 +1,4 @@
-// POST /email/verify, /email/verify/resend, PUT /email and POST /email/confirm (issue 31).
+// POST /email/verify, /email/verify/resend, PUT /email and POST /email/confirm.
 import type { MiddlewareHandler } from 'hono';
 import { changeEmail, confirmEmail, resendEmailVerification, verifyEmail } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';

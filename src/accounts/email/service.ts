@@ -1,4 +1,4 @@
-// The account's e-mail address (issue 31): a 6-digit code mailed at registration (and on request)
+// The account's e-mail address: a 6-digit code mailed at registration (and on request)
 // proves it; a change is asked for with the password, mailed to the new address as a code, and takes
 // effect when that code comes back. Same rules as reset codes: single use, 15 minutes, tries counted
 // before any comparison, keyed digests at rest, constant-time comparison. Knows nothing of HTTP.

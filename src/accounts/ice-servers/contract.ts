@@ -1,4 +1,4 @@
-// The ICE servers a client gives its RTCPeerConnection (issue 28): TURN with short-lived credentials.
+// The ICE servers a client gives its RTCPeerConnection: TURN with short-lived credentials.
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse } from '../shared/contract.js';
 

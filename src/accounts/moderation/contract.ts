@@ -76,7 +76,7 @@ export const operatorUser = z.strictObject({
   id: z.int(),
   username: z.string(),
   email: z.string(),
-  email_verified: z.boolean().describe('the address was proved by a mailed code (issue 31)'),
+  email_verified: z.boolean().describe('the address was proved by a mailed code'),
   nickname: z.string(),
   roles: z.array(z.string()),
   created_at: timeString,

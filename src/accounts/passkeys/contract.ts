@@ -1,4 +1,4 @@
-// Passkeys (WebAuthn through @simplewebauthn/server, issue 31): register one (authenticated), sign in
+// Passkeys (WebAuthn through @simplewebauthn/server): register one (authenticated), sign in
 // with one without a username (discoverable credentials), list and remove them. Every field of the
 // browser's JSON is bounded here, before anything is decoded or looked up.
 import { z } from 'zod';

@@ -319,7 +319,7 @@ export class PasswordReset {
     const changed = db.$with('changed').as(
       db
         .update(users)
-        // The code came to this address: it is proved (issue 31).
+        // The code came to this address: it is proved.
         .set({ passwordHash, updatedAt: at, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${at.toISOString()}::timestamptz)` })
         .where(sql`(${users.id}, ${passwordTagOf(users.passwordHash)}) in (select user_id, password_tag from used)`)
         .returning({ id: users.id }),

@@ -23,9 +23,9 @@ export interface SessionServiceDeps {
   devices: SessionDirectory;
   audit: AuditLog;
   failures: LoginGuard;
-  /** Mails the first e-mail verification code after a registration (issue 31). */
+  /** Mails the first e-mail verification code after a registration. */
   verification?: { registered(user: User): Promise<void> };
-  /** The second factor (issue 31): a login whose user has one answers a challenge instead of a session. */
+  /** The second factor: a login whose user has one answers a challenge instead of a session. */
   secondFactor?: Pick<TotpService, 'challengeFor' | 'verify'> | undefined;
 }
 

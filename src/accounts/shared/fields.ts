@@ -1,4 +1,4 @@
-// The field rules of the account API's request bodies (issue 2), shared by the families' contracts;
+// The field rules of the account API's request bodies, shared by the families' contracts;
 // messages name the rule. Also the text helpers that decide what can be stored and served.
 import { z } from 'zod';
 

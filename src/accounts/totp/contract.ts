@@ -1,4 +1,4 @@
-// Two-factor sign-in (issue 31): a TOTP factor with recovery codes (set up, enable, disable) and the
+// Two-factor sign-in: a TOTP factor with recovery codes (set up, enable, disable) and the
 // login's second step (POST /login/mfa, after a login answered 2007). Inputs, outputs and the routes.
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse } from '../shared/contract.js';

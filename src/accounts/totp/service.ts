@@ -1,4 +1,4 @@
-// Two-factor sign-in (issue 31): a TOTP factor (RFC 6238 through otpauth: SHA-1, 6 digits, 30 s, the
+// Two-factor sign-in: a TOTP factor (RFC 6238 through otpauth: SHA-1, 6 digits, 30 s, the
 // current and the previous step, each code accepted once) with 10 single-use recovery codes, and the
 // login's second step: a short-lived challenge a correct password gets instead of a session. Secrets
 // at rest are sealed or digested under subkeys of AUTH_KEY_SECRET. Knows nothing of HTTP.
@@ -44,7 +44,7 @@ export interface SecondFactorProof {
   passwordHash: string;
 }
 
-/** The kinds of notice this mails the owner (each limited per account and recipient, issue 32 #4). */
+/** The kinds of notice this mails the owner (each limited per account and recipient). */
 export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed' | 'mfa_cleared';
 
 export interface TotpServiceDeps {
