@@ -2,13 +2,13 @@
 // proves it; a change is asked for with the password, mailed to the new address as a code, and takes
 // effect when that code comes back. Same rules as reset codes: single use, 15 minutes, tries counted
 // before any comparison, keyed digests at rest, constant-time comparison. Knows nothing of HTTP.
-import { randomInt } from 'node:crypto';
 import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { emailCodes, passwordResetCodes, sessions, users } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
 import type { Folded, NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { MailSlot, Mailer } from '../../mail/mailer.js';
+import { ONE_TIME_CODE_MAX_FAILURES, ONE_TIME_CODE_TTL_MS, OneTimeCodes } from '../shared/one-time-code.js';
 import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit/log.js';
 import type { Budget } from '../shared/budget.js';
@@ -19,9 +19,9 @@ import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 import type { FreshSession } from '../shared/fresh-session.js';
 
-export const EMAIL_CODE_TTL_MS = 15 * 60 * 1000;
+export const EMAIL_CODE_TTL_MS = ONE_TIME_CODE_TTL_MS;
 /** Wrong tries a code takes; counted before the comparison, so concurrent guesses cannot pass it. */
-export const EMAIL_CODE_MAX_FAILURES = 5;
+export const EMAIL_CODE_MAX_FAILURES = ONE_TIME_CODE_MAX_FAILURES;
 /** Codes an account may ask for per hour (resends and change requests together; registration's first code aside). */
 export const EMAIL_CODES_PER_HOUR = 5;
 export const EMAIL_CODES_WINDOW_MS = 60 * 60 * 1000;
@@ -219,7 +219,7 @@ export class EmailService {
   private async issue(userId: number, purpose: EmailCodePurpose, to: string, slot: MailSlot): Promise<void> {
     const { db, keys } = this.deps;
     const now = this.deps.now();
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const { code, digest, expiresAt } = new OneTimeCodes(keys, EMAIL_CODE_DIGEST).issue(codeScope(userId, purpose, to), now);
     const retired = db.$with('retired').as(
       db
         .update(emailCodes)
@@ -230,7 +230,7 @@ export class EmailService {
     await db
       .with(retired)
       .insert(emailCodes)
-      .values({ userId, purpose, email: to, codeHash: keys.digest('email-code-digest', codeMessage(userId, purpose, to, code)), createdAt: now, expiresAt: new Date(now.getTime() + EMAIL_CODE_TTL_MS) });
+      .values({ userId, purpose, email: to, codeHash: digest, createdAt: now, expiresAt });
     slot.send(purpose === 'verify' ? verificationMail(to, code) : changeMail(to, code));
   }
 
@@ -257,7 +257,7 @@ export class EmailService {
         ),
       )
       .returning({ id: emailCodes.id, email: emailCodes.email, codeHash: emailCodes.codeHash });
-    const matched = tried.find((row) => keys.matches('email-code-digest', codeMessage(userId, purpose, row.email, code), row.codeHash));
+    const matched = tried.find((row) => new OneTimeCodes(keys, EMAIL_CODE_DIGEST).matches(codeScope(userId, purpose, row.email), code, row.codeHash));
     if (!matched) {
       // Only a counted try is written: rows per code stay within its tries.
       if (tried.length > 0) {
@@ -281,9 +281,12 @@ export class EmailService {
   }
 }
 
-/** What a code's digest covers: the code is good only for its user, purpose and address. */
-function codeMessage(userId: number, purpose: EmailCodePurpose, email: string, code: string): string {
-  return `${userId}:${purpose}:${email}:${code}`;
+/** E-mail codes are digested under the `email-code-digest` subkey. */
+const EMAIL_CODE_DIGEST = 'email-code-digest';
+
+/** What a code is good for: its user, purpose and address only. */
+function codeScope(userId: number, purpose: EmailCodePurpose, email: string): string {
+  return `${userId}:${purpose}:${email}`;
 }
 
 function verificationMail(to: string, code: string) {

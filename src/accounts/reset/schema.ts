@@ -4,7 +4,7 @@ import { users } from '../shared/schema.js';
 
 /**
  * One-time codes of the forgotten-password flow. Only a keyed digest of the 6-digit code is stored
- * (HMAC-SHA256 under a subkey of AUTH_KEY_SECRET, which is not in the database: see digestCode).
+ * (HMAC-SHA256 under a subkey of AUTH_KEY_SECRET, which is not in the database: see shared/one-time-code.ts).
  * Several codes of a user may be live at once; a code dies when used, at expiry, when its user's
  * password changes (passwordTag), or after 5 wrong tries from the address that asked for it
  * (requester) or 5 from all other addresses together (others). Rows go with their user.

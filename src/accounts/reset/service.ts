@@ -3,7 +3,6 @@
 // owner can keep the owner from receiving a working code (docs/account-api.md, "Who can block a
 // password reset"). Knows nothing of HTTP.
 import { PASSWORD_RESET_FACTORS_REMOVED } from './mail.js';
-import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, count, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { Store } from 'hono-rate-limiter';
@@ -22,10 +21,11 @@ import { hashPassword } from '../passwords.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
 import { secondFactorRemovals } from '../shared/second-factors.js';
 import { assertNotBanned } from '../shared/bans.js';
+import { ONE_TIME_CODE_MAX_FAILURES, ONE_TIME_CODE_TTL_MS, OneTimeCodes } from '../shared/one-time-code.js';
 
-export const RESET_CODE_TTL_MS = 15 * 60 * 1000;
+export const RESET_CODE_TTL_MS = ONE_TIME_CODE_TTL_MS;
 /** Wrong tries a code takes from the address that asked for it, and again from all others together. */
-export const RESET_CODE_MAX_FAILURES = 5;
+export const RESET_CODE_MAX_FAILURES = ONE_TIME_CODE_MAX_FAILURES;
 /** Codes mailed per account and hour to addresses it has not signed in from (a bound on mail to a victim). */
 export const RESET_CODES_PER_HOUR = 10;
 /** Forgot requests per client address, e-mail address and hour. */
@@ -53,17 +53,8 @@ export interface ResetBudgets {
   stores: { requests: Store; requestsPerAddress: Store; guesses: Store };
 }
 
-/**
- * The stored form of a code: HMAC-SHA256 under the `reset-code-digest` subkey of AUTH_KEY_SECRET,
- * over `<user id>:<code>`. A database dump alone cannot test the 10^6 candidates against it.
- */
-export function digestCode(keys: AuthKeys, userId: number, code: string): string {
-  return keys.digest('reset-code-digest', `${userId}:${code}`);
-}
-
-function codeMatches(keys: AuthKeys, userId: number, code: string, stored: string): boolean {
-  return keys.matches('reset-code-digest', `${userId}:${code}`, stored);
-}
+/** Reset codes: `<user id>:<code>` digested under the `reset-code-digest` subkey. */
+const RESET_CODE_DIGEST = 'reset-code-digest';
 
 /**
  * SHA-256 (hex) of a password hash, in SQL. A code stores that of its user's hash when issued
@@ -160,16 +151,16 @@ export class PasswordReset {
       await audit.record({ type: 'password_reset_requested', userId: user.id, detail: 'hourly_limit', ip: client.ip, userAgent: client.userAgent });
       return;
     }
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+    const { code, digest, expiresAt } = new OneTimeCodes(keys, RESET_CODE_DIGEST).issue(String(user.id), now);
     // Earlier codes stay valid: a code asked for by someone else must not replace the owner's.
     await db.insert(passwordResetCodes).values({
       userId: user.id,
-      codeHash: digestCode(keys, user.id, code),
+      codeHash: digest,
       requestedBy: keys.digest('client-address-digest', source),
       // The password this code can replace: when it changes, by any path, the code is dead.
       passwordTag: sql`(select ${passwordTagOf(users.passwordHash)} from ${users} where ${users.id} = ${user.id})`,
       createdAt: now,
-      expiresAt: new Date(now.getTime() + RESET_CODE_TTL_MS),
+      expiresAt,
     });
     await audit.record({ type: 'password_reset_requested', userId: user.id, detail: 'code_sent', ip: client.ip, userAgent: client.userAgent });
     slot.send({
@@ -273,7 +264,7 @@ export class PasswordReset {
         .returning({ id: passwordResetCodes.id, codeHash: passwordResetCodes.codeHash });
       if (row) tried.push(row);
     }
-    const current = tried.find((row) => codeMatches(this.deps.keys, user.id, code, row.codeHash));
+    const current = tried.find((row) => new OneTimeCodes(this.deps.keys, RESET_CODE_DIGEST).matches(String(user.id), code, row.codeHash));
     if (!current) throw await failed(tried.length === 0 ? 'no_live_code' : 'wrong_code', user.id);
     // Like every way of signing in, a banned account is refused once the proof checked (the ban is
     // told only to the holder of a right code): nothing is set, the code and its try stay.
