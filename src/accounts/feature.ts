@@ -2,7 +2,7 @@
 // its mounts elsewhere, built from the area's services and route kit.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Mount } from '../http/module.js';
-import type { AuditLog } from './audit/log.js';
+import type { AuditLog, PruneDeadRows } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import type { AuthEnv, RouteKit } from './shared/route-kit.js';
 import type { AccountServices } from './services.js';
@@ -21,4 +21,6 @@ export interface AccountFeature {
   api?(context: FeatureContext): OpenAPIHono<AuthEnv, any, any>;
   /** Its mounts outside /api (the JWKS, the internal surface). */
   mounts?(context: FeatureContext): Mount[];
+  /** Deletes its short-lived rows (codes, challenges) once long dead. */
+  prune?: PruneDeadRows;
 }

@@ -62,7 +62,14 @@ export interface AccountsModule extends Module {
  */
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
-  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays, publish: deps.publish });
+  const audit = new AuditLog({
+    db: deps.database.db,
+    now,
+    logger: deps.logger,
+    retentionDays: deps.config.auth.eventsRetentionDays,
+    publish: deps.publish,
+    prunes: FEATURES.flatMap((feature) => (feature.prune ? [feature.prune] : [])),
+  });
   // One set of counters for the module's rate limits and budgets.
   const stores = deps.rateLimitStores ?? memoryStores();
   // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.

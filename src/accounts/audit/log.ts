@@ -2,7 +2,7 @@
 // GET /internal/v1/auth-events, pruned after AUTH_EVENTS_RETENTION_DAYS. Never holds a secret.
 import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { authEvents, emailCodes, mfaChallenges, passwordResetCodes } from '../../db/schema.js';
+import { authEvents } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
 import type { AccountEventSink, SessionEndReason } from '../events.js';
 import type { AuthEventType } from '../vocabulary.js';
@@ -58,12 +58,15 @@ export function normaliseAccount(account: string): string {
   return Array.from(account.trim().toLowerCase()).slice(0, 254).join('');
 }
 
+/** Deletes a feature's rows that were dead by `before` (run with the trail's hourly prune). */
+export type PruneDeadRows = (db: Db, before: Date) => Promise<unknown>;
+
 export class AuditLog {
   private lastPrune = 0;
   private pruning: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number; publish?: AccountEventSink | undefined },
+    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number; publish?: AccountEventSink | undefined; prunes?: readonly PruneDeadRows[] },
   ) {}
 
   /**
@@ -117,7 +120,7 @@ export class AuditLog {
   }
 
   /**
-   * Deletes events older than the retention and reset codes long dead. Runs on a write at most
+   * Deletes events older than the retention and the features' rows long dead (`prunes`). Runs on a write at most
    * once an hour; concurrent callers share one run.
    */
   prune(): Promise<void> {
@@ -137,12 +140,9 @@ export class AuditLog {
         const deleted = await db.delete(authEvents).where(inArray(authEvents.id, batch)).returning({ id: authEvents.id });
         if (deleted.length < PRUNE_BATCH) break;
       }
-      // A code is dead 15 minutes after issue; its row counts towards the hourly limit for an hour.
-      const deadCodes = new Date(this.deps.now().getTime() - 2 * 60 * 60 * 1000);
-      await db.delete(passwordResetCodes).where(lt(passwordResetCodes.createdAt, deadCodes));
-      await db.delete(emailCodes).where(lt(emailCodes.createdAt, deadCodes));
-      // A login challenge is dead 5 minutes after issue.
-      await db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, deadCodes));
+      // The features' short-lived rows (mailed codes, login challenges), dead for an hour at least.
+      const longDead = new Date(this.deps.now().getTime() - 2 * 60 * 60 * 1000);
+      for (const prune of this.deps.prunes ?? []) await prune(db, longDead);
     } catch (error) {
       logger.error({ err: error instanceof Error ? error.message : String(error) }, 'could not prune auth events');
     }
