@@ -30,8 +30,8 @@ export const errors = {
   },
   username_taken: { code: ApiCode.USERNAME_TAKEN, status: 409, message: 'username is already taken', meaning: 'username already taken' },
   email_taken: { code: ApiCode.EMAIL_TAKEN, status: 409, message: 'e-mail address is already registered', meaning: 'e-mail already registered' },
-  wrong_password: { code: ApiCode.WRONG_PASSWORD, status: 401, message: 'wrong password', meaning: 'wrong password' },
-  no_such_account: { code: ApiCode.NO_SUCH_ACCOUNT, status: 401, message: 'no account with that username or e-mail address', meaning: 'no account with that username or e-mail' },
+  wrong_password: { code: ApiCode.WRONG_PASSWORD, status: 401, message: 'wrong password', meaning: 'wrong password', guess: true },
+  no_such_account: { code: ApiCode.NO_SUCH_ACCOUNT, status: 401, message: 'no account with that username or e-mail address', meaning: 'no account with that username or e-mail', guess: true },
   account_banned: {
     code: ApiCode.ACCOUNT_BANNED,
     status: 403,

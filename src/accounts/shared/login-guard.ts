@@ -3,10 +3,14 @@
 // second-factor codes count in the same budget.
 import { createHash } from 'node:crypto';
 import type { ClientRateLimitInfo, HonoConfigType, Store } from 'hono-rate-limiter';
+import { ACCOUNT_ERRORS, type AccountErrorRow } from '../vocabulary.js';
 import { AuthError, type AuthFailure } from './auth-error.js';
 
-/** The failures that are a password guess; any other outcome gives its attempt back. */
-const GUESSES: ReadonlySet<AuthFailure> = new Set(['no_such_account', 'wrong_password', 'wrong_old_password', 'invalid_mfa_code', 'wrong_mfa_code']);
+/** The failures that are a guess (their rows say `guess`); any other outcome gives its attempt back. */
+function isGuess(kind: AuthFailure): boolean {
+  const row: AccountErrorRow = ACCOUNT_ERRORS[kind];
+  return row.guess === true;
+}
 
 export interface LoginGuardOptions {
   /** Failures allowed per key and window; 0 disables the guard. */
@@ -94,7 +98,7 @@ export class LoginGuard {
     try {
       result = await attempt();
     } catch (error) {
-      if (!(error instanceof AuthError && GUESSES.has(error.reason))) await this.giveBack(keys);
+      if (!(error instanceof AuthError && isGuess(error.reason))) await this.giveBack(keys);
       throw error;
     }
     await this.giveBack(keys);

@@ -26,6 +26,8 @@ export interface AccountErrorRow {
   meaning: string;
   /** The answer's `data` (null for every other failure). */
   data?: z.ZodType;
+  /** A guess of a secret (a password, a code): it spends the account's failure budget (LoginGuard). */
+  guess?: true;
 }
 
 export const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
@@ -62,7 +64,7 @@ export const errors = {
     meaning: 'the queue of codes to mail is full (decided before the address is looked up); Retry-After is set, nothing was issued',
   },
   // The caller is authenticated; a wrong old password refuses the action rather than the caller.
-  wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong' },
+  wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong', guess: true },
 } as const satisfies Record<string, AccountErrorRow>;
 
 /** Every second factor and passkey removed: by a reset of an unverified address, or by an operator. */

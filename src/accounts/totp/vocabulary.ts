@@ -42,9 +42,9 @@ export const errors = {
     message: 'the sign-in challenge is invalid, used or expired; log in again',
     meaning: 'mfa_token unknown, already used, older than 5 minutes, out of its 5 tries, sent by another client (User-Agent) than the login, or the password changed since it was issued; log in again',
   },
-  invalid_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 401, message: 'wrong or used code', meaning: 'the TOTP code is wrong or was already used, or the recovery code is wrong or used' },
+  invalid_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 401, message: 'wrong or used code', meaning: 'the TOTP code is wrong or was already used, or the recovery code is wrong or used', guess: true },
   // The caller is authenticated; a wrong code refuses the action rather than the caller.
-  wrong_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 403, message: 'wrong or used code', meaning: 'the TOTP code (or, to disable, the recovery code) is wrong or was already used' },
+  wrong_mfa_code: { code: ApiCode.INVALID_MFA_CODE, status: 403, message: 'wrong or used code', meaning: 'the TOTP code (or, to disable, the recovery code) is wrong or was already used', guess: true },
 } as const satisfies Record<string, AccountErrorRow>;
 
 export const auditTypes = [
