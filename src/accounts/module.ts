@@ -9,7 +9,7 @@ import { errorResponsesAsJson } from './shared/error-table.js';
 import type { AccountsDeps } from './deps.js';
 import { AuthError } from './shared/auth-error.js';
 import { answerOf, handleApiError } from './shared/api-errors.js';
-import { envelopeError } from './shared/api-error.js';
+import { envelopeError } from './shared/envelope.js';
 import { AuthOutcomes } from './shared/metrics.js';
 import { accountFeature } from './account/index.js';
 import { auditFeature } from './audit/index.js';

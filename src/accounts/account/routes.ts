@@ -1,6 +1,6 @@
 // DELETE /account.
 import { deleteAccount } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { AccountDeletion } from './deletion.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 

@@ -1,6 +1,6 @@
 // GET /sessions, DELETE /sessions/{id}.
 import { endSession, listSessions } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { SessionDirectory } from './directory.js';
 import { deviceSessionView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';

@@ -2,7 +2,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { changeEmail, confirmEmail, resendEmailVerification, verifyEmail } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { EmailService } from './service.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 

@@ -1,7 +1,7 @@
 // GET /ice-servers: the session checked first, then the account's own budget.
 import type { Config } from '../../config/index.js';
 import { getIceServers } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import { iceServersOf } from './service.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 

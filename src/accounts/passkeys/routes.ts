@@ -3,7 +3,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { listPasskeys, passkeyLoginOptions, passkeyLoginVerify, passkeyRegisterOptions, passkeyRegisterVerify, removePasskey } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { PasskeyService } from './service.js';
 import { sessionView } from '../sessions/views.js';
 import { passkeyView } from './views.js';

@@ -1,6 +1,6 @@
 // PUT /password.
 import { changePassword } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { PasswordService } from './service.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 

@@ -1,6 +1,6 @@
 // GET and PUT /profile: only the fields sent change.
 import { getProfile, updateProfile } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { Db } from '../../db/client.js';
 import { updateProfile as storeProfile } from './update.js';
 import { profileView } from './views.js';

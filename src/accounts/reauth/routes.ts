@@ -1,7 +1,7 @@
 // POST /reauth and POST /reauth/passkey/options: a signed-in session proves a factor again. Limited
 // per client like a login (the auth budget), besides the account's failure budget in the service.
 import { reauth, reauthPasskeyOptions } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { ReauthService } from './service.js';
 import { formatTime } from '../../time.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';

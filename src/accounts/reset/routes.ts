@@ -2,7 +2,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { forgotPassword, resetPassword } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { PasswordReset } from './service.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 

@@ -2,7 +2,7 @@
 import type { Context } from 'hono';
 import { login, logout, logoutScope, refreshToken, register } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { SessionService } from './service.js';
 import type { LogoutScope } from '../devices/directory.js';
 import { sessionView, tokenSetView } from './views.js';

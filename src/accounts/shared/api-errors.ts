@@ -6,7 +6,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../../logger.js';
 import { ACCOUNT_ERRORS, type AccountErrorKind } from './error-table.js';
 import { AuthError } from './auth-error.js';
-import { ApiError, envelopeError } from './api-error.js';
+import { ApiError, envelopeError } from './envelope.js';
 
 /** What Hono's own middleware throw (body limit, JSON parsing, the body's media type) as kinds of the table. */
 const HTTP_EXCEPTIONS: Partial<Record<number, AccountErrorKind>> = {

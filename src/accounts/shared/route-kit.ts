@@ -12,7 +12,7 @@ import { headerText, printableText } from './fields.js';
 import { AuthError } from './auth-error.js';
 import type { AuthAction, AuthOutcomes } from './metrics.js';
 import { answerOf } from './api-errors.js';
-import { envelopeError } from './api-error.js';
+import { envelopeError } from './envelope.js';
 import { apiValidationHook } from './validator.js';
 import type { AccountServices } from '../services.js';
 import type { Authenticated, SessionClient } from '../types.js';

@@ -1,6 +1,6 @@
 // POST /mfa/totp/setup, /mfa/totp/enable, DELETE /mfa/totp, and the login's second step POST /login/mfa.
 import { disableTotp, enableTotp, loginMfa, setupTotp } from './contract.js';
-import { ok } from '../shared/api-error.js';
+import { ok } from '../shared/envelope.js';
 import type { SessionService } from '../sessions/service.js';
 import type { TotpService } from './service.js';
 import { sessionView } from '../sessions/views.js';
