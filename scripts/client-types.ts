@@ -7,9 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import * as accountEvents from '../src/accounts/contract/events.js';
-import * as moderation from '../src/accounts/contract/moderation.js';
-import * as tokens from '../src/accounts/contract/tokens.js';
+import * as accountEvents from '../src/accounts/events.js';
+import * as moderation from '../src/accounts/moderation/contract.js';
+import * as tokens from '../src/accounts/sessions/tokens-contract.js';
 import * as common from '../src/relay/contract/common.js';
 import * as consumers from '../src/relay/kinds/consumers/contract.js';
 import * as controls from '../src/relay/kinds/controls/contract.js';

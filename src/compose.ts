@@ -5,7 +5,7 @@ import type { AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
 import type { Config } from './config/index.js';
-import { ACCOUNT_EVENT_TYPES, accountEventSchema, type AccountEventSink } from './accounts/contract/events.js';
+import { ACCOUNT_EVENT_TYPES, accountEventSchema, type AccountEventSink } from './accounts/events.js';
 import type { Database } from './db/client.js';
 import type { EventBus } from './events/bus.js';
 import { createDocs } from './docs/routes.js';

@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { App } from './app.js';
-import { SigningKeySecretError } from './accounts/signing-keys.js';
+import { SigningKeySecretError } from './accounts/sessions/signing-keys.js';
 import { compose, type Composition } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { openDatabase } from './db/client.js';

@@ -1,6 +1,6 @@
 // What the accounts module is built from (src/compose.ts gives it): a leaf of the area.
 import type { Config } from '../config/index.js';
-import type { AccountEventSink } from './contract/events.js';
+import type { AccountEventSink } from './events.js';
 import type { Database } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
 import type { Logger } from '../logger.js';

@@ -4,31 +4,49 @@
 import type { Context } from 'hono';
 import type { Module } from '../http/module.js';
 import { memoryStores } from '../http/rate-limit-store.js';
-import { AuditLog } from './audit.js';
-import { errorResponsesAsJson } from './contract/errors.js';
+import { AuditLog } from './audit/log.js';
+import { errorResponsesAsJson } from './shared/error-table.js';
 import type { AccountsDeps } from './deps.js';
-import { AuthError } from './errors.js';
-import { answerOf, handleApiError } from './http/api-errors.js';
-import { envelopeError } from './http/envelope.js';
-import { AuthOutcomes } from './metrics.js';
-import { accountRoutes } from './routes/account.routes.js';
-import { auditRoutes } from './routes/audit.routes.js';
-import { devicesRoutes } from './routes/devices.routes.js';
-import { emailRoutes } from './routes/email.routes.js';
-import { iceServersRoutes } from './routes/ice-servers.routes.js';
-import { createRouter, createRouteKit } from './routes/kit.js';
-import { passkeysRoutes } from './routes/passkeys.routes.js';
-import { passwordRoutes } from './routes/password.routes.js';
-import { reauthRoutes } from './routes/reauth.routes.js';
-import { profileRoutes } from './routes/profile.routes.js';
-import { sessionRoutes } from './routes/session.routes.js';
-import { introspectionRoutes, jwksRoutes } from './routes/tokens.routes.js';
-import { totpRoutes } from './routes/totp.routes.js';
-import { moderationRoutes } from './routes/moderation.routes.js';
-import { createAccountServices } from './service/index.js';
-import type { SigningKeys } from './signing-keys.js';
+import { AuthError } from './shared/auth-error.js';
+import { answerOf, handleApiError } from './shared/api-errors.js';
+import { envelopeError } from './shared/envelope.js';
+import { AuthOutcomes } from './shared/metrics.js';
+import { accountFeature } from './account/index.js';
+import { auditFeature } from './audit/index.js';
+import { devicesFeature } from './devices/index.js';
+import { emailFeature } from './email/index.js';
+import type { AccountFeature, FeatureContext } from './feature.js';
+import { iceServersFeature } from './ice-servers/index.js';
+import { moderationFeature } from './moderation/index.js';
+import { passkeysFeature } from './passkeys/index.js';
+import { passwordFeature } from './password/index.js';
+import { profileFeature } from './profile/index.js';
+import { reauthFeature } from './reauth/index.js';
+import { resetFeature } from './reset/index.js';
+import { createRouter, createRouteKit } from './shared/route-kit.js';
+import { createAccountServices } from './services.js';
+import { sessionsFeature } from './sessions/index.js';
+import { totpFeature } from './totp/index.js';
+import type { SigningKeys } from './sessions/signing-keys.js';
 
 export type { AccountsDeps } from './deps.js';
+
+/** The account features, in the order their routes are mounted: adding a feature is its folder and a line here. */
+const FEATURES: readonly AccountFeature[] = [
+  sessionsFeature,
+  profileFeature,
+  passwordFeature,
+  resetFeature,
+  devicesFeature,
+  accountFeature,
+  iceServersFeature,
+  emailFeature,
+  totpFeature,
+  passkeysFeature,
+  reauthFeature,
+  auditFeature,
+  moderationFeature,
+];
 
 export interface AccountsModule extends Module {
   /** The audit trail (tests read it; the routes write it). */
@@ -44,43 +62,32 @@ export interface AccountsModule extends Module {
  */
 export function createAccounts(deps: AccountsDeps): AccountsModule {
   const now = deps.now ?? (() => new Date());
-  const audit = new AuditLog({ db: deps.database.db, now, logger: deps.logger, retentionDays: deps.config.auth.eventsRetentionDays, publish: deps.publish });
+  const audit = new AuditLog({
+    db: deps.database.db,
+    now,
+    logger: deps.logger,
+    retentionDays: deps.config.auth.eventsRetentionDays,
+    publish: deps.publish,
+    prunes: FEATURES.flatMap((feature) => (feature.prune ? [feature.prune] : [])),
+  });
   // One set of counters for the module's rate limits and budgets.
   const stores = deps.rateLimitStores ?? memoryStores();
   // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
   const outcomes = new AuthOutcomes();
   const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') });
   const kit = createRouteKit({ config: deps.config, stores, services, outcomes });
-  const api = createRouter()
-    .use(async function arrival(c, next) {
-      // Before any await of this request: a refresh compares it with the rotation time of its token.
-      c.set('arrivedAt', now());
-      await next();
-    })
-    .route('/', sessionRoutes(kit, services.sessions))
-    .route('/', profileRoutes(kit, services.profile))
-    .route('/', passwordRoutes(kit, services.passwords))
-    .route('/', devicesRoutes(kit, services.devices))
-    .route('/', accountRoutes(kit, services.account))
-    .route('/', iceServersRoutes(kit, services.iceServers))
-    // Issue 31: verified e-mail and changing the address.
-    .route('/', emailRoutes(kit, services.email))
-    // issue 31, totp
-    .route('/', totpRoutes(kit, services.totp, services.sessions))
-    // issue 31, passkeys
-    .route('/', passkeysRoutes(kit, services.passkeys))
-    .route('/', reauthRoutes(kit, services.reauth));
+  const context: FeatureContext = { deps, kit, services, audit, now };
+  const api = createRouter().use(async function arrival(c, next) {
+    // Before any await of this request: a refresh compares it with the rotation time of its token.
+    c.set('arrivedAt', now());
+    await next();
+  });
+  for (const feature of FEATURES) if (feature.api) api.route('/', feature.api(context));
   return {
     name: 'accounts',
     audit,
     signingKeys: services.signingKeys,
-    mounts: [
-      { prefix: '/api/v1/auth', surface: 'public', routes: api },
-      { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
-      { prefix: '/internal', surface: 'internal', routes: auditRoutes(audit) },
-      { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },
-      { prefix: '/internal', surface: 'internal', routes: moderationRoutes(services.moderation, now) },
-    ],
+    mounts: [{ prefix: '/api/v1/auth', surface: 'public', routes: api }, ...FEATURES.flatMap((feature) => feature.mounts?.(context) ?? [])],
     errors: [
       {
         scope: '/api',

@@ -1,7 +1,7 @@
 // Password hashing: argon2id with the OWASP minimum parameters, through the async API.
 import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
-import { AuthError } from './errors.js';
+import { AuthError } from './shared/auth-error.js';
 
 // Passed explicitly (not via the `Algorithm` const enum, which breaks isolatedModules):
 // algorithm 2 = argon2id, m = 19456 KiB, t = 2, p = 1.

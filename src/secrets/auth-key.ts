@@ -7,29 +7,14 @@ import { AUTH_KEY_SECRET_MIN_LENGTH } from '../config/server.js';
 import type { Logger } from '../logger.js';
 import { persistedSecret } from './persisted-secret.js';
 
-/** What a subkey is for; its `info` in HKDF. A new use adds a name here, never reuses one. */
-export type AuthKeyPurpose =
-  /** Reset codes at rest: HMAC of `<user id>:<code>`. */
-  | 'reset-code-digest'
-  /** The client address that asked for a reset code, at rest: HMAC of its rate-limit key. */
-  | 'client-address-digest'
-  /** The private keys that sign access tokens, at rest: AES-256-GCM (src/accounts/signing-keys.ts). */
-  | 'signing-key-encryption'
-  /** E-mail verification and address-change codes at rest: HMAC of `<user id>:<purpose>:<address>:<code>` (issue 31). */
-  | 'email-code-digest'
-  /** TOTP secrets at rest: AES-256-GCM, the user id as context (src/accounts/service/totp.service.ts). */
-  | 'totp-secret-encryption'
-  /** Recovery codes at rest: HMAC of `<user id>:<code>`. */
-  | 'recovery-code-digest'
-  /** The secret of a login's second-step challenge (mfa_token) at rest. */
-  | 'mfa-challenge-digest'
-  /** Outstanding WebAuthn challenges at rest: HMAC of the challenge (src/accounts/passkeys.ts). */
-  | 'webauthn-challenge-digest'
-  /** The WebAuthn user handle of a user: HMAC of its id, so a passkey names no one outside this service. */
-  | 'webauthn-user-handle';
+/**
+ * What a subkey is for; its `info` in HKDF (e.g. 'reset-code-digest', 'signing-key-encryption'). Each
+ * feature names its purposes beside the code that uses them; a new use takes a new name, never reuses one.
+ */
+export type AuthKeyPurpose = string;
 
-/** The purposes whose subkey encrypts (AES-256-GCM) rather than digests. */
-export type SealPurpose = Extract<AuthKeyPurpose, 'signing-key-encryption' | 'totp-secret-encryption'>;
+/** A purpose whose subkey encrypts (AES-256-GCM) rather than digests. */
+export type SealPurpose = AuthKeyPurpose;
 
 export { AUTH_KEY_SECRET_MIN_LENGTH };
 

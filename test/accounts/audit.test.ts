@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server';
 import { eq, lt } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import type { authEventsPage } from '../../src/accounts/contract/audit.js';
+import type { authEventsPage } from '../../src/accounts/audit/contract.js';
 import { authEvents } from '../../src/db/schema.js';
 import { codeOf } from '../support/smtp.js';
 import { call, expectError, expectOk, register, TIME_FORMAT, useMailingApp } from './helpers.js';

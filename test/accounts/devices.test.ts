@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { authEvents, sessions } from '../../src/db/schema.js';
-import { MAX_SESSIONS_PER_USER } from '../../src/accounts/sessions.js';
+import { MAX_SESSIONS_PER_USER } from '../../src/accounts/devices/directory.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { APP_TIMEOUT, call, expectError, expectOk, register, TIME_FORMAT, type Registered, type TokenSet } from './helpers.js';
 

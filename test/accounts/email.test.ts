@@ -4,7 +4,7 @@
 // ended (with their events), an address taken before confirmation, and a reset that proves the address.
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { EMAIL_CODE_MAX_FAILURES, EMAIL_CODES_PER_HOUR } from '../../src/accounts/service/email.service.js';
+import { EMAIL_CODE_MAX_FAILURES, EMAIL_CODES_PER_HOUR } from '../../src/accounts/email/service.js';
 import { authEvents, emailCodes, users } from '../../src/db/schema.js';
 import { appWith } from '../support/app.js';
 import { codeOf, type ReceivedMail } from '../support/smtp.js';

@@ -3,7 +3,7 @@ import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { Hono } from 'hono';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleApiError } from '../../src/accounts/http/api-errors.js';
+import { handleApiError } from '../../src/accounts/shared/api-errors.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { APP_TIMEOUT, expectEnvelope, uniqueName } from './helpers.js';
 

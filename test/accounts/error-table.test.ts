@@ -3,9 +3,9 @@ import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT_ERRORS, ApiCode, type AccountErrorKind } from '../../src/accounts/contract/errors.js';
-import { AuthError } from '../../src/accounts/errors.js';
-import { handleApiError } from '../../src/accounts/http/api-errors.js';
+import { ACCOUNT_ERRORS, ApiCode, type AccountErrorKind } from '../../src/accounts/shared/error-table.js';
+import { AuthError } from '../../src/accounts/shared/auth-error.js';
+import { handleApiError } from '../../src/accounts/shared/api-errors.js';
 
 function appThrowing(error: () => unknown) {
   const app = new Hono();

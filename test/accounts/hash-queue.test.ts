@@ -4,7 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError } from '../../src/accounts/errors.js';
+import { AuthError } from '../../src/accounts/shared/auth-error.js';
 import { hashPassword, verifyPassword } from '../../src/accounts/passwords.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';

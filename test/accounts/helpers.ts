@@ -4,7 +4,17 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { z } from 'zod';
-import type * as contract from '../../src/accounts/contract/index.js';
+import type * as accountContract from '../../src/accounts/account/contract.js';
+import type * as devicesContract from '../../src/accounts/devices/contract.js';
+import type * as emailContract from '../../src/accounts/email/contract.js';
+import type * as iceServersContract from '../../src/accounts/ice-servers/contract.js';
+import type * as passkeysContract from '../../src/accounts/passkeys/contract.js';
+import type * as passwordContract from '../../src/accounts/password/contract.js';
+import type * as profileContract from '../../src/accounts/profile/contract.js';
+import type * as reauthContract from '../../src/accounts/reauth/contract.js';
+import type * as resetContract from '../../src/accounts/reset/contract.js';
+import type * as sessionsContract from '../../src/accounts/sessions/contract.js';
+import type * as totpContract from '../../src/accounts/totp/contract.js';
 import { users } from '../../src/db/schema.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { late } from '../support/late.js';
@@ -22,8 +32,21 @@ export interface Reply<T = unknown> {
   body: Envelope<T>;
 }
 
+/** The account API's contracts, every feature's. */
+type AccountContract = typeof accountContract &
+  typeof devicesContract &
+  typeof emailContract &
+  typeof iceServersContract &
+  typeof passkeysContract &
+  typeof passwordContract &
+  typeof profileContract &
+  typeof reauthContract &
+  typeof resetContract &
+  typeof sessionsContract &
+  typeof totpContract;
+
 /** Every route of the contract: its method, its path (with `{id}` parameters) and its success. */
-type Route = { [K in keyof typeof contract]: (typeof contract)[K] extends { method: string; path: string; responses: { 200: unknown } } ? (typeof contract)[K] : never }[keyof typeof contract];
+type Route = { [K in keyof AccountContract]: AccountContract[K] extends { method: string; path: string; responses: { 200: unknown } } ? AccountContract[K] : never }[keyof AccountContract];
 /** `/sessions/{id}` as the paths a test calls: `/sessions/${string}`. */
 type Concrete<P extends string> = P extends `${infer Head}{${string}}${infer Tail}` ? `${Head}${string}${Concrete<Tail>}` : P;
 type SuccessOf<R> = R extends { responses: { 200: { content: { 'application/json': { schema: infer S extends z.ZodType } } } } } ? z.output<S> extends { data: infer D } ? D : never : never;
@@ -37,7 +60,7 @@ export type DataOf<M extends string, P extends string> = [Extract<Route, { metho
   : never;
 type Answer<M extends string, P extends string> = [DataOf<M, P>] extends [never] ? any : DataOf<M, P>;
 
-export type TokenSet = contract.TokenSetView;
+export type TokenSet = sessionsContract.TokenSetView;
 
 type App = TestApp['app'];
 

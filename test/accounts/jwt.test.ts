@@ -8,7 +8,7 @@ import { createSigner, createVerifier } from 'fast-jwt';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JWK, type JWTHeaderParameters } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { users, sessions } from '../../src/db/schema.js';
-import { issueToken } from '../../src/accounts/tokens.js';
+import { issueToken } from '../../src/accounts/sessions/tokens.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { APP_TIMEOUT, call, expectError, expectOk, register } from './helpers.js';
 import { eq } from 'drizzle-orm';

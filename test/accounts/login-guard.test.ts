@@ -1,7 +1,7 @@
 // Password guessing (issue 11, finding 3): failed logins and failed password changes counted per
 // account whatever the client address, unknown accounts alike; client-address limits by IPv6 /64.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountKey, userKey } from '../../src/accounts/login-guard.js';
+import { accountKey, userKey } from '../../src/accounts/shared/login-guard.js';
 import { addressKey } from '../../src/http/rate-limit.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName, type Reply } from './helpers.js';

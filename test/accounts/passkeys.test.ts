@@ -4,8 +4,8 @@
 // of every field; the passkey cap; a ban; the audit rows and the owner's notices. The same flows in
 // real Chromium: test/e2e/browser-passkeys.test.ts.
 import { describe, expect, it } from 'vitest';
-import { MAX_PASSKEYS_PER_USER } from '../../src/accounts/contract/passkeys.js';
-import { MAX_REGISTER_CHALLENGES_PER_USER, PASSKEY_CHALLENGE_TTL_MS, Passkeys } from '../../src/accounts/passkeys.js';
+import { MAX_PASSKEYS_PER_USER } from '../../src/accounts/passkeys/contract.js';
+import { MAX_REGISTER_CHALLENGES_PER_USER, PASSKEY_CHALLENGE_TTL_MS, Passkeys } from '../../src/accounts/passkeys/ceremonies.js';
 import { webauthnChallenges } from '../../src/db/schema.js';
 import { AuthKeys } from '../../src/secrets/auth-key.js';
 import { openTestDatabase, TEST_AUTH_KEY_SECRET } from '../support/app.js';

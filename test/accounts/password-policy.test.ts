@@ -1,7 +1,7 @@
 // New-password rules (issue 16): not among the 10,000 most common passwords, not the username or e-mail.
 import { dictionary } from '@zxcvbn-ts/language-common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMMON_PASSWORD_COUNT, isCommonPassword } from '../../src/accounts/password-policy.js';
+import { COMMON_PASSWORD_COUNT, isCommonPassword } from '../../src/accounts/shared/password-policy.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
 import { APP_TIMEOUT, call, expectError, expectOk, register, uniqueName } from './helpers.js';
 

@@ -2,7 +2,7 @@
 // one. A measurement, so it runs alone (the timing project); the rest of the feature is in
 // password-reset.test.ts.
 import { describe, expect, it } from 'vitest';
-import { FORGOT_ANSWER_MS } from '../../src/accounts/password-reset.js';
+import { FORGOT_ANSWER_MS } from '../../src/accounts/reset/service.js';
 import { call, expectOk, register, useMailingApp } from './helpers.js';
 
 const { t } = useMailingApp({ MAIL_FROM: 'Chat <no-reply@chat.test>' });

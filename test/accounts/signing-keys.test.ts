@@ -3,7 +3,7 @@
 // token of the old key expired), instances sharing keys, the private key sealed at rest.
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SigningKeys } from '../../src/accounts/signing-keys.js';
+import { SigningKeys } from '../../src/accounts/sessions/signing-keys.js';
 import type { Database } from '../../src/db/client.js';
 import { signingKeys } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';

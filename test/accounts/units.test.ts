@@ -1,12 +1,12 @@
 // The small pieces on their own: tokens, password hashing, the unique-violation mapping, field messages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword, verifyAgainstDummy, verifyPassword } from '../../src/accounts/passwords.js';
-import { characterCount } from '../../src/accounts/contract/fields.js';
-import { registerBody } from '../../src/accounts/contract/session.js';
-import { uniqueViolation } from '../../src/accounts/service.js';
-import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/accounts/tokens.js';
+import { characterCount } from '../../src/accounts/shared/fields.js';
+import { registerBody } from '../../src/accounts/sessions/contract.js';
+import { uniqueViolation } from '../../src/db/sql.js';
+import { digestSecret, issueToken, parseToken, secretMatches } from '../../src/accounts/sessions/tokens.js';
 import { users } from '../../src/db/schema.js';
-import { describeIssue } from '../../src/accounts/http/validator.js';
+import { describeIssue } from '../../src/accounts/shared/validator.js';
 import { openTestDatabase } from '../support/app.js';
 import { APP_TIMEOUT, uniqueName } from './helpers.js';
 

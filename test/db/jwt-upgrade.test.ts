@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { expect, it } from 'vitest';
-import { issueToken } from '../../src/accounts/tokens.js';
+import { issueToken } from '../../src/accounts/sessions/tokens.js';
 import { compose } from '../../src/compose.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT_EVENT_TYPES, accountEventSchema } from '../../src/accounts/contract/events.js';
+import { ACCOUNT_EVENT_TYPES, accountEventSchema } from '../../src/accounts/events.js';
 import { EVENT_TYPES, relayStreamEventSchema } from '../../src/relay/contract/events.js';
 
 const doc = readFileSync(new URL('../../docs/events.md', import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCOUNT_EVENT_TYPES } from '../../src/accounts/contract/events.js';
+import { ACCOUNT_EVENT_TYPES } from '../../src/accounts/events.js';
 import { appWith, buildTestApp, type TestApp } from '../support/app.js';
 
 let t: TestApp;

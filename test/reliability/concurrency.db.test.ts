@@ -5,7 +5,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessions, users } from '../../src/db/schema.js';
 import { APP_TIMEOUT, call, expectOk, register, uniqueName, type Registered, type Reply } from '../accounts/helpers.js';
-import { issueToken } from '../../src/accounts/tokens.js';
+import { issueToken } from '../../src/accounts/sessions/tokens.js';
 import { buildTestApp, usesPostgres, type TestApp } from '../support/app.js';
 import { sleep } from './support/traffic.js';
 

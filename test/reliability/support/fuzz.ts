@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 // The areas' error tables: the one place that says where they live (the statuses below read them).
-import { ACCOUNT_ERRORS } from '../../../src/accounts/contract/errors.js';
+import { ACCOUNT_ERRORS } from '../../../src/accounts/vocabulary.js';
 import { RELAY_ERRORS } from '../../../src/relay/contract/errors.js';
 
 /** Runs per endpoint; FUZZ_RUNS=5000 for a long run. */

@@ -1,0 +1,40 @@
+// Verifying and changing the address: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
+// — its envelope codes, its rows of the error table, its audit event types. A leaf.
+import { SharedCode, type AccountErrorRow } from '../shared/vocabulary.js';
+
+export const codes = {
+  /** An e-mail code (verification or address change) wrong, used, retired or expired. */
+  INVALID_EMAIL_CODE: 2008,
+  /** The address is verified already: nothing to verify, no code to send. */
+  EMAIL_ALREADY_VERIFIED: 2009,
+  /** new_email is the account's address already. */
+  SAME_EMAIL: 2010,
+  /** The action needs a verified e-mail address (POST /email/verify first). */
+  EMAIL_NOT_VERIFIED: 2018,
+} as const;
+const ApiCode = { ...SharedCode, ...codes };
+
+export const errors = {
+  invalid_email_code: {
+    code: ApiCode.INVALID_EMAIL_CODE,
+    status: 400,
+    message: 'the code is wrong, used or expired; ask for a new one',
+    meaning: 'the e-mail code is wrong, used, replaced by a newer one, expired (15 min) or out of tries (5); ask for a new one',
+  },
+  email_already_verified: { code: ApiCode.EMAIL_ALREADY_VERIFIED, status: 409, message: 'the e-mail address is already verified', meaning: 'the address is verified already: nothing to do' },
+  same_email: { code: ApiCode.SAME_EMAIL, status: 409, message: "new_email is already the account's address", meaning: "new_email is the account's address already" },
+  email_not_verified: {
+    code: ApiCode.EMAIL_NOT_VERIFIED,
+    status: 403,
+    message: 'verify your e-mail address first',
+    meaning: 'adding a passkey or turning two-factor sign-in on needs a verified e-mail address (POST /email/verify)',
+  },
+} as const satisfies Record<string, AccountErrorRow>;
+
+export const auditTypes = [
+  'email_verified',
+  'email_verification_failed',
+  'email_change_requested',
+  'email_change_failed',
+  'email_changed',
+] as const;

@@ -1,0 +1,141 @@
+// Operators' side of the accounts: look users up, ban one (every session ends at once) and lift the
+// ban. Reached through /internal with the internal token. Knows nothing of HTTP.
+import { and, asc, count, eq, gt, like, or, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { sessions, users } from '../../db/schema.js';
+import type { NoticeThrottle } from '../../mail/notice-throttle.js';
+import { formatTime } from '../../time.js';
+import type { AuditLog } from '../audit/log.js';
+import type { AccountEventSink } from '../events.js';
+import { secondFactorRemovals } from '../shared/second-factors.js';
+import type { User } from '../types.js';
+
+export interface UserSummary {
+  user: User;
+  /** Live sessions (refresh token not expired). */
+  sessions: number;
+}
+
+export interface UserQuery {
+  /** Username or e-mail prefix, case-insensitive; every user when absent. */
+  prefix?: string | undefined;
+  /** Users with an id above this (the cursor of the previous page). */
+  afterId?: number | undefined;
+  limit: number;
+}
+
+/** `%`, `_` and `\` are literal in a prefix an operator types. */
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export class Moderation {
+  constructor(
+    private readonly deps: {
+      db: Db;
+      audit: AuditLog;
+      now: () => Date;
+      publish?: AccountEventSink | undefined;
+      /** The owner's notices of factor events (kind `mfa_cleared`); none without mail. */
+      notices?: NoticeThrottle | undefined;
+    },
+  ) {}
+
+  /**
+   * Removes every second factor of the user (the TOTP factor, its recovery codes, open login second
+   * steps, every passkey) in one statement, for an operator who verified the person by other means.
+   * Audited (`mfa_cleared`), published (`auth.user.mfa_cleared`), and the owner is mailed. Undefined
+   * when there is no such user.
+   */
+  async clearMfa(id: number): Promise<{ user: User; passkeys: number; totp: boolean } | undefined> {
+    const { db, audit, now } = this.deps;
+    const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+    if (!user) return undefined;
+    const removals = secondFactorRemovals(db, (userId) => eq(userId, id));
+    const [row] = await db
+      .with(...removals.ctes)
+      .select({ passkeys: removals.passkeys, totp: removals.totp })
+      .from(sql`(select 1) as one`);
+    const passkeys = row?.passkeys ?? 0;
+    const totp = (row?.totp ?? 0) > 0;
+    this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, passkeys, totp });
+    this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
+    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${passkeys} passkeys, totp ${totp ? 'removed' : 'off'}` });
+    return { user, passkeys, totp };
+  }
+
+  async user(id: number): Promise<UserSummary | undefined> {
+    const { db, now } = this.deps;
+    const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+    if (!user) return undefined;
+    const [live] = await db
+      .select({ n: count() })
+      .from(sessions)
+      .where(and(eq(sessions.userId, id), gt(sessions.refreshExpiresAt, now())));
+    return { user, sessions: live?.n ?? 0 };
+  }
+
+  /** A page of users by id; `prefix` matches the start of the username or the e-mail address. */
+  async users(query: UserQuery): Promise<User[]> {
+    const conditions = [];
+    if (query.prefix) {
+      const pattern = `${escapeLike(query.prefix.toLowerCase())}%`;
+      conditions.push(or(like(sql`lower(${users.username})`, pattern), like(users.email, pattern))!);
+    }
+    if (query.afterId !== undefined) conditions.push(gt(users.id, query.afterId));
+    return this.deps.db
+      .select()
+      .from(users)
+      .where(conditions.length ? and(...conditions) : undefined)
+      .orderBy(asc(users.id))
+      .limit(query.limit);
+  }
+
+  /**
+   * Bans the user until `until` (null: until lifted) and ends every session of the user in the same
+   * statement. A ban of a banned user replaces its end and reason. Undefined when there is no such user.
+   */
+  async ban(id: number, until: Date | null, reason: string | null): Promise<User | undefined> {
+    const { db, audit, now } = this.deps;
+    const at = now();
+    const banned = db.$with('banned').as(
+      db.update(users).set({ bannedAt: at, bannedUntil: until, banReason: reason, updatedAt: at }).where(eq(users.id, id)).returning(),
+    );
+    const ended = db.$with('ended').as(
+      db
+        .delete(sessions)
+        .where(sql`${sessions.userId} in (select id from banned)`)
+        .returning({ publicId: sessions.publicId }),
+    );
+    // Data-modifying CTEs run whether or not the select reads them: one statement, so the ban and the
+    // end of the sessions happen together (a login racing it is refused by its own insert's condition).
+    const [row] = await db
+      .with(banned, ended)
+      .select({ found: sql<string | number>`(select count(*) from banned)`, publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)` })
+      .from(sql`(select 1) as one`);
+    if (!row || Number(row.found) === 0) return undefined;
+    const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+    if (!user) return undefined;
+    const endedIds = row.publicId ? row.publicId.split(',') : [];
+    this.deps.publish?.({ type: 'auth.user.banned', userId: id, until: until ? formatTime(until) : null, reason });
+    await audit.record(
+      ...endedIds.map((sessionId) => ({ type: 'session_ended' as const, userId: id, sessionId, detail: 'ban' })),
+      { type: 'user_banned', userId: id, detail: until ? `until ${until.toISOString().slice(0, 19)}Z` : 'until lifted' },
+    );
+    return user;
+  }
+
+  /** Lifts the ban; undefined when there is no such user. A user who was not banned stays so (no event). */
+  async unban(id: number): Promise<User | undefined> {
+    const { db, audit, now } = this.deps;
+    const [before] = await db.select({ bannedAt: users.bannedAt }).from(users).where(eq(users.id, id)).limit(1);
+    if (!before) return undefined;
+    const [user] = await db.update(users).set({ bannedAt: null, bannedUntil: null, banReason: null, updatedAt: now() }).where(eq(users.id, id)).returning();
+    if (!user) return undefined;
+    if (before.bannedAt !== null) {
+      this.deps.publish?.({ type: 'auth.user.unbanned', userId: id });
+      await audit.record({ type: 'user_unbanned', userId: id });
+    }
+    return user;
+  }
+}

@@ -1,0 +1,7 @@
+// Operators' bans: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
+// — its envelope codes, its rows of the error table, its audit event types. A leaf.
+
+export const auditTypes = [
+  'user_banned',
+  'user_unbanned',
+] as const;

@@ -1,0 +1,5 @@
+// POST /reauth: a signed-in session proves a factor again.
+import type { AccountFeature } from '../feature.js';
+import { reauthRoutes } from './routes.js';
+
+export const reauthFeature: AccountFeature = { api: ({ kit, services }) => reauthRoutes(kit, services.reauth) };

@@ -1,0 +1,71 @@
+// The vocabulary every account feature shares: the row of the error table, the envelope codes of any
+// endpoint, the rows of failures no one feature owns. A leaf; src/accounts/vocabulary.ts assembles the features' parts.
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+
+/** The envelope codes: 0 for success, 1xxx for any endpoint, 2xxx for account rules. */
+export const SharedCode = {
+  OK: 0,
+  INTERNAL: 1000,
+  INVALID_REQUEST: 1001,
+  UNAUTHENTICATED: 1002,
+  RATE_LIMITED: 1003,
+  NOT_FOUND: 1004,
+  /** Too much password hashing queued: answered at once with Retry-After instead of a long wait. */
+  SERVER_BUSY: 1005,
+  WRONG_PASSWORD: 2003,
+} as const;
+const ApiCode = SharedCode;
+
+export interface AccountErrorRow {
+  code: number;
+  status: ContentfulStatusCode;
+  /** The answer's message unless the failure gives its own. */
+  message: string;
+  /** What it means, for the document. */
+  meaning: string;
+  /** The answer's `data` (null for every other failure). */
+  data?: z.ZodType;
+  /** A guess of a secret (a password, a code): it spends the account's failure budget (LoginGuard). */
+  guess?: true;
+}
+
+export const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
+export const RATE_LIMITED_MEANING =
+  "too many requests (per client; on login, password change, the second step of a login and disabling TOTP also too many failures for the account (wrong passwords and codes count together); on password forgot and reset also the client address's hourly reset budget); Retry-After is set";
+
+/**
+ * The failures of any endpoint. The services throw `AuthError(kind)` (they know nothing of HTTP);
+ * the HTTP layer throws the same for what it refuses (a body that is not JSON, a route that does not exist).
+ */
+export const errors = {
+  internal: { code: ApiCode.INTERNAL, status: 500, message: 'internal error', meaning: 'internal error' },
+  invalid_request: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request: invalid', meaning: INVALID_MEANING },
+  not_json: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request body must be JSON (Content-Type: application/json)', meaning: INVALID_MEANING },
+  malformed_json: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request body is not valid JSON', meaning: INVALID_MEANING },
+  body_too_large: { code: ApiCode.INVALID_REQUEST, status: 413, message: 'request body exceeds 64 KiB', meaning: INVALID_MEANING },
+  // A new password the rules refuse is a field failure, like any other rule of the body.
+  weak_password: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'password: must not be a common password', meaning: 'new password too common, or equal to the username or e-mail' },
+  unauthenticated: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'missing or invalid access token', meaning: 'access token missing, malformed, expired or revoked' },
+  invalid_access_token: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'access token is invalid, expired or revoked', meaning: 'access token missing, malformed, expired or revoked' },
+  rate_limited: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many requests, retry later', meaning: RATE_LIMITED_MEANING },
+  too_many_failures: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many failed attempts for this account, retry later', meaning: RATE_LIMITED_MEANING },
+  no_such_route: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such route', meaning: 'no such route' },
+  method_not_allowed: { code: ApiCode.NOT_FOUND, status: 405, message: 'method not allowed', meaning: 'the path exists, not with this method; Allow lists its methods' },
+  // In production without SMTP_URL the reset endpoints do not exist.
+  mail_disabled: { code: ApiCode.NOT_FOUND, status: 404, message: 'password reset is not available: mail is not configured', meaning: 'password reset is not available (production without SMTP_URL)' },
+  server_busy: { code: ApiCode.SERVER_BUSY, status: 503, message: 'server busy, retry later', meaning: 'too much password hashing queued; Retry-After is set, nothing was done' },
+  // The code queue is full: the request is refused rather than answered 0 without a mail; decided
+  // before the e-mail address is looked up, so it says nothing about the address.
+  mail_busy: {
+    code: ApiCode.SERVER_BUSY,
+    status: 503,
+    message: 'too much mail queued to send a code now, retry later',
+    meaning: 'the queue of codes to mail is full (decided before the address is looked up); Retry-After is set, nothing was issued',
+  },
+  // The caller is authenticated; a wrong old password refuses the action rather than the caller.
+  wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong', guess: true },
+} as const satisfies Record<string, AccountErrorRow>;
+
+/** Every second factor and passkey removed: by a reset of an unverified address, or by an operator. */
+export const auditTypes = ['mfa_cleared'] as const;

@@ -1,0 +1,7 @@
+// TOTP and recovery codes (the login's second step is the sessions feature's route).
+import { lt } from 'drizzle-orm';
+import { mfaChallenges } from './schema.js';
+import type { AccountFeature } from '../feature.js';
+import { totpRoutes } from './routes.js';
+
+export const totpFeature: AccountFeature = { api: ({ kit, services }) => totpRoutes(kit, services.totp, services.sessions), prune: (db, before) => db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, before)) };

@@ -1,0 +1,42 @@
+// The account area's vocabulary, assembled from what each feature contributes (its vocabulary.ts):
+// the envelope codes, the one error table, the audit event types and the ways a session is opened.
+// Services throw `AuthError(kind)` of this table; the /api handler and the documents answer from it.
+import * as account from './account/vocabulary.js';
+import * as devices from './devices/vocabulary.js';
+import * as email from './email/vocabulary.js';
+import * as moderation from './moderation/vocabulary.js';
+import * as passkeys from './passkeys/vocabulary.js';
+import * as password from './password/vocabulary.js';
+import * as reauth from './reauth/vocabulary.js';
+import * as reset from './reset/vocabulary.js';
+import * as sessions from './sessions/vocabulary.js';
+import * as shared from './shared/vocabulary.js';
+import * as totp from './totp/vocabulary.js';
+
+export type { AccountErrorRow } from './shared/vocabulary.js';
+
+/** The envelope codes: 0 for success, 1xxx for any endpoint, 2xxx for account rules. */
+export const ApiCode = { ...shared.SharedCode, ...sessions.codes, ...reset.codes, ...totp.codes, ...email.codes, ...passkeys.codes, ...reauth.codes };
+export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
+
+/** Every failure of the area by kind: its envelope code, HTTP status, default message and meaning. */
+export const ACCOUNT_ERRORS = { ...shared.errors, ...sessions.errors, ...devices.errors, ...reset.errors, ...totp.errors, ...email.errors, ...passkeys.errors, ...reauth.errors };
+export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;
+
+/** The audit trail's event types (the order is the documents' enum order). */
+export const AUTH_EVENT_TYPES = [
+  ...sessions.auditTypes,
+  ...password.auditTypes,
+  ...reset.auditTypes,
+  ...account.auditTypes,
+  ...moderation.auditTypes,
+  ...email.auditTypes,
+  ...totp.auditTypes,
+  ...passkeys.auditTypes,
+  ...reauth.auditTypes,
+  ...shared.auditTypes,
+] as const;
+export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
+
+/** How a session was opened (a device's `method`). */
+export const SIGN_IN_METHODS = [...sessions.signInMethods, ...totp.signInMethods, ...passkeys.signInMethods] as const;
