@@ -1223,7 +1223,7 @@ export interface OperatorUser {
   id: number;
   username: string;
   email: string;
-  /** the address was proved by a mailed code (issue 31) */
+  /** the address was proved by a mailed code */
   email_verified: boolean;
   nickname: string;
   roles: string[];
@@ -1243,7 +1243,7 @@ export interface OperatorUserDetail {
   id: number;
   username: string;
   email: string;
-  /** the address was proved by a mailed code (issue 31) */
+  /** the address was proved by a mailed code */
   email_verified: boolean;
   nickname: string;
   roles: string[];
