@@ -1,6 +1,5 @@
-// The module layout's boundaries (issue 26, STYLE.md "The module layout we are moving to"), checked by
-// `npm run lint:deps`. Until the move lands, each area also matches its old folder: accounts = src/auth,
-// relay = src/media (whose events/ becomes src/events), config = src/config.ts; drop the old names then.
+// The module layout's boundaries, checked by `npm run lint:deps`: no import cycles, and what each area
+// (src/accounts, src/relay, src/events; src/compose.ts wires them) may import of the others.
 const accounts = '^src/(accounts|auth)/';
 const relay = '^src/(relay|media)/';
 const events = '^src/events/';
