@@ -17,7 +17,7 @@ import { normaliseAccount, type AuditLog } from './audit.js';
 import { Budget } from './budget.js';
 import { AuthError } from './errors.js';
 import { accountKey } from './login-guard.js';
-import { hashPassword } from './passwords.js';
+import { hashPassword, SHARED, type HashCost } from './passwords.js';
 import { assertAcceptablePassword } from './password-policy.js';
 import { secondFactorRemovals } from './second-factors.js';
 import { assertNotBanned } from './service.js';
@@ -98,6 +98,8 @@ export class PasswordReset {
       keys: AuthKeys;
       budgets: ResetBudgets;
       answerMs?: number;
+      /** argon2id's cost of the new password's hash; the production parameters when absent. */
+      hashCost?: HashCost | undefined;
     },
   ) {
     const { budgets } = deps;
@@ -288,7 +290,7 @@ export class PasswordReset {
     let passwordHash: string;
     try {
       assertAcceptablePassword('new_password', newPassword, user);
-      passwordHash = await hashPassword(newPassword);
+      passwordHash = await hashPassword(newPassword, { ...SHARED, cost: this.deps.hashCost });
     } catch (error) {
       await this.giveBack(tried.map((row) => row.id), source);
       throw error;

@@ -11,7 +11,7 @@ import { accountMatches, foldedAccount } from './account-name.js';
 import type { AuthMethod } from './contract/devices.js';
 import { AuthError } from './errors.js';
 import { accountKey, userKey } from './login-guard.js';
-import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashOptions } from './passwords.js';
+import { ensureHashCapacity, hashPassword, verifyAgainstDummy, verifyPassword, type HashCost, type HashOptions } from './passwords.js';
 import { issueToken, parseToken, secretMatches, type IssuedToken } from './tokens.js';
 
 export type User = typeof users.$inferSelect;
@@ -88,6 +88,8 @@ export interface AuthServiceDeps {
   refreshReuseGraceS?: number;
   /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy` (default 2000). */
   hashMaxWaitMs?: number;
+  /** argon2id's cost of new hashes; the production parameters when absent (tests give a lower one). */
+  hashCost?: HashCost | undefined;
 }
 
 /**
@@ -561,7 +563,7 @@ export class AuthService {
   }
 
   private hashing(lane: string): HashOptions {
-    return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000 };
+    return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000, cost: this.deps.hashCost };
   }
 
   private accessExpiry(now: Date): Date {
