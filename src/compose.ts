@@ -1,7 +1,7 @@
 // THE wiring, for server.ts and the tests alike: config + database -> shared stores -> the modules
 // asked for -> an app per listener. A test composes only the areas it uses (an account test needs a
 // database, not mediasoup workers).
-import type { AccountsModule } from './accounts/module.js';
+import type { AccountsDeps, AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
 import type { Config } from './config/index.js';
@@ -31,6 +31,8 @@ export interface ComposeOptions {
   rateLimitStores?: RateLimitStores;
   /** Injected so tests can move time; defaults to the wall clock. */
   now?: () => Date;
+  /** argon2id's cost of new password hashes; the production parameters when absent (tests give a lower one). */
+  hashCost?: AccountsDeps['hashCost'];
   /** Engine options of the relay (tests shorten the worker backoff or the engine deadline). */
   media?: RelayDeps['media'];
   /** Recorder options of the relay (tests are told of each recording's ffmpeg). */
@@ -100,7 +102,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
 
   let accounts: AccountsModule | undefined;
   if (areas.accounts && authKeys) {
-    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}), ...(publish ? { publish } : {}) });
+    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}), ...(options.hashCost ? { hashCost: options.hashCost } : {}), ...(publish ? { publish } : {}) });
   }
 
   const modules: Module[] = [];

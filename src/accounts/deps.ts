@@ -5,6 +5,7 @@ import type { Database } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
 import type { Logger } from '../logger.js';
 import type { AuthKeys } from '../secrets/auth-key.js';
+import type { HashCost } from './passwords.js';
 
 export interface AccountsDeps {
   config: Config;
@@ -18,4 +19,6 @@ export interface AccountsDeps {
   now?: () => Date;
   /** Where the area's events go (the process's one bus); nowhere when absent. */
   publish?: AccountEventSink;
+  /** argon2id's cost of new password hashes; the production parameters when absent (tests give a lower one). */
+  hashCost?: HashCost;
 }

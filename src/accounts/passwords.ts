@@ -1,11 +1,20 @@
-// Password hashing: argon2id with the OWASP minimum parameters, through the async API.
+// Password hashing: argon2id with the OWASP minimum parameters (unless the factories are given a cost), through the async API.
 import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
 import { AuthError } from './shared/auth-error.js';
 
-// Passed explicitly (not via the `Algorithm` const enum, which breaks isolatedModules):
-// algorithm 2 = argon2id, m = 19456 KiB, t = 2, p = 1.
-const ARGON2ID = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+/** argon2id's cost: memory in KiB, passes, lanes. */
+export interface HashCost {
+  memoryCost: number;
+  timeCost: number;
+  parallelism: number;
+}
+
+/** The OWASP minimum, the cost of every hash unless a factory is given another (tests give a lower one). */
+export const PASSWORD_HASH_COST: HashCost = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
+
+// The algorithm passed explicitly (not via the `Algorithm` const enum, which breaks isolatedModules): 2 = argon2id.
+const ARGON2ID = 2;
 
 /**
  * At most this many hashes run at once, so one core stays free for the event loop: argon2 runs on
@@ -30,10 +39,12 @@ export interface HashOptions {
   lane: string;
   /** Expected wait for a slot beyond which the hash is refused with AuthError `server_busy`. */
   maxWaitMs: number;
+  /** The cost of a new hash (and of the dummy one); PASSWORD_HASH_COST when absent. A verification costs what its stored hash says. */
+  cost?: HashCost | undefined;
 }
 
 /** For callers that name no lane: one shared lane and the default bound. */
-const SHARED: HashOptions = { lane: '', maxWaitMs: 2000 };
+export const SHARED: HashOptions = { lane: '', maxWaitMs: 2000 };
 
 interface Waiter {
   start: () => void;
@@ -209,7 +220,7 @@ async function limited<T>(options: HashOptions, work: () => Promise<T>): Promise
 }
 
 export function hashPassword(password: string, options: HashOptions = SHARED): Promise<string> {
-  return limited(options, () => hash(password, ARGON2ID));
+  return limited(options, () => hash(password, { algorithm: ARGON2ID, ...(options.cost ?? PASSWORD_HASH_COST) }));
 }
 
 /** False for a wrong password and for a stored hash that cannot be parsed; AuthError `server_busy` when the queue is full. */
@@ -225,18 +236,24 @@ export async function verifyPassword(passwordHash: string, password: string, opt
   return verified;
 }
 
-// Computed once per process, on first use; a constant, not state that tests need to reset.
-let dummyHash: Promise<string> | undefined;
+// Computed once per process and cost, on first use; constants, not state that tests need to reset.
+const dummyHashes = new Map<string, Promise<string>>();
 
 /**
  * Spends the same work as verifying a real password, for accounts that do not exist, so the
  * response time does not tell whether an account exists. Always resolves to false.
  */
 export async function verifyAgainstDummy(password: string, options: HashOptions = SHARED): Promise<false> {
-  dummyHash ??= hashPassword('dummy password that matches nothing', options).catch((error: unknown) => {
-    dummyHash = undefined;
-    throw error;
-  });
+  const cost = options.cost ?? PASSWORD_HASH_COST;
+  const key = `${cost.memoryCost},${cost.timeCost},${cost.parallelism}`;
+  let dummyHash = dummyHashes.get(key);
+  if (!dummyHash) {
+    dummyHash = hashPassword('dummy password that matches nothing', options).catch((error: unknown) => {
+      dummyHashes.delete(key);
+      throw error;
+    });
+    dummyHashes.set(key, dummyHash);
+  }
   await verifyPassword(await dummyHash, password, options);
   return false;
 }

@@ -80,6 +80,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     },
     refreshReuseGraceS: config.auth.refreshReuseGraceS,
     hashMaxWaitMs: config.auth.hashMaxWaitMs,
+    hashCost: deps.hashCost,
   });
   const devices = new SessionDirectory({ db, now, audit });
   const stores = deps.rateLimitStores ?? memoryStores();
@@ -96,6 +97,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
           notices,
           audit,
           keys,
+          hashCost: deps.hashCost,
           budgets: {
             ...config.passwordReset,
             stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },

@@ -1,7 +1,7 @@
 // Forgotten password (issue 16) through a real SMTP server in this process: codes by mail, expiry,
 // try limits, reuse, the hourly cap, the same answer for unknown e-mails, notices. The same time for
 // them is measured in password-reset-timing.test.ts, which runs alone.
-import { createHash, createHmac, hkdfSync } from 'node:crypto';
+import { createHmac, hash, hkdfSync } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -262,7 +262,8 @@ describe('reset codes at rest (issue 32 #5)', () => {
     // The old scheme, SHA-256 of `<salt>:<code>`, with anything of the row as the salt: 10^6 candidates
     // found the code in about a second. Now no candidate matches whatever the row offers.
     const salts = (row.code_salt === undefined ? [row.user_id, row.id] : [row.code_salt]).map(String);
-    const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+    // Node's one-shot hash: the same digest as createHash's, four times faster over the million candidates.
+    const sha256 = (text: string) => hash('sha256', text);
     const withoutSecret = bruteForce(stored, (c) => salts.map((salt) => sha256(`${salt}:${c}`)).find((d) => d === stored) ?? '');
     expect(withoutSecret, 'a SHA-256 brute force over the dumped row found the code').toEqual([]);
     // With the server's secret (not in the database) the documented scheme gives exactly the mailed code:

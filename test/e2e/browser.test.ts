@@ -3,13 +3,12 @@
 // with the code from the service's log, joins, and its consumers'
 // getStats() must show audio packets and decoded video frames growing. The service and the demo
 // server start as `npm run demo` starts them.
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { requireChromium } from '../support/browser.js';
 import { useDemoInChromium } from '../support/demo.js';
+import { screenshotPath } from '../support/screenshots.js';
 
-const SCREENSHOT = path.resolve(import.meta.dirname, '../../docs/browser-demo.png');
 /** How long the counters are watched after the first frame. */
 const WATCH_MS = 3000;
 
@@ -264,10 +263,10 @@ describe('browser demo in a real Chromium', () => {
       expect(await highlighted.locator('figcaption').textContent()).toContain(activeSpeaker!.username);
       expect(activeSpeaker!.tile).toBe(activeSpeaker!.username);
     }
-    // The screenshot of docs/browser-demo.png: the first page, in front (a background tab paints no video).
+    // The screenshot of docs/browser-demo.png (refreshed by `npm run docs:pictures`): the first page, in front (a background tab paints no video).
     await pages[0]!.bringToFront();
     await pages[0]!.waitForTimeout(1500);
-    await pages[0]!.screenshot({ path: SCREENSHOT, fullPage: true });
+    await pages[0]!.screenshot({ path: screenshotPath('browser-demo.png'), fullPage: true });
     for (const page of pages) await page.close();
   });
 });

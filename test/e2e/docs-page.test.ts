@@ -7,6 +7,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { screenshotPath } from '../support/screenshots.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -56,7 +57,8 @@ describe.skipIf(!available)('GET /docs in Chromium', () => {
       expect(listed).toContain(path);
     }
     expect(failed).toEqual([]);
-    await page.screenshot({ path: new URL('../../docs/api-docs.png', import.meta.url).pathname, fullPage: false });
+    // docs/api-docs.png, refreshed by `npm run docs:pictures`.
+    await page.screenshot({ path: screenshotPath('api-docs.png'), fullPage: false });
     await page.close();
   }, 45_000);
 });

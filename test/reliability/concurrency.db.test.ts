@@ -7,11 +7,13 @@ import { sessions, users } from '../../src/db/schema.js';
 import { APP_TIMEOUT, call, expectOk, register, uniqueName, type Registered, type Reply } from '../accounts/helpers.js';
 import { issueToken } from '../../src/accounts/sessions/tokens.js';
 import { buildTestApp, usesPostgres, type TestApp } from '../support/app.js';
+import { PASSWORD_HASH_COST } from '../../src/accounts/passwords.js';
 import { sleep } from './support/traffic.js';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp({}, { areas: { relay: false } });
+  // argon2id at its production cost: the races below start requests all through a password change's hashing.
+  t = await buildTestApp({}, { areas: { relay: false }, hashCost: PASSWORD_HASH_COST });
 }, APP_TIMEOUT);
 afterAll(() => t?.close(), APP_TIMEOUT);
 

@@ -7,13 +7,15 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_TIMEOUT, call, expectOk, uniqueName } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { PASSWORD_HASH_COST } from '../../src/accounts/passwords.js';
 import { codeOf, startTestSmtp, type TestSmtp } from '../support/smtp.js';
 
 let t: TestApp;
 let smtp: TestSmtp;
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff' }, { areas: { relay: false } });
+  // argon2id at its production cost: the stored hashes are read for its parameters.
+  t = await buildTestApp({ SMTP_URL: smtp.url, TRUST_PROXY: 'xff' }, { areas: { relay: false }, hashCost: PASSWORD_HASH_COST });
 }, APP_TIMEOUT);
 afterAll(async () => {
   await t?.close();

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { createAccounts } from '../../src/accounts/module.js';
+import type { HashCost } from '../../src/accounts/passwords.js';
 import { createApp, type App, type AppSurface } from '../../src/app.js';
 import { compose, type ComposeOptions, type Composition } from '../../src/compose.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
@@ -20,6 +21,15 @@ import { inProcessRtcPorts } from './ports.js';
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 /** Every test app is built with an explicit AUTH_KEY_SECRET (nothing generated, no file written). */
 export const TEST_AUTH_KEY_SECRET = 'test-auth-key-secret-0123456789abcdef';
+
+/**
+ * argon2id's cost in test apps: the least argon2 takes (m >= 8 KiB per lane), so the hundreds of
+ * registrations and logins of the suite do not each spend the production cost. Tests that measure
+ * hashing (its time, its queue, the races it opens) and those that read the production parameters
+ * in a stored hash build their app with `hashCost: PASSWORD_HASH_COST`; units.test.ts checks the
+ * production parameters themselves.
+ */
+export const TEST_HASH_COST: HashCost = { memoryCost: 64, timeCost: 1, parallelism: 1 };
 
 /** Test files run in parallel: each worker of vitest gets its own slice of RTC ports (see ports.ts). */
 export { inProcessRtcPorts as allocateRtcPorts } from './ports.js';
@@ -73,6 +83,8 @@ export interface TestApp {
   logger: Logger;
   internalToken: string;
   composition: Composition;
+  /** argon2id's cost of the app's new hashes. */
+  hashCost: HashCost;
   close(): Promise<void>;
 }
 
@@ -83,6 +95,8 @@ export interface TestAppOptions {
   areas?: { accounts?: boolean; relay?: boolean };
   /** Recorder options of the relay (e.g. `onProcess`, to inspect or kill a recording's ffmpeg). */
   recordings?: ComposeOptions['recordings'];
+  /** argon2id's cost of new hashes; TEST_HASH_COST when absent. */
+  hashCost?: HashCost;
 }
 
 /** The configuration of a test app: the environment given over the test defaults. */
@@ -120,10 +134,11 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const { database, drop } = await openTestDatabase();
   const internalToken = config.internalToken ?? TEST_INTERNAL_TOKEN;
+  const hashCost = options.hashCost ?? TEST_HASH_COST;
   let composition: Composition;
   let inspection: MediaInspection | undefined;
   try {
-    composition = await compose(config, { logger, database, internalToken, media: { inspect: (given) => (inspection = given) }, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}), ...(options.recordings ? { recordings: options.recordings } : {}) });
+    composition = await compose(config, { logger, database, internalToken, hashCost, media: { inspect: (given) => (inspection = given) }, ...(options.areas ? { areas: options.areas } : {}), ...(options.now ? { now: options.now } : {}), ...(options.recordings ? { recordings: options.recordings } : {}) });
   } catch (error) {
     await database.close();
     await drop();
@@ -141,6 +156,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     logger,
     internalToken,
     composition,
+    hashCost,
     async close() {
       composition.release();
       await composition.stop({ deadlineMs: 10_000 });
@@ -153,13 +169,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
  * Another app over the same database and relay as `t`, with the account API built from `config`
  * (its own budgets and memory counters) and logging to `logger`: what a second instance would be.
  * @example const strict = appWith(t, { config: { ...t.config, auth: { ...t.config.auth, failuresPerAccount: 2 } } })
+ * @example const production = appWith(t, { hashCost: PASSWORD_HASH_COST }) // argon2id at its production cost
  */
-export function appWith(t: TestApp, overrides: { config?: Config; logger?: Logger; surface?: AppSurface; now?: () => Date }): App {
+export function appWith(t: TestApp, overrides: { config?: Config; logger?: Logger; surface?: AppSurface; now?: () => Date; hashCost?: HashCost }): App {
   const config = overrides.config ?? t.config;
   const logger = overrides.logger ?? t.logger;
   const modules = t.composition.modules.map((module) =>
     module.name === 'accounts'
-      ? createAccounts({ config, database: t.database, logger, authKeys: new AuthKeys(config.authKeySecret!), ...(overrides.now ? { now: overrides.now } : {}) })
+      ? createAccounts({ config, database: t.database, logger, authKeys: new AuthKeys(config.authKeySecret!), hashCost: overrides.hashCost ?? t.hashCost, ...(overrides.now ? { now: overrides.now } : {}) })
       : module,
   );
   return createApp(modules, { logger, internalToken: t.internalToken, ...(overrides.surface ? { surface: overrides.surface } : {}) });

@@ -17,7 +17,7 @@ import { normaliseAccount, type AuditLog } from '../audit/log.js';
 import { Budget } from '../shared/budget.js';
 import { AuthError } from '../shared/auth-error.js';
 import { accountKey } from '../shared/login-guard.js';
-import { hashPassword } from '../passwords.js';
+import { hashPassword, SHARED, type HashCost } from '../passwords.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
 import { secondFactorRemovals } from '../shared/second-factors.js';
 import { assertNotBanned } from '../shared/bans.js';
@@ -90,6 +90,8 @@ export class PasswordReset {
       keys: AuthKeys;
       budgets: ResetBudgets;
       answerMs?: number;
+      /** argon2id's cost of the new password's hash; the production parameters when absent. */
+      hashCost?: HashCost | undefined;
     },
   ) {
     const { budgets } = deps;
@@ -280,7 +282,7 @@ export class PasswordReset {
     let passwordHash: string;
     try {
       assertAcceptablePassword('new_password', newPassword, user);
-      passwordHash = await hashPassword(newPassword);
+      passwordHash = await hashPassword(newPassword, { ...SHARED, cost: this.deps.hashCost });
     } catch (error) {
       await this.giveBack(tried.map((row) => row.id), source);
       throw error;

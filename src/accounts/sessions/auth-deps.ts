@@ -1,6 +1,7 @@
 // What AuthService is built from, and what a registration gives it.
 import type { Db } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
+import type { HashCost } from '../passwords.js';
 import type { SessionClient } from '../types.js';
 import type { AccessTokens } from './access-tokens.js';
 
@@ -28,4 +29,6 @@ export interface AuthServiceDeps {
   refreshReuseGraceS?: number;
   /** Expected wait for an argon2 slot beyond which the request is refused with `server_busy` (default 2000). */
   hashMaxWaitMs?: number;
+  /** argon2id's cost of new hashes; the production parameters when absent (tests give a lower one). */
+  hashCost?: HashCost | undefined;
 }

@@ -370,7 +370,7 @@ export class AuthService {
 
   /** The argon2 options of a hashing lane, with the wait bound of logins. */
   hashing(lane: string): HashOptions {
-    return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000 };
+    return { lane, maxWaitMs: this.deps.hashMaxWaitMs ?? 2000, cost: this.deps.hashCost };
   }
 
   private accessExpiry(now: Date): Date {
