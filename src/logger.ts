@@ -55,7 +55,7 @@ export interface LogOutput {
  * - a full pipe keeps at most LOG_BUFFER_MAX_BYTES waiting (retried every 100 ms), then drops lines;
  * - close() bounds the final flush. Without it, pino flushes synchronously on 'exit', and its
  *   sonic-boom (4.x) retries EPIPE and EAGAIN there every 100 ms for ever: a process that never
- *   exits, deaf to signals (issue 32 #16).
+ *   exits, deaf to signals.
  */
 export function createLogOutput(fd = 1): LogOutput {
   let closing = false;

@@ -1,4 +1,4 @@
-// TURN (issue 28): the relay's coturn and the short-lived credentials the service hands out for it
+// TURN: the relay's coturn and the short-lived credentials the service hands out for it
 // (the "TURN REST API" scheme, coturn's use-auth-secret; src/turn/).
 import { z } from 'zod';
 import { int, optionalString } from './env.js';

@@ -1,4 +1,4 @@
-// Passkeys (WebAuthn, issue 31): the relying party the service is to browsers and authenticators,
+// Passkeys (WebAuthn): the relying party the service is to browsers and authenticators,
 // and the page origins whose ceremonies it accepts (src/accounts/passkeys.ts).
 import { z } from 'zod';
 import { optionalString, originList } from './env.js';

@@ -1,6 +1,6 @@
 // At most one notice of a kind per account and per recipient in a window: later ones are folded
 // into one summary sent when the window ends, so no client can flood a mailbox with notices and no
-// change goes unreported (issue 32 #4). Windows live in this process's memory.
+// change goes unreported. Windows live in this process's memory.
 import type { Logger } from '../logger.js';
 import type { MailMessage, Mailer } from './mailer.js';
 
