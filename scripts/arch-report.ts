@@ -1,11 +1,12 @@
 // npm run arch:report: for each account feature folder (src/accounts/<feature>/) and each relay kind
 // folder (src/relay/kinds/<kind>/), the src files OUTSIDE that folder that name it in code: an
-// identifier, an import path or a string matching the feature's terms (comments do not count; files
+// identifier, an import path or a string matching the feature's terms, or a relative import that
+// resolves into the folder (comments do not count; files
 // whose first line says they are generated are skipped). docs/architecture.md quotes the output
 // between `<!-- arch-report:start -->` and `<!-- arch-report:end -->`; test/docs/architecture.test.ts
 // fails when it does not. `npm run arch:report -- --write` rewrites that part of the document.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
@@ -50,9 +51,20 @@ function sourceFiles(root: string): string[] {
 export function codeWords(text: string): string[] {
   const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.JSX, text);
   const words: string[] = [];
+  // The brace depth at which each open template substitution (`${`) started: only the `}` that brings
+  // the depth back there closes the substitution; any other `}` closes an object or a block.
+  const substitutions: number[] = [];
+  let depth = 0;
   for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
-    // A `}` may close a template's substitution: rescanning it reads the template's next part.
-    if (kind === ts.SyntaxKind.CloseBraceToken) kind = scanner.reScanTemplateToken(false);
+    if (kind === ts.SyntaxKind.OpenBraceToken) depth += 1;
+    else if (kind === ts.SyntaxKind.CloseBraceToken) {
+      if (substitutions.at(-1) === depth) {
+        // This `}` closes a template's substitution: rescanning it reads the template's next part.
+        substitutions.pop();
+        kind = scanner.reScanTemplateToken(false);
+      } else depth -= 1;
+    }
+    if (kind === ts.SyntaxKind.TemplateHead || kind === ts.SyntaxKind.TemplateMiddle) substitutions.push(depth);
     // A `/` may start a regular expression literal, whose text would otherwise scan as code.
     if (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) kind = scanner.reScanSlashToken();
     switch (kind) {
@@ -76,6 +88,19 @@ export function codeWords(text: string): string[] {
   return words;
 }
 
+/**
+ * The paths from the repository's root that a file (`path`, from the root) imports, re-exports or
+ * imports dynamically with a relative specifier, e.g. `./plain/ops.js` in `src/relay/kinds/index.ts`
+ * gives `src/relay/kinds/plain/ops.js`. Package specifiers are left out.
+ */
+export function relativeImports(path: string, text: string): string[] {
+  return ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map(({ fileName }) => fileName)
+    .filter((specifier) => specifier.startsWith('./') || specifier.startsWith('../'))
+    .map((specifier) => posix.normalize(posix.join(posix.dirname(path), specifier)));
+}
+
 const isGenerated = (text: string): boolean => /^\/\/.*\bgenerated\b/i.test(text.split('\n', 1)[0] ?? '');
 
 /** The report as a markdown block, the same for the same tree. */
@@ -83,12 +108,15 @@ export function archReport(root: string = ROOT): string {
   const files = sourceFiles(root)
     .map((path) => ({ path, text: readFileSync(join(root, path), 'utf8') }))
     .filter(({ text }) => !isGenerated(text))
-    .map(({ path, text }) => ({ path, words: codeWords(text) }));
+    .map(({ path, text }) => ({ path, words: codeWords(text), imports: relativeImports(path, text) }));
   const rows: string[] = ['| area | feature | folder | src files outside it that name it |', '| --- | --- | --- | --- |'];
   const lists: string[] = [];
   for (const feature of FEATURES) {
     const hasFolder = existsSync(join(root, feature.folder)) && statSync(join(root, feature.folder)).isDirectory();
-    const outside = files.filter(({ path, words }) => !path.startsWith(`${feature.folder}/`) && words.some((word) => feature.terms.test(word))).map(({ path }) => path);
+    const inFolder = (path: string): boolean => path === feature.folder || path.startsWith(`${feature.folder}/`);
+    const outside = files
+      .filter(({ path, words, imports }) => !inFolder(path) && (words.some((word) => feature.terms.test(word)) || imports.some(inFolder)))
+      .map(({ path }) => path);
     rows.push(`| ${feature.area} | ${feature.name} | ${hasFolder ? `\`${feature.folder}/\`` : 'no folder yet'} | ${outside.length} |`);
     lists.push('', `**${feature.area}/${feature.name}** (\`${feature.terms.source}\`${feature.terms.flags ? `, ${feature.terms.flags}` : ''}):${outside.length === 0 ? ' none' : ''}`);
     for (const path of outside) lists.push(`- \`${path}\``);

@@ -1,6 +1,7 @@
 // What a close elsewhere in the relay means for a recording under way: the bus tells the recorder, as it
 // tells every sink, and this says whether the recording stops (and why) or fails (and with what error).
 import type { RelayEvent } from '../contract/events.js';
+import { resourceClosed } from './resource-closed.js';
 import type { Recording, StopReason } from './recording.js';
 
 export type CloseOutcome = StopReason | { error: string };
@@ -12,7 +13,7 @@ function byReason(reason: string, fallback: CloseOutcome): CloseOutcome {
 
 /** How `event` ends the recording `r`: a stop reason, a failure, or undefined when it does not concern it (or another event decides). */
 export function closeOutcome(r: Recording, event: RelayEvent): CloseOutcome | undefined {
-  const ownTransport = (id: string) => r.tracks.some((t) => t.plainTransportId === id);
+  const ownTransport = (id: string) => r.tracks.some((t) => t.transportId === id);
   const ownConsumer = (id: string) => r.tracks.some((t) => t.consumerId === id);
   if (event.type === 'router.closed' && event.routerId === r.routerId) return byReason(event.reason, 'router_closed');
   if (event.type === 'producer.closed' && r.producerIds.includes(event.producerId)) {
@@ -27,8 +28,8 @@ export function closeOutcome(r: Recording, event: RelayEvent): CloseOutcome | un
     if (event.reason === 'transport_closed') return undefined;
     return byReason(event.reason, event.reason === 'producer_closed' ? 'producer_closed' : { error: `its consumer closed (${event.reason})` });
   }
-  if (event.type === 'plainTransport.closed' && ownTransport(event.plainTransportId)) {
-    return byReason(event.reason, { error: `its plain transport closed (${event.reason})` });
-  }
+  // The close of a track's loopback transport: "its plain transport closed (api)".
+  const closed = resourceClosed(event);
+  if (closed && ownTransport(closed.id)) return byReason(closed.reason, { error: `its ${closed.what} closed (${closed.reason})` });
   return undefined;
 }

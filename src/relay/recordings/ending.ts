@@ -5,8 +5,8 @@
 import { rm } from 'node:fs/promises';
 import type { Logger } from '../../logger.js';
 import type { RelayBus } from '../events/index.js';
-import type { MediaService } from '../media-service.js';
 import { stopRecordingFfmpeg } from './ffmpeg-stop.js';
+import type { MediaService } from '../media-service.js';
 import type { Manifests } from './manifest.js';
 import type { PortPairs } from './ports.js';
 import { FORMATS, isActive, manifestOf, type Recording, type RecordingFiles, type StopReason } from './recording.js';
@@ -14,7 +14,7 @@ import { uploadRecording } from './recording-upload.js';
 import type { Uploader } from './upload.js';
 
 export interface EndingDeps {
-  media: Pick<MediaService, 'closePlainTransport'>;
+  media: Pick<MediaService, 'closeLoopback'>;
   bus: RelayBus;
   logger: Logger;
   files: RecordingFiles;
@@ -55,9 +55,9 @@ export function createEnding(deps: EndingDeps): Ending {
   /** Closes the recording's plain transports (they take its consumers with them): no more RTP or RTCP to its ffmpeg. */
   function closeTransports(r: Recording): void {
     for (const track of r.tracks) {
-      if (track.plainTransportId) {
+      if (track.transportId) {
         try {
-          media.closePlainTransport(track.plainTransportId);
+          media.closeLoopback(track.transportId);
         } catch {
           // Gone already (router closed, worker died).
         }

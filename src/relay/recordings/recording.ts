@@ -16,7 +16,8 @@ export interface Track {
   kind: 'audio' | 'video';
   producerId: string;
   port: number;
-  plainTransportId?: string;
+  /** The loopback transport (the media service's createLoopback) that sends the track to ffmpeg. */
+  transportId?: string;
   consumerId?: string;
   rtpParameters?: ms.RtpParameters;
 }

@@ -59,7 +59,7 @@ function recordingCapabilities(caps: ms.RtpCapabilities): ms.RtpCapabilities {
   };
 }
 
-type TrackMedia = Pick<MediaService, 'getRouter' | 'createPlainTransport' | 'connectPlainTransport' | 'createConsumer'>;
+type TrackMedia = Pick<MediaService, 'getRouter' | 'createLoopback' | 'connectLoopback' | 'createConsumer'>;
 
 /**
  * Each track's port pair, plain transport and paused consumer, then the SDP at `sdpPath`. Each resource
@@ -72,13 +72,13 @@ export async function connectTracks(media: TrackMedia, r: Recording, ports: Port
   for (const track of r.tracks) {
     track.port = await ports.take();
     stillStarting(r);
-    const plain = await media.createPlainTransport({ routerId: r.routerId, rtcpMux: false, comedia: false, appData: { recordingId: r.id } });
-    track.plainTransportId = plain.plainTransport.id;
+    const transportId = await media.createLoopback({ routerId: r.routerId, appData: { recordingId: r.id } });
+    track.transportId = transportId;
     stillStarting(r);
-    await media.connectPlainTransport(plain.plainTransport.id, { ip: addresses.listen, port: track.port, rtcpPort: track.port + 1 });
+    await media.connectLoopback(transportId, { ip: addresses.listen, port: track.port });
     stillStarting(r);
     const consumer = await media.createConsumer({
-      transportId: plain.plainTransport.id,
+      transportId,
       producerId: track.producerId,
       rtpCapabilities: rtpCapabilities as never,
       appData: { recordingId: r.id },

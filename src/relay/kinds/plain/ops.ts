@@ -104,3 +104,22 @@ export function closePlainTransport(deps: OpsDeps, id: string): void {
   deps.registry.markClosing(plainTransport, 'api');
   plainTransport.close();
 }
+
+/**
+ * The relay's own loopback transport (a recording's track to its ffmpeg): a plain transport, RTCP on
+ * its own port, not connected yet; its id. Its close event is the plain transport's.
+ */
+export async function createLoopback(deps: OpsDeps, input: { routerId: string; appData: Record<string, unknown> }): Promise<string> {
+  const entry = await createPlainTransport(deps, { routerId: input.routerId, rtcpMux: false, comedia: false, appData: input.appData });
+  return entry.plainTransport.id;
+}
+
+/** Points the loopback transport `id` at `port` of `ip` (RTP), RTCP at the next port. */
+export async function connectLoopback(deps: OpsDeps, id: string, input: { ip: string; port: number }): Promise<void> {
+  await connectPlainTransport(deps, id, { ip: input.ip, port: input.port, rtcpPort: input.port + 1 });
+}
+
+/** Closes the loopback transport `id` (its consumer closes with it). */
+export function closeLoopback(deps: OpsDeps, id: string): void {
+  closePlainTransport(deps, id);
+}
