@@ -8,7 +8,7 @@ import { AccountDeletion } from './account/deletion.js';
 import type { AuditLog } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import { LoginGuard } from './shared/login-guard.js';
-import { Moderation } from './moderation/service.js';
+import { MFA_CLEARED_NOTICE, Moderation } from './moderation/service.js';
 import { PASSWORD_RESET_FACTORS_REMOVED, passwordChangedNotice } from './reset/mail.js';
 import { PasswordReset } from './reset/service.js';
 import { AuthService } from './sessions/auth-service.js';
@@ -22,7 +22,8 @@ import { FreshSession } from './shared/fresh-session.js';
 import { ReauthService } from './reauth/service.js';
 import { PasswordService } from './password/service.js';
 import { SessionService } from './sessions/service.js';
-import { factorNotice, TotpService } from './totp/service.js';
+import { factorNotice } from './totp/mail.js';
+import { TotpService } from './totp/service.js';
 import { Passkeys } from './passkeys/ceremonies.js';
 import { PasskeyService, passkeyNotice } from './passkeys/service.js';
 
@@ -124,9 +125,11 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
   });
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
-  const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
+  const factorNotices = mailer
+    ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => factorNotice(notice, folded, notice.kind === 'mfa_cleared' ? MFA_CLEARED_NOTICE : undefined) })
+    : undefined;
   const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
-  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
+  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, beforeSession: (user, client) => totp.requireSecondStep(user, client) });
   // Passkeys: their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
   const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;

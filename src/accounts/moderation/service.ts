@@ -24,6 +24,13 @@ export interface UserQuery {
   limit: number;
 }
 
+/** The owner's notice of an operator's clearing (kind `mfa_cleared`, in the factor notices' window). */
+export const MFA_CLEARED_NOTICE = {
+  subject: 'Your two-factor sign-in and passkeys were removed',
+  happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
+  advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
+};
+
 /** `%`, `_` and `\` are literal in a prefix an operator types. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -32,6 +32,11 @@ export class PasskeyService {
     return this.deps.passkeys !== undefined;
   }
 
+  /** Options naming the caller's own passkeys, with a challenge only a re-authentication of this user can use. */
+  reauthOptions(auth: Authenticated): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    return this.passkeys().reauthOptions(auth.user);
+  }
+
   /** AuthError `email_not_verified` or `reauthentication_required` (FreshSession) before anything. */
   registrationOptions(auth: Authenticated): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const passkeys = this.passkeys();

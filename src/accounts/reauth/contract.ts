@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from '../shared/contract.js';
 import { currentPassword } from '../shared/fields.js';
-import { authenticationResponse, requestOptions } from '../passkeys/contract.js';
+import { authenticationResponse } from '../passkeys/contract.js';
 import { recoveryCode, totpCode } from '../totp/contract.js';
 
 const ONE_FACTOR = 'exactly one of password, totp_code, recovery_code and passkey';
@@ -50,16 +50,4 @@ export const reauth = accountRoute(
     ['passkeys_disabled', 'a passkey, and passkeys are not configured'],
     'server_busy',
   ],
-);
-
-export const reauthPasskeyOptions = accountRoute(
-  {
-    tags: ['session'],
-    method: 'post',
-    path: '/reauth/passkey/options',
-    summary: "Options to re-authenticate with one of the caller's passkeys (a single-use challenge of this user, 5 minutes)",
-    security: BEARER,
-    responses: { 200: okResponse("request options listing the caller's passkeys", requestOptions) },
-  },
-  ['invalid_access_token', ['no_such_passkey', 'the account has no passkey'], 'passkeys_disabled'],
 );

@@ -2,7 +2,6 @@
 // when (sessions.reauthenticated_at), so every instance agrees whether it is fresh. Password through
 // the one password re-check; TOTP and recovery codes in the account's failure budget like the login's
 // second step; a passkey only of the session's own user. Knows nothing of HTTP.
-import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { sessions } from '../../db/schema.js';
@@ -36,11 +35,6 @@ export interface ReauthServiceDeps {
 
 export class ReauthService {
   constructor(private readonly deps: ReauthServiceDeps) {}
-
-  /** Options naming the caller's own passkeys, with a challenge only a re-authentication of this user can use. */
-  passkeyOptions(auth: Authenticated): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    return this.passkeysOrRefuse().reauthOptions(auth.user);
-  }
 
   /**
    * Checks the one factor of `body` and marks the session: fresh from now for REAUTH_WINDOW_S.
