@@ -134,7 +134,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
   const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
   const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });
-  const reauth = new ReauthService({ db, logger, now, audit, failures, confirmation, totp, passkeys: ceremonies, fresh });
+  const reauth = new ReauthService({ db, logger, now, audit, confirmation, fresh });
   return {
     signingKeys,
     auth,

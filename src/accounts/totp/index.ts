@@ -3,5 +3,10 @@ import { lt } from 'drizzle-orm';
 import { mfaChallenges } from './schema.js';
 import type { AccountFeature } from '../feature.js';
 import { totpRoutes } from './routes.js';
+import { totpReauth } from './reauth.js';
 
-export const totpFeature: AccountFeature = { api: ({ kit, services }) => totpRoutes(kit, services.totp, services.sessions), prune: (db, before) => db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, before)) };
+export const totpFeature: AccountFeature = {
+  api: ({ kit, services }) => totpRoutes(kit, services.totp, services.sessions),
+  reauthFactor: (services) => totpReauth(services.totp),
+  prune: (db, before) => db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, before)),
+};

@@ -192,9 +192,17 @@ export class TotpService {
     return 'code' in proof ? this.acceptTotp(user, factor.secret, proof.code) : this.useRecoveryCode(user.id, proof.recoveryCode);
   }
 
-  /** For a re-authentication that used up a recovery code: audited and noticed as any other use. */
-  recoveryCodeUsed(user: User, client: SessionClient, detail: string): Promise<void> {
-    return this.event('recovery_code_used', user, client, detail);
+  /** A re-authentication by a TOTP or recovery code, in the account's failure budget: the method proved. */
+  async reauthenticate(user: User, proof: { code: string } | { recoveryCode: string }, client: SessionClient, failed: (detail: string) => Promise<void>): Promise<'totp' | 'recovery_code'> {
+    const byRecoveryCode = 'recoveryCode' in proof;
+    await this.deps.failures.run([userKey(user.id)], async () => {
+      if (!(await this.checkCode(user, proof))) {
+        await failed(byRecoveryCode ? 'wrong_recovery_code' : 'wrong_totp_code');
+        throw new AuthError('wrong_mfa_code');
+      }
+    });
+    if (byRecoveryCode) await this.event('recovery_code_used', user, client, 'reauth');
+    return byRecoveryCode ? 'recovery_code' : 'totp';
   }
 
   /** Before a login's session: AuthError `mfa_required` (2007) with a new challenge when the user has TOTP on. */
