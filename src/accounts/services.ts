@@ -26,6 +26,8 @@ import { factorNotice } from './totp/mail.js';
 import { TotpService } from './totp/service.js';
 import { Passkeys } from './passkeys/ceremonies.js';
 import { PasskeyService, passkeyNotice } from './passkeys/service.js';
+import { passkeyRemoval } from './passkeys/removal.js';
+import { totpRemoval } from './totp/removal.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -85,6 +87,8 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   });
   const devices = new SessionDirectory({ db, now, audit });
   const stores = deps.rateLimitStores ?? memoryStores();
+  // What a reset of an unproved address and an operator's clearing remove, in the audit detail's order.
+  const factors = [passkeyRemoval, totpRemoval];
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
   const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
@@ -98,6 +102,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
           notices,
           audit,
           keys,
+          factors,
           hashCost: deps.hashCost,
           budgets: {
             ...config.passwordReset,
@@ -147,6 +152,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     totp,
     passkeys,
     reauth,
-    moderation: new Moderation({ db, audit, now, publish: deps.publish, notices: factorNotices }),
+    moderation: new Moderation({ db, audit, now, publish: deps.publish, factors, notices: factorNotices }),
   };
 }

@@ -7,7 +7,7 @@ import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import { formatTime } from '../../time.js';
 import type { AuditLog } from '../audit/log.js';
 import type { AccountEventSink } from '../events.js';
-import { secondFactorRemovals } from '../shared/second-factors.js';
+import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
 import type { User } from '../types.js';
 
 export interface UserSummary {
@@ -43,6 +43,8 @@ export class Moderation {
       audit: AuditLog;
       now: () => Date;
       publish?: AccountEventSink | undefined;
+      /** The second factors an operator's clearing removes. */
+      factors: readonly FactorRemoval[];
       /** The owner's notices of factor events (kind `mfa_cleared`); none without mail. */
       notices?: NoticeThrottle | undefined;
     },
@@ -58,16 +60,16 @@ export class Moderation {
     const { db, audit, now } = this.deps;
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
-    const removals = secondFactorRemovals(db, (userId) => eq(userId, id));
-    const [row] = await db
+    const removals = secondFactorRemovals(db, (userId) => eq(userId, id), this.deps.factors);
+    const [counts = {}] = await db
       .with(...removals.ctes)
-      .select({ passkeys: removals.passkeys, totp: removals.totp })
+      .select(removals.counts)
       .from(sql`(select 1) as one`);
-    const passkeys = row?.passkeys ?? 0;
-    const totp = (row?.totp ?? 0) > 0;
+    const passkeys = counts.passkeys ?? 0;
+    const totp = (counts.totp ?? 0) > 0;
     this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, passkeys, totp });
     this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
-    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${passkeys} passkeys, totp ${totp ? 'removed' : 'off'}` });
+    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${removalDetail(this.deps.factors, counts)}` });
     return { user, passkeys, totp };
   }
 

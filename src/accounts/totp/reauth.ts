@@ -14,7 +14,9 @@ export function totpReauth(totp: TotpService): ReauthFactor {
       ['wrong_mfa_code', 'the TOTP code is wrong or was already used, or the recovery code is wrong or used'],
     ],
     check(user, body, client, failed) {
-      const proof = body.recovery_code !== undefined ? { recoveryCode: String(body.recovery_code) } : body.totp_code !== undefined ? { code: String(body.totp_code) } : undefined;
+      // The body's rule made them strings.
+      const { totp_code: code, recovery_code: recoveryCode } = body as { totp_code?: string; recovery_code?: string };
+      const proof = recoveryCode !== undefined ? { recoveryCode } : code !== undefined ? { code } : undefined;
       return proof && totp.reauthenticate(user, proof, client, failed);
     },
   };
