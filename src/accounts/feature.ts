@@ -6,6 +6,7 @@ import type { AuditLog, PruneDeadRows } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import type { AuthEnv, RouteKit } from './shared/route-kit.js';
 import type { ReauthFactor } from './shared/second-factors.js';
+import type { ErrorRow } from './shared/error-table.js';
 import type { AccountServices } from './services.js';
 
 export interface FeatureContext {
@@ -16,6 +17,8 @@ export interface FeatureContext {
   now: () => Date;
   /** The second factors re-authentication accepts besides the password, in the feature list's order. */
   reauthFactors: readonly ReauthFactor[];
+  /** What the features answer a login instead of a session after the right password (documented on POST /login). */
+  loginRefusals: readonly ErrorRow[];
 }
 
 export interface AccountFeature {
@@ -24,6 +27,8 @@ export interface AccountFeature {
   api?(context: FeatureContext): OpenAPIHono<AuthEnv, any, any>;
   /** Its mounts outside /api (the JWKS, the internal surface). */
   mounts?(context: FeatureContext): Mount[];
+  /** What it answers a login instead of a session after the right password (a second step). */
+  loginRefusals?: readonly ErrorRow[];
   /** A second factor: what re-authentication accepts of it. */
   reauthFactor?(services: AccountServices): ReauthFactor;
   /** Deletes its short-lived rows (codes, challenges) once long dead. */

@@ -7,6 +7,8 @@ import { totpReauth } from './reauth.js';
 
 export const totpFeature: AccountFeature = {
   api: ({ kit, services }) => totpRoutes(kit, services.totp, services.sessions),
+  // The login's second step: a user with TOTP on gets a challenge (2007) instead of a session.
+  loginRefusals: ['mfa_required'],
   reauthFactor: (services) => totpReauth(services.totp),
   prune: (db, before) => db.delete(mfaChallenges).where(lt(mfaChallenges.expiresAt, before)),
 };
