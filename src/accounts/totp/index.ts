@@ -1,4 +1,5 @@
-// TOTP and recovery codes (the login's second step is the sessions feature's route).
+// TOTP and recovery codes: set up, enable, disable, the login's second step (POST /login/mfa), and
+// TOTP as a second factor of the login and of re-authentication.
 import { lt } from 'drizzle-orm';
 import { mfaChallenges } from './schema.js';
 import type { AccountFeature } from '../feature.js';
