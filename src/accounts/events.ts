@@ -1,23 +1,14 @@
 // The account area's event catalog, beside the relay's (src/relay/contract/events.ts): what other
-// services learn at once when a session ends or a user goes. They travel on the one bus of the
-// process (src/compose.ts), so the event stream and the webhooks carry them; they concern no router.
+// services learn at once when a session ends or a user goes (features add theirs, as moderation's
+// events.ts). They travel on the one bus of the process (src/compose.ts), so the event stream and the
+// webhooks carry them; they concern no router.
 import { z } from 'zod';
+import { event, userId } from './shared/event-kit.js';
+import { moderationEvents } from './moderation/events.js';
 
 /** Why a session ended. */
 export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned', 'email_changed'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
-
-const eventTime = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
-  .describe('yyyy-MM-dd HH:mm:ss, Asia/Shanghai');
-const eventId = z.string().describe('opaque; strictly increasing within one process, never repeated by another process lifetime');
-
-function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) {
-  return z.object({ id: eventId, type: z.literal(type), time: eventTime, ...shape }).describe(description);
-}
-
-const userId = z.int().describe('the user id');
 
 export const accountEventSchemas = {
   'auth.session.ended': event(
@@ -26,17 +17,7 @@ export const accountEventSchemas = {
     "A session ended: its access and refresh tokens are refused from now on (drop the user's connections that it authenticated).",
   ),
   'auth.user.deleted': event('auth.user.deleted', { userId }, 'A user deleted the account (each session also gets auth.session.ended account_deleted).'),
-  'auth.user.banned': event(
-    'auth.user.banned',
-    { userId, until: eventTime.nullable().describe('when the ban ends; null: until lifted'), reason: z.string().nullable() },
-    'An operator banned a user (each session also gets auth.session.ended banned).',
-  ),
-  'auth.user.unbanned': event('auth.user.unbanned', { userId }, 'An operator lifted a ban.'),
-  'auth.user.mfa_cleared': event(
-    'auth.user.mfa_cleared',
-    { userId, passkeys: z.int().min(0).describe('passkeys removed'), totp: z.boolean().describe('whether an enabled TOTP factor was removed') },
-    "An operator removed every second factor of a user (TOTP, recovery codes, passkeys), after verifying the person by other means; the owner is mailed.",
-  ),
+  ...moderationEvents,
 } as const;
 
 export type AccountEventType = keyof typeof accountEventSchemas;

@@ -5,6 +5,8 @@ import type { Mount } from '../http/module.js';
 import type { AuditLog, PruneDeadRows } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import type { AuthEnv, RouteKit } from './shared/route-kit.js';
+import type { ReauthFactor } from './shared/second-factors.js';
+import type { ErrorRow } from './shared/error-table.js';
 import type { AccountServices } from './services.js';
 
 export interface FeatureContext {
@@ -13,6 +15,10 @@ export interface FeatureContext {
   services: AccountServices;
   audit: AuditLog;
   now: () => Date;
+  /** The second factors re-authentication accepts besides the password, in the feature list's order. */
+  reauthFactors: readonly ReauthFactor[];
+  /** What the features answer a login instead of a session after the right password (documented on POST /login). */
+  loginRefusals: readonly ErrorRow[];
 }
 
 export interface AccountFeature {
@@ -21,6 +27,10 @@ export interface AccountFeature {
   api?(context: FeatureContext): OpenAPIHono<AuthEnv, any, any>;
   /** Its mounts outside /api (the JWKS, the internal surface). */
   mounts?(context: FeatureContext): Mount[];
+  /** What it answers a login instead of a session after the right password (a second step). */
+  loginRefusals?: readonly ErrorRow[];
+  /** A second factor: what re-authentication accepts of it. */
+  reauthFactor?(services: AccountServices): ReauthFactor;
   /** Deletes its short-lived rows (codes, challenges) once long dead. */
   prune?: PruneDeadRows;
 }

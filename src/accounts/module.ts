@@ -76,7 +76,9 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
   const outcomes = new AuthOutcomes();
   const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') });
   const kit = createRouteKit({ config: deps.config, stores, services, outcomes });
-  const context: FeatureContext = { deps, kit, services, audit, now };
+  const reauthFactors = FEATURES.flatMap((feature) => (feature.reauthFactor ? [feature.reauthFactor(services)] : []));
+  const loginRefusals = FEATURES.flatMap((feature) => feature.loginRefusals ?? []);
+  const context: FeatureContext = { deps, kit, services, audit, now, reauthFactors, loginRefusals };
   const api = createRouter().use(async function arrival(c, next) {
     // Before any await of this request: a refresh compares it with the rotation time of its token.
     c.set('arrivedAt', now());

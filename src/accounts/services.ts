@@ -8,7 +8,7 @@ import { AccountDeletion } from './account/deletion.js';
 import type { AuditLog } from './audit/log.js';
 import type { AccountsDeps } from './deps.js';
 import { LoginGuard } from './shared/login-guard.js';
-import { Moderation } from './moderation/service.js';
+import { MFA_CLEARED_NOTICE, Moderation } from './moderation/service.js';
 import { PASSWORD_RESET_FACTORS_REMOVED, passwordChangedNotice } from './reset/mail.js';
 import { PasswordReset } from './reset/service.js';
 import { AuthService } from './sessions/auth-service.js';
@@ -22,9 +22,12 @@ import { FreshSession } from './shared/fresh-session.js';
 import { ReauthService } from './reauth/service.js';
 import { PasswordService } from './password/service.js';
 import { SessionService } from './sessions/service.js';
-import { factorNotice, TotpService } from './totp/service.js';
+import { factorNotice } from './totp/mail.js';
+import { TotpService } from './totp/service.js';
 import { Passkeys } from './passkeys/ceremonies.js';
 import { PasskeyService, passkeyNotice } from './passkeys/service.js';
+import { passkeyRemoval } from './passkeys/removal.js';
+import { totpRemoval } from './totp/removal.js';
 
 export interface AccountServices {
   /** The keys that sign access tokens (the JWKS). */
@@ -84,6 +87,8 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   });
   const devices = new SessionDirectory({ db, now, audit });
   const stores = deps.rateLimitStores ?? memoryStores();
+  // What a reset of an unproved address and an operator's clearing remove, in the audit detail's order.
+  const factors = [passkeyRemoval, totpRemoval];
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
   const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
@@ -97,6 +102,7 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
           notices,
           audit,
           keys,
+          factors,
           hashCost: deps.hashCost,
           budgets: {
             ...config.passwordReset,
@@ -124,14 +130,16 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
   });
   // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
-  const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: factorNotice }) : undefined;
+  const factorNotices = mailer
+    ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => factorNotice(notice, folded, notice.kind === 'mfa_cleared' ? MFA_CLEARED_NOTICE : undefined) })
+    : undefined;
   const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
-  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, secondFactor: totp });
+  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, beforeSession: (user, client) => totp.requireSecondStep(user, client) });
   // Passkeys: their own notices ("a passkey was added / removed"), with the same limits.
   const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
   const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
   const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });
-  const reauth = new ReauthService({ db, logger, now, audit, failures, confirmation, totp, passkeys: ceremonies, fresh });
+  const reauth = new ReauthService({ db, logger, now, audit, confirmation, fresh });
   return {
     signingKeys,
     auth,
@@ -144,6 +152,6 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
     totp,
     passkeys,
     reauth,
-    moderation: new Moderation({ db, audit, now, publish: deps.publish, notices: factorNotices }),
+    moderation: new Moderation({ db, audit, now, publish: deps.publish, factors, notices: factorNotices }),
   };
 }

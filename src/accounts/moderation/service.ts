@@ -7,7 +7,7 @@ import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import { formatTime } from '../../time.js';
 import type { AuditLog } from '../audit/log.js';
 import type { AccountEventSink } from '../events.js';
-import { secondFactorRemovals } from '../shared/second-factors.js';
+import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
 import type { User } from '../types.js';
 
 export interface UserSummary {
@@ -24,6 +24,13 @@ export interface UserQuery {
   limit: number;
 }
 
+/** The owner's notice of an operator's clearing (kind `mfa_cleared`, in the factor notices' window). */
+export const MFA_CLEARED_NOTICE = {
+  subject: 'Your two-factor sign-in and passkeys were removed',
+  happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
+  advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
+};
+
 /** `%`, `_` and `\` are literal in a prefix an operator types. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -36,6 +43,8 @@ export class Moderation {
       audit: AuditLog;
       now: () => Date;
       publish?: AccountEventSink | undefined;
+      /** The second factors an operator's clearing removes. */
+      factors: readonly FactorRemoval[];
       /** The owner's notices of factor events (kind `mfa_cleared`); none without mail. */
       notices?: NoticeThrottle | undefined;
     },
@@ -51,16 +60,16 @@ export class Moderation {
     const { db, audit, now } = this.deps;
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
-    const removals = secondFactorRemovals(db, (userId) => eq(userId, id));
-    const [row] = await db
+    const removals = secondFactorRemovals(db, (userId) => eq(userId, id), this.deps.factors);
+    const [counts = {}] = await db
       .with(...removals.ctes)
-      .select({ passkeys: removals.passkeys, totp: removals.totp })
+      .select(removals.counts)
       .from(sql`(select 1) as one`);
-    const passkeys = row?.passkeys ?? 0;
-    const totp = (row?.totp ?? 0) > 0;
+    const passkeys = counts.passkeys ?? 0;
+    const totp = (counts.totp ?? 0) > 0;
     this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, passkeys, totp });
     this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
-    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${passkeys} passkeys, totp ${totp ? 'removed' : 'off'}` });
+    await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${removalDetail(this.deps.factors, counts)}` });
     return { user, passkeys, totp };
   }
 

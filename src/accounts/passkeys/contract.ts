@@ -192,3 +192,16 @@ export const removePasskey = accountRoute(
   },
   ['invalid_access_token', 'no_such_passkey', ...DISABLED],
 );
+
+/** Options to re-authenticate (POST /reauth) with one of the caller's own passkeys. */
+export const reauthPasskeyOptions = accountRoute(
+  {
+    tags: ['session'],
+    method: 'post',
+    path: '/reauth/passkey/options',
+    summary: "Options to re-authenticate with one of the caller's passkeys (a single-use challenge of this user, 5 minutes)",
+    security: BEARER,
+    responses: { 200: okResponse("request options listing the caller's passkeys", requestOptions) },
+  },
+  ['invalid_access_token', ['no_such_passkey', 'the account has no passkey'], 'passkeys_disabled'],
+);

@@ -1,7 +1,8 @@
 // POST /passkeys/register/options and /register/verify (authenticated), POST /passkeys/login/options
-// and /login/verify (public), GET /passkeys, DELETE /passkeys/{id}.
+// and /login/verify (public), GET /passkeys, DELETE /passkeys/{id}, and POST /reauth/passkey/options
+// (the challenge of a re-authentication by passkey).
 import type { MiddlewareHandler } from 'hono';
-import { listPasskeys, passkeyLoginOptions, passkeyLoginVerify, passkeyRegisterOptions, passkeyRegisterVerify, removePasskey } from './contract.js';
+import { listPasskeys, passkeyLoginOptions, passkeyLoginVerify, passkeyRegisterOptions, passkeyRegisterVerify, reauthPasskeyOptions, removePasskey } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { ok } from '../shared/envelope.js';
 import type { PasskeyService } from './service.js';
@@ -30,5 +31,7 @@ export function passkeysRoutes(kit: RouteKit, passkeys: PasskeyService) {
     .openapi({ ...removePasskey, middleware: authenticated }, async (c) => {
       await passkeys.remove(c.var.auth, c.req.valid('param').id, kit.sessionClient(c));
       return ok(c, null);
-    });
+    })
+    // Limited per client like a login (the auth budget); 1004 from the service when passkeys are off.
+    .openapi({ ...reauthPasskeyOptions, middleware: [kit.authLimit, kit.requireSession] }, async (c) => ok(c, await passkeys.reauthOptions(c.var.auth)));
 }

@@ -32,6 +32,24 @@ export class PasskeyService {
     return this.deps.passkeys !== undefined;
   }
 
+  /** Options naming the caller's own passkeys, with a challenge only a re-authentication of this user can use. */
+  reauthOptions(auth: Authenticated): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    return this.passkeys().reauthOptions(auth.user);
+  }
+
+  /** A re-authentication by passkey: only an assertion of `user`'s own, for a re-authentication challenge. */
+  async reauthenticate(user: User, assertion: AuthenticationResponseBody, failed: (detail: string) => Promise<void>): Promise<'passkey'> {
+    const passkeys = this.passkeys();
+    try {
+      await passkeys.login(assertion, user.id);
+    } catch (error) {
+      if (!(error instanceof PasskeyLoginError)) throw error;
+      await failed(`passkey_${error.detail}`);
+      throw new AuthError('passkey_reauth_refused');
+    }
+    return 'passkey';
+  }
+
   /** AuthError `email_not_verified` or `reauthentication_required` (FreshSession) before anything. */
   registrationOptions(auth: Authenticated): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const passkeys = this.passkeys();

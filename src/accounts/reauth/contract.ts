@@ -1,65 +1,53 @@
-// Re-authentication: a signed-in session proves one factor again (password, TOTP or recovery code,
-// or one of its user's passkeys), which makes it fresh for REAUTH_WINDOW_S: adding a passkey,
-// turning TOTP on and changing the e-mail address need a fresh session. Inputs, outputs, routes.
+// Re-authentication: a signed-in session proves one factor again (its password, or one of the second
+// factors the feature list provides), which makes it fresh for REAUTH_WINDOW_S: adding a factor and
+// changing the e-mail address need a fresh session. Inputs, outputs, the route.
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from '../shared/contract.js';
 import { currentPassword } from '../shared/fields.js';
-import { authenticationResponse, requestOptions } from '../passkeys/contract.js';
-import { recoveryCode, totpCode } from '../totp/contract.js';
+import type { ReauthFactor } from '../shared/second-factors.js';
 
-const ONE_FACTOR = 'exactly one of password, totp_code, recovery_code and passkey';
+/** "a, b and c" (or "a, b or c"). */
+function listed(items: readonly string[], conjunction: 'and' | 'or'): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
+}
 
-export const reauthBody = z
-  .object({
-    password: currentPassword.optional(),
-    totp_code: totpCode.optional(),
-    recovery_code: recoveryCode.optional(),
-    passkey: authenticationResponse.optional().describe("the browser's assertion for the options of POST /reauth/passkey/options"),
-  })
-  .superRefine((body, ctx) => {
-    const given = [body.password, body.totp_code, body.recovery_code, body.passkey].filter((factor) => factor !== undefined).length;
-    if (given !== 1) ctx.addIssue({ code: 'custom', path: ['password'], message: ONE_FACTOR });
+/** The body and its rule: the password or one factor's fields, exactly one of them. */
+function reauthBody(factors: readonly ReauthFactor[]) {
+  const fields: z.ZodRawShape = { password: currentPassword.optional() };
+  for (const factor of factors) Object.assign(fields, factor.fields);
+  const names = Object.keys(fields);
+  const oneFactor = `exactly one of ${listed(names, 'and')}`;
+  const body = z.object(fields).superRefine((given, ctx) => {
+    if (names.filter((name) => given[name] !== undefined).length !== 1) ctx.addIssue({ code: 'custom', path: ['password'], message: oneFactor });
   });
+  return { body, oneFactor };
+}
 
-export type ReauthBody = z.output<typeof reauthBody>;
-
-export const reauthenticated = z.strictObject({
-  reauthenticated_at: timeString,
-  fresh_until: timeString.describe('until when the session may add a passkey, turn TOTP on or change the e-mail address'),
-});
-
-export type ReauthenticatedView = z.output<typeof reauthenticated>;
-
-export const reauth = accountRoute(
-  {
-    tags: ['session'],
-    method: 'post',
-    path: '/reauth',
-    summary: 'Prove one factor again (password, TOTP code, recovery code or passkey): the session is fresh for REAUTH_WINDOW_S',
-    security: BEARER,
-    request: { body: { required: true, content: { 'application/json': { schema: reauthBody } } } },
-    responses: { 200: okResponse('the session is fresh', reauthenticated) },
-  },
-  [
-    ['invalid_request', `a field fails its rule, or not ${ONE_FACTOR}`],
-    'invalid_access_token',
-    ['wrong_old_password', 'password is wrong'],
-    ['totp_not_set_up', 'a TOTP or recovery code for an account without TOTP'],
-    ['wrong_mfa_code', 'the TOTP code is wrong or was already used, or the recovery code is wrong or used'],
-    'passkey_reauth_refused',
-    ['passkeys_disabled', 'a passkey, and passkeys are not configured'],
-    'server_busy',
-  ],
-);
-
-export const reauthPasskeyOptions = accountRoute(
-  {
-    tags: ['session'],
-    method: 'post',
-    path: '/reauth/passkey/options',
-    summary: "Options to re-authenticate with one of the caller's passkeys (a single-use challenge of this user, 5 minutes)",
-    security: BEARER,
-    responses: { 200: okResponse("request options listing the caller's passkeys", requestOptions) },
-  },
-  ['invalid_access_token', ['no_such_passkey', 'the account has no passkey'], 'passkeys_disabled'],
-);
+/** POST /reauth for the factors the feature list provides (in its order). */
+export function reauthRoute(factors: readonly ReauthFactor[]) {
+  const { body, oneFactor } = reauthBody(factors);
+  // The factors' own phrases, the one listed last first.
+  const freshFor = [...factors.map((factor) => factor.freshFor).reverse(), 'change the e-mail address'];
+  const reauthenticated = z.strictObject({
+    reauthenticated_at: timeString,
+    fresh_until: timeString.describe(`until when the session may ${listed(freshFor, 'or')}`),
+  });
+  return accountRoute(
+    {
+      tags: ['session'],
+      method: 'post',
+      path: '/reauth',
+      summary: `Prove one factor again (${listed(['password', ...factors.flatMap((factor) => factor.names)], 'or')}): the session is fresh for REAUTH_WINDOW_S`,
+      security: BEARER,
+      request: { body: { required: true, content: { 'application/json': { schema: body } } } },
+      responses: { 200: okResponse('the session is fresh', reauthenticated) },
+    },
+    [
+      ['invalid_request', `a field fails its rule, or not ${oneFactor}`],
+      'invalid_access_token',
+      ['wrong_old_password', 'password is wrong'],
+      ...factors.flatMap((factor) => factor.errors),
+      'server_busy',
+    ],
+  );
+}

@@ -2,4 +2,4 @@
 import type { AccountFeature } from '../feature.js';
 import { reauthRoutes } from './routes.js';
 
-export const reauthFeature: AccountFeature = { api: ({ kit, services }) => reauthRoutes(kit, services.reauth) };
+export const reauthFeature: AccountFeature = { api: ({ kit, services, reauthFactors }) => reauthRoutes(kit, services.reauth, reauthFactors) };

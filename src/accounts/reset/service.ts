@@ -19,7 +19,7 @@ import { AuthError } from '../shared/auth-error.js';
 import { accountKey } from '../shared/login-guard.js';
 import { hashPassword, SHARED, type HashCost } from '../passwords.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
-import { secondFactorRemovals } from '../shared/second-factors.js';
+import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
 import { assertNotBanned } from '../shared/bans.js';
 import { ONE_TIME_CODE_MAX_FAILURES, ONE_TIME_CODE_TTL_MS, OneTimeCodes } from '../shared/one-time-code.js';
 
@@ -89,6 +89,8 @@ export class PasswordReset {
       audit: AuditLog;
       keys: AuthKeys;
       budgets: ResetBudgets;
+      /** The second factors a reset of an address never proved removes. */
+      factors: readonly FactorRemoval[];
       answerMs?: number;
       /** argon2id's cost of the new password's hash; the production parameters when absent. */
       hashCost?: HashCost | undefined;
@@ -329,12 +331,11 @@ export class PasswordReset {
     // email_verified_at before `changed` sets it.
     const unproved = sql`${users.id} in (select id from changed) and ${users.emailVerifiedAt} is null`;
     const unprovedUser = sql`(select ${users.id} from ${users} where ${unproved})`;
-    const removals = secondFactorRemovals(db, (userId) => sql`${userId} in ${unprovedUser}`);
+    const removals = secondFactorRemovals(db, (userId) => sql`${userId} in ${unprovedUser}`, this.deps.factors);
     const rows = await db
       .with(used, changed, ended, ...removals.ctes)
       .select({
-        passkeysRemoved: removals.passkeys,
-        totpRemoved: removals.totp,
+        removed: removals.counts,
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
       })
@@ -351,13 +352,13 @@ export class PasswordReset {
         .catch((error: unknown) => this.deps.logger.error({ err: error, userId: user.id }, 'password reset, but sessions opened during it could not be ended'));
     }
     const endedIds = row.publicId ? row.publicId.split(',') : [];
-    const factorsRemoved = row.passkeysRemoved > 0 || row.totpRemoved > 0;
+    const factorsRemoved = Object.values(row.removed).some((count) => count > 0);
     await audit.record(
       ...endedIds.map((id) => ({ type: 'session_ended' as const, userId: user.id, sessionId: id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent })),
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
       ...(user.emailVerifiedAt === null ? [{ type: 'email_verified' as const, userId: user.id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent }] : []),
       ...(factorsRemoved
-        ? [{ type: 'mfa_cleared' as const, userId: user.id, detail: `password_reset: ${row.passkeysRemoved} passkeys, totp ${row.totpRemoved > 0 ? 'removed' : 'off'}`, ip: client.ip, userAgent: client.userAgent }]
+        ? [{ type: 'mfa_cleared' as const, userId: user.id, detail: `password_reset: ${removalDetail(this.deps.factors, row.removed)}`, ip: client.ip, userAgent: client.userAgent }]
         : []),
     );
     this.deps.notices.notify({ kind: factorsRemoved ? PASSWORD_RESET_FACTORS_REMOVED : 'password_changed', account: String(user.id), to: user.email, at });

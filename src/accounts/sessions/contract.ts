@@ -1,5 +1,6 @@
 // Sessions: register, log in, refresh the tokens, log out. Inputs, outputs and the routes.
 import { z } from 'zod';
+import type { ErrorRow } from '../shared/error-table.js';
 import { accountRoute, BEARER, okResponse } from '../shared/contract.js';
 import { characterCount, email, hasNoControlCharacters, isStorableText, nonEmpty, password, rule, RULES, TEXT_RULE, username } from '../shared/fields.js';
 
@@ -74,17 +75,19 @@ export const register = accountRoute(
   ['invalid_request', 'username_taken', 'email_taken', 'server_busy'],
 );
 
-export const login = accountRoute(
-  {
-    tags: ['session'],
-    method: 'post',
-    path: '/login',
-    summary: 'Log in with a username or an e-mail address',
-    request: { body: { required: true, content: { 'application/json': { schema: loginBody } } } },
-    responses: { 200: okResponse('tokens and the user', session) },
-  },
-  ['invalid_request', 'wrong_password', 'no_such_account', 'mfa_required', 'account_banned', 'server_busy'],
-);
+/** POST /login; `refusals`: what other features answer instead of a session after the right password (e.g. a second step). */
+export const loginRoute = (refusals: readonly ErrorRow[]) =>
+  accountRoute(
+    {
+      tags: ['session'],
+      method: 'post',
+      path: '/login',
+      summary: 'Log in with a username or an e-mail address',
+      request: { body: { required: true, content: { 'application/json': { schema: loginBody } } } },
+      responses: { 200: okResponse('tokens and the user', session) },
+    },
+    ['invalid_request', 'wrong_password', 'no_such_account', 'account_banned', 'server_busy', ...refusals],
+  );
 
 export const logout = accountRoute(
   {

@@ -5,7 +5,7 @@ import { sessionRoutes } from './routes.js';
 import { introspectionRoutes, jwksRoutes } from './tokens-routes.js';
 
 export const sessionsFeature: AccountFeature = {
-  api: ({ kit, services }) => sessionRoutes(kit, services.sessions),
+  api: ({ kit, services, loginRefusals }) => sessionRoutes(kit, services.sessions, loginRefusals),
   mounts: ({ deps, services }) => [
     { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },
     { prefix: '/internal', surface: 'internal', routes: introspectionRoutes(services.auth, { issuer: deps.config.auth.issuer, audience: deps.config.auth.audience }) },

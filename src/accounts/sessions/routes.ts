@@ -1,6 +1,7 @@
 // POST /register, /login, /refresh-token, /logout.
 import type { Context } from 'hono';
-import { login, logout, logoutScope, refreshToken, register } from './contract.js';
+import { loginRoute, logout, logoutScope, refreshToken, register } from './contract.js';
+import type { ErrorRow } from '../shared/error-table.js';
 import { AuthError } from '../shared/auth-error.js';
 import { ok } from '../shared/envelope.js';
 import type { SessionService } from './service.js';
@@ -8,10 +9,10 @@ import type { LogoutScope } from '../devices/directory.js';
 import { sessionView, tokenSetView } from './views.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 
-export function sessionRoutes(kit: RouteKit, sessions: SessionService) {
+export function sessionRoutes(kit: RouteKit, sessions: SessionService, loginRefusals: readonly ErrorRow[]) {
   return createRouter()
     .openapi({ ...register, middleware: [kit.authLimit] }, async (c) => ok(c, sessionView(await sessions.register(c.req.valid('json'), kit.sessionClient(c)))))
-    .openapi({ ...login, middleware: [kit.countOutcome('login'), kit.authLimit] }, async (c) => {
+    .openapi({ ...loginRoute(loginRefusals), middleware: [kit.countOutcome('login'), kit.authLimit] }, async (c) => {
       const { account, password } = c.req.valid('json');
       return ok(c, sessionView(await sessions.login(account, password, kit.sessionClient(c))));
     })

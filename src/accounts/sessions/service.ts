@@ -6,7 +6,6 @@ import { userIdOfAccount } from '../account/deletion.js';
 import { normaliseAccount, type AuditLog } from '../audit/log.js';
 import type { AuthMethod } from '../devices/contract.js';
 import type { RegisterBody } from './contract.js';
-import type { LoginMfaBody } from '../totp/contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import type { LoginGuard } from '../shared/login-guard.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
@@ -14,7 +13,6 @@ import type { AuthService } from './auth-service.js';
 import type { Authenticated, SessionClient, TokenSet, User } from '../types.js';
 import type { LogoutScope, SessionDirectory } from '../devices/directory.js';
 import { afterwards } from '../shared/after-action.js';
-import type { TotpService } from '../totp/service.js';
 
 export interface SessionServiceDeps {
   db: Db;
@@ -25,8 +23,11 @@ export interface SessionServiceDeps {
   failures: LoginGuard;
   /** Mails the first e-mail verification code after a registration. */
   verification?: { registered(user: User): Promise<void> };
-  /** The second factor: a login whose user has one answers a challenge instead of a session. */
-  secondFactor?: Pick<TotpService, 'challengeFor' | 'verify'> | undefined;
+  /**
+   * Between the right password and the session: throws the answer of a login whose user must prove a
+   * second factor first (a challenge instead of a session). The factor's route then opens the session.
+   */
+  beforeSession?: ((user: User, client: SessionClient) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -56,22 +57,8 @@ export class SessionService {
       }
       throw error;
     }
-    const challenge = await this.deps.secondFactor?.challengeFor(user, client);
-    if (challenge) throw new AuthError('mfa_required', undefined, undefined, challenge);
+    await this.deps.beforeSession?.(user, client);
     return this.signIn(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
-  }
-
-  /** The second step of a login that answered 2007: its challenge and a TOTP or recovery code. */
-  async loginSecondStep(body: LoginMfaBody, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
-    if (!this.deps.secondFactor) throw new AuthError('invalid_mfa_token');
-    const proof = await this.deps.secondFactor.verify(body, client);
-    try {
-      // Opens only if the password the challenge was issued under is still the user's.
-      return await this.signIn(proof.user, client, proof.method, { passwordHash: proof.passwordHash });
-    } catch (error) {
-      if (error instanceof AuthError && error.reason === 'wrong_password') throw new AuthError('invalid_mfa_token');
-      throw error;
-    }
   }
 
   /**

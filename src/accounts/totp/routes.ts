@@ -21,6 +21,6 @@ export function totpRoutes(kit: RouteKit, totp: TotpService, sessions: SessionSe
       return ok(c, null);
     })
     .openapi({ ...loginMfa, middleware: [kit.countOutcome('login'), kit.authLimit] }, async (c) =>
-      ok(c, sessionView(await sessions.loginSecondStep(c.req.valid('json'), kit.sessionClient(c)))),
+      ok(c, sessionView(await totp.signIn(c.req.valid('json'), kit.sessionClient(c), sessions))),
     );
 }

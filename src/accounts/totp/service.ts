@@ -8,8 +8,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Db } from '../../db/client.js';
 import { mfaChallenges, recoveryCodes, totpFactors, users } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
-import type { MailMessage } from '../../mail/mailer.js';
-import type { Folded, NoticeInput, NoticeThrottle } from '../../mail/notice-throttle.js';
+import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit/log.js';
 import type { AuthMethod } from '../devices/contract.js';
@@ -18,11 +17,13 @@ import { RECOVERY_CODE_COUNT, type LoginMfaBody } from './contract.js';
 import { AuthError } from '../shared/auth-error.js';
 import { userKey, type LoginGuard } from '../shared/login-guard.js';
 import { insertSelect } from '../../db/sql.js';
-import type { Authenticated, SessionClient, User } from '../types.js';
+import type { Authenticated, SessionClient, TokenSet, User } from '../types.js';
+import type { SessionService } from '../sessions/service.js';
 import { parseToken } from '../sessions/tokens.js';
 import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 import type { FreshSession } from '../shared/fresh-session.js';
+import type { FactorNoticeKind } from './mail.js';
 
 /** RFC 6238 as every authenticator app reads it. */
 const TOTP_PARAMETERS = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
@@ -43,9 +44,6 @@ export interface SecondFactorProof {
   method: Extract<AuthMethod, 'password+totp' | 'recovery_code'>;
   passwordHash: string;
 }
-
-/** The kinds of notice this mails the owner (each limited per account and recipient). */
-export type FactorNoticeKind = 'totp_enabled' | 'totp_disabled' | 'recovery_code_used' | 'mfa_failed' | 'mfa_cleared';
 
 export interface TotpServiceDeps {
   db: Db;
@@ -194,9 +192,35 @@ export class TotpService {
     return 'code' in proof ? this.acceptTotp(user, factor.secret, proof.code) : this.useRecoveryCode(user.id, proof.recoveryCode);
   }
 
-  /** For a re-authentication that used up a recovery code: audited and noticed as any other use. */
-  recoveryCodeUsed(user: User, client: SessionClient, detail: string): Promise<void> {
-    return this.event('recovery_code_used', user, client, detail);
+  /** A re-authentication by a TOTP or recovery code, in the account's failure budget: the method proved. */
+  async reauthenticate(user: User, proof: { code: string } | { recoveryCode: string }, client: SessionClient, failed: (detail: string) => Promise<void>): Promise<'totp' | 'recovery_code'> {
+    const byRecoveryCode = 'recoveryCode' in proof;
+    await this.deps.failures.run([userKey(user.id)], async () => {
+      if (!(await this.checkCode(user, proof))) {
+        await failed(byRecoveryCode ? 'wrong_recovery_code' : 'wrong_totp_code');
+        throw new AuthError('wrong_mfa_code');
+      }
+    });
+    if (byRecoveryCode) await this.event('recovery_code_used', user, client, 'reauth');
+    return byRecoveryCode ? 'recovery_code' : 'totp';
+  }
+
+  /** Before a login's session: AuthError `mfa_required` (2007) with a new challenge when the user has TOTP on. */
+  async requireSecondStep(user: User, client: SessionClient): Promise<void> {
+    const challenge = await this.challengeFor(user, client);
+    if (challenge) throw new AuthError('mfa_required', undefined, undefined, challenge);
+  }
+
+  /** The second step of a login that answered 2007: its challenge and a TOTP or recovery code, then the session. */
+  async signIn(body: LoginMfaBody, client: SessionClient, sessions: Pick<SessionService, 'signIn'>): Promise<{ user: User; tokens: TokenSet }> {
+    const proof = await this.verify(body, client);
+    try {
+      // Opens only if the password the challenge was issued under is still the user's.
+      return await sessions.signIn(proof.user, client, proof.method, { passwordHash: proof.passwordHash });
+    } catch (error) {
+      if (error instanceof AuthError && error.reason === 'wrong_password') throw new AuthError('invalid_mfa_token');
+      throw error;
+    }
   }
 
   /**
@@ -345,47 +369,4 @@ export class TotpService {
     notices?.notify({ kind: type, account: String(user.id), to: user.email, at: this.deps.now() });
     await afterwards(logger, `${type} audit`, () => audit.record({ type, userId: user.id, detail, ip: client.ip, userAgent: client.userAgent }));
   }
-}
-
-const NOTICE_TEXT: Record<FactorNoticeKind, { subject: string; happened: string; advice: string }> = {
-  totp_enabled: {
-    subject: 'Two-factor sign-in was turned on',
-    happened: 'Two-factor sign-in (an authenticator app) was turned on for your chat account',
-    advice: 'If this was not you, reset your password now with "forgot password" and check your signed-in devices.',
-  },
-  totp_disabled: {
-    subject: 'Two-factor sign-in was turned off',
-    happened: 'Two-factor sign-in was turned off for your chat account',
-    advice: 'If this was not you, reset your password now with "forgot password", check your signed-in devices and turn two-factor sign-in on again.',
-  },
-  recovery_code_used: {
-    subject: 'A recovery code was used',
-    happened: 'One of the recovery codes of your chat account was used',
-    advice: 'Each code works once. If this was not you, reset your password now and turn two-factor sign-in off and on again for new codes.',
-  },
-  mfa_cleared: {
-    subject: 'Your two-factor sign-in and passkeys were removed',
-    happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
-    advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
-  },
-  mfa_failed: {
-    subject: 'A wrong two-factor code was entered',
-    happened: 'Someone entered the right password of your chat account but a wrong two-factor code',
-    advice: 'If this was not you, your password is known to someone else: change it now.',
-  },
-};
-
-/** The notice of a factor event, or the summary of those folded into one window. */
-export function factorNotice(input: NoticeInput, folded?: Folded): MailMessage {
-  const text = NOTICE_TEXT[input.kind as FactorNoticeKind];
-  const time = (d: Date) => `${d.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
-  const first = folded
-    ? folded.count === 1
-      ? `${text.happened} again on ${time(folded.last)}.`
-      : `${text.happened} ${folded.count} more times between ${time(folded.first)} and ${time(folded.last)}.`
-    : `${text.happened} on ${time(input.at)}.`;
-  const lines = [first, ''];
-  if (folded) lines.push('(Notices of this kind are sent at most once every 10 minutes; this one sums up those since the last.)', '');
-  lines.push(text.advice);
-  return { to: input.to, subject: text.subject, text: lines.join('\n') };
 }
