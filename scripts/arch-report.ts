@@ -15,19 +15,19 @@ export const FEATURES: ReadonlyArray<{ area: 'accounts' | 'relay'; name: string;
   { area: 'accounts', name: 'audit', folder: 'src/accounts/audit', terms: /audit/i },
   { area: 'accounts', name: 'devices', folder: 'src/accounts/devices', terms: /device/i },
   { area: 'accounts', name: 'email', folder: 'src/accounts/email', terms: /email[-_]?(verif|change)|verify.?email|emailVerif/i },
-  { area: 'accounts', name: 'ice-servers', folder: 'src/accounts/ice-servers', terms: /ice[-_ ]?servers?/i },
+  { area: 'accounts', name: 'ice-servers', folder: 'src/accounts/ice-servers', terms: /^iceServers(Feature|Routes|Of)$|IceServersView/ },
   { area: 'accounts', name: 'moderation', folder: 'src/accounts/moderation', terms: /moderation|banned|unban|^bans?$|^isBanned$/i },
   { area: 'accounts', name: 'passkeys', folder: 'src/accounts/passkeys', terms: /passkey|webauthn/i },
-  { area: 'accounts', name: 'profile', folder: 'src/accounts/profile', terms: /profile/i },
+  { area: 'accounts', name: 'profile', folder: 'src/accounts/profile', terms: /^profile(?!-level)|Profile(View|Changes)$|^(update|get)Profile$/ },
   { area: 'accounts', name: 'reset', folder: 'src/accounts/reset', terms: /password[-_ ]?reset|reset[-_ ]?code|forgot/i },
-  { area: 'accounts', name: 'totp', folder: 'src/accounts/totp', terms: /totp|mfa/i },
+  { area: 'accounts', name: 'totp', folder: 'src/accounts/totp', terms: /totp|recovery[-_ ]?codes?/i },
   { area: 'relay', name: 'consumers', folder: 'src/relay/kinds/consumers', terms: /(?<!data[-_ ]?|pipe[-_ ]?)consumer|kinds\/consumers/i },
   { area: 'relay', name: 'controls', folder: 'src/relay/kinds/controls', terms: /preferred[-_ ]?layers|key[-_ ]?frame|restart[-_ ]?ice|max[-_ ]?incoming[-_ ]?bitrate|kinds\/controls/i },
   { area: 'relay', name: 'data', folder: 'src/relay/kinds/data', terms: /data[-_ ]?(producer|consumer)|kinds\/data/i },
   { area: 'relay', name: 'pipes', folder: 'src/relay/kinds/pipes', terms: /pipe[-_ ]?(transport|producer|consumer)|kinds\/pipes/i },
   { area: 'relay', name: 'plain', folder: 'src/relay/kinds/plain', terms: /plain[-_ ]?transport|plainTransport|kinds\/plain/i },
   { area: 'relay', name: 'producers', folder: 'src/relay/kinds/producers', terms: /(?<!data[-_ ]?|pipe[-_ ]?)producer|kinds\/producers/i },
-  { area: 'relay', name: 'routers', folder: 'src/relay/kinds/routers', terms: /router|kinds\/routers/i },
+  { area: 'relay', name: 'routers', folder: 'src/relay/kinds/routers', terms: /(?<!create)router(?!s?\b)|^routers$|mediasoup[-_ ]?router|kinds\/routers/i },
   { area: 'relay', name: 'transports', folder: 'src/relay/kinds/transports', terms: /web[-_ ]?rtc[-_ ]?transport|kinds\/transports/i },
 ];
 
@@ -118,8 +118,9 @@ export function archReport(root: string = ROOT): string {
       .filter(({ path, words, imports }) => !inFolder(path) && (words.some((word) => feature.terms.test(word)) || imports.some(inFolder)))
       .map(({ path }) => path);
     rows.push(`| ${feature.area} | ${feature.name} | ${hasFolder ? `\`${feature.folder}/\`` : 'no folder yet'} | ${outside.length} |`);
-    lists.push('', `**${feature.area}/${feature.name}** (\`${feature.terms.source}\`${feature.terms.flags ? `, ${feature.terms.flags}` : ''}):${outside.length === 0 ? ' none' : ''}`);
-    for (const path of outside) lists.push(`- \`${path}\``);
+    // One paragraph a feature, paths from src/, so that the document stays readable with the wide terms.
+    const named = outside.length === 0 ? 'none' : outside.map((path) => `\`${path.replace(/^src\//, '')}\``).join(', ');
+    lists.push('', `**${feature.area}/${feature.name}** (\`${feature.terms.source}\`${feature.terms.flags ? `, ${feature.terms.flags}` : ''}): ${named}`);
   }
   return [...rows, ...lists, ''].join('\n');
 }
