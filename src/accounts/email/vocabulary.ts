@@ -38,3 +38,7 @@ export const auditTypes = [
   'email_change_failed',
   'email_changed',
 ] as const;
+
+/** A change of address ends the other sessions. */
+export const sessionEndReasons = ['email_changed'] as const;
+export const sessionEndedBy = { email_change: 'email_changed' } as const;
