@@ -1,6 +1,7 @@
 // The account's address: verification and change by mailed codes.
 import { lt } from 'drizzle-orm';
 import { NoticeThrottle } from '../../mail/notice-throttle.js';
+import { AuthError } from '../shared/auth-error.js';
 import { Budget } from '../shared/budget.js';
 import { emailCodes } from './schema.js';
 import type { AccountFeature } from '../feature.js';
@@ -31,6 +32,10 @@ export const emailFeature: AccountFeature = {
     });
     // The first verification code is mailed after a registration.
     hooks.afterRegistration.push((user) => email.registered(user));
+    // A new sign-in factor (a passkey, TOTP) needs an address the owner proved: 2018 before the freshness.
+    fresh.newFactorChecks.push((auth) => {
+      if (auth.user.emailVerifiedAt === null) throw new AuthError('email_not_verified');
+    });
     return { email };
   },
   api: ({ kit, services }) => emailRoutes(kit, services.email),
