@@ -48,3 +48,8 @@ export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 /** Who ended a session (session_ended's `detail`) and the reason its bus event gives. */
 export const SESSION_ENDED_BY: Readonly<Record<string, SessionEndReason>> = { ...shared.sessionEndedBy, ...email.sessionEndedBy };
 export type SessionEndedBy = keyof typeof shared.sessionEndedBy | keyof typeof email.sessionEndedBy;
+
+/** The fields features add to the caller's profile and to an operator's view of a user (schemas, then values). */
+export const PROFILE_FIELDS = { ...email.userViewFields.profile };
+export const OPERATOR_USER_FIELDS = { ...email.userViewFields.operator };
+export const userViewFieldValues = (user: Parameters<typeof email.userViewFields.values>[0]) => ({ ...email.userViewFields.values(user) });
