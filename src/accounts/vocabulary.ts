@@ -49,7 +49,7 @@ export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 export const SESSION_ENDED_BY: Readonly<Record<string, SessionEndReason>> = { ...shared.sessionEndedBy, ...email.sessionEndedBy };
 export type SessionEndedBy = keyof typeof shared.sessionEndedBy | keyof typeof email.sessionEndedBy;
 
-/** The fields features add to the caller's profile and to an operator's view of a user (schemas, then values). */
-export const PROFILE_FIELDS = { ...email.userViewFields.profile };
+/** The fields features add to the owner's and to an operator's view of a user (schemas, then values). */
+export const OWNER_VIEW_FIELDS = { ...email.userViewFields.owner };
 export const OPERATOR_USER_FIELDS = { ...email.userViewFields.operator };
 export const userViewFieldValues = (user: Parameters<typeof email.userViewFields.values>[0]) => ({ ...email.userViewFields.values(user) });

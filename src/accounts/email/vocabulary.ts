@@ -44,9 +44,9 @@ export const auditTypes = [
 export const sessionEndReasons = ['email_changed'] as const;
 export const sessionEndedBy = { email_change: 'email_changed' } as const;
 
-/** What the feature adds to the views of a user (the profile, an operator's): whether the owner proved the address. */
+/** What the feature adds to the views of a user (the owner's, an operator's): whether the owner proved the address. */
 export const userViewFields = {
-  profile: { email_verified: z.boolean().describe('whether the owner proved the address (a mailed code, or a completed password reset)') },
+  owner: { email_verified: z.boolean().describe('whether the owner proved the address (a mailed code, or a completed password reset)') },
   operator: { email_verified: z.boolean().describe('the address was proved by a mailed code') },
   values: (user: { emailVerifiedAt: Date | null }) => ({ email_verified: user.emailVerifiedAt !== null }),
 };
