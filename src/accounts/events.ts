@@ -5,10 +5,9 @@
 import { z } from 'zod';
 import { event, userId } from './shared/event-kit.js';
 import { moderationEvents } from './moderation/events.js';
+import { SESSION_END_REASONS } from './vocabulary.js';
 
-/** Why a session ended. */
-export const SESSION_END_REASONS = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned', 'email_changed'] as const;
-export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+export { SESSION_END_REASONS, type SessionEndReason } from './vocabulary.js';
 
 export const accountEventSchemas = {
   'auth.session.ended': event(

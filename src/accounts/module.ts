@@ -74,7 +74,7 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
   const stores = deps.rateLimitStores ?? memoryStores();
   // Login and refresh outcomes (auth_outcomes_total), registered by collect on the process's registry.
   const outcomes = new AuthOutcomes();
-  const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') });
+  const services = createAccountServices({ ...deps, rateLimitStores: stores, audit, now, onRefreshReuse: () => outcomes.record('refresh', 'reused') }, FEATURES);
   const kit = createRouteKit({ config: deps.config, stores, services, outcomes });
   const reauthFactors = FEATURES.flatMap((feature) => (feature.reauthFactor ? [feature.reauthFactor(services)] : []));
   const loginRefusals = FEATURES.flatMap((feature) => feature.loginRefusals ?? []);

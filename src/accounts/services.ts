@@ -1,66 +1,24 @@
-// The account area's services, built once per module from its dependencies: the domain pieces
-// (users and tokens, sessions, failure budgets, reset codes, mail) and the actions the routes call.
+// The account area's services: the parts every feature shares (signing keys, users and tokens,
+// sessions as devices, failure budgets, mail and its notice limiters), built once per module; then
+// each feature builds its own services from them (its `services` in its index.ts), in the feature
+// list's order.
 import { createMailer } from '../mail/mailer.js';
 import { NoticeThrottle } from '../mail/notice-throttle.js';
 import { memoryStores } from '../http/rate-limit-store.js';
 import { AccessTokens } from './sessions/access-tokens.js';
-import { AccountDeletion } from './account/deletion.js';
-import type { AuditLog } from './audit/log.js';
-import type { AccountsDeps } from './deps.js';
+import type { AccountFeature, AccountServices, AccountServicesDeps, ServiceContext } from './feature.js';
 import { LoginGuard } from './shared/login-guard.js';
-import { MFA_CLEARED_NOTICE, Moderation } from './moderation/service.js';
 import { PASSWORD_RESET_FACTORS_REMOVED, passwordChangedNotice } from './reset/mail.js';
-import { PasswordReset } from './reset/service.js';
 import { AuthService } from './sessions/auth-service.js';
 import type { SessionClient } from './types.js';
 import { SessionDirectory } from './devices/directory.js';
 import { SigningKeys } from './sessions/signing-keys.js';
-import { Budget } from './shared/budget.js';
-import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './email/service.js';
 import { PasswordConfirmation } from './shared/confirm-password.js';
 import { FreshSession } from './shared/fresh-session.js';
-import { ReauthService } from './reauth/service.js';
-import { PasswordService } from './password/service.js';
-import { SessionService } from './sessions/service.js';
-import { factorNotice } from './totp/mail.js';
-import { TotpService } from './totp/service.js';
-import { Passkeys } from './passkeys/ceremonies.js';
-import { PasskeyService, passkeyNotice } from './passkeys/service.js';
-import { passkeyRemoval } from './passkeys/removal.js';
-import { totpRemoval } from './totp/removal.js';
+import { factorNotice, type FactorNoticeText } from './shared/factor-notice.js';
 
-export interface AccountServices {
-  /** The keys that sign access tokens (the JWKS). */
-  signingKeys: SigningKeys;
-  /** Users, sessions and tokens: the access token of each authenticated request is checked here. */
-  auth: AuthService;
-  sessions: SessionService;
-  passwords: PasswordService;
-  /** The reset by mailed code; none without mail (the reset endpoints then answer 1004). */
-  reset: PasswordReset | undefined;
-  /** The caller's sessions as devices. */
-  devices: SessionDirectory;
-  deletion: AccountDeletion;
-  /** The account's address: verification and change by mailed codes. */
-  email: EmailService;
-  /** TOTP and recovery codes; the login's second step goes through `sessions`. */
-  totp: TotpService;
-  passkeys: PasskeyService;
-  /** POST /reauth: a session proves a factor again, and is fresh for REAUTH_WINDOW_S. */
-  reauth: ReauthService;
-  /** Operators: look users up, ban, clear second factors (the internal surface). */
-  moderation: Moderation;
-}
-
-export interface AccountServicesDeps extends AccountsDeps {
-  audit: AuditLog;
-  now: () => Date;
-  /** Told when a rotated refresh token comes back and its session is revoked. */
-  onRefreshReuse?: () => void;
-}
-
-/** @example const services = createAccountServices({ ...deps, audit, now }) */
-export function createAccountServices(deps: AccountServicesDeps): AccountServices {
+/** @example const services = createAccountServices({ ...deps, audit, now }, FEATURES) */
+export function createAccountServices(deps: AccountServicesDeps, features: readonly AccountFeature[]): AccountServices {
   const { config, audit, now, logger } = deps;
   const db = deps.database.db;
   const keys = deps.authKeys;
@@ -88,70 +46,40 @@ export function createAccountServices(deps: AccountServicesDeps): AccountService
   const devices = new SessionDirectory({ db, now, audit });
   const stores = deps.rateLimitStores ?? memoryStores();
   // What a reset of an unproved address and an operator's clearing remove, in the audit detail's order.
-  const factors = [passkeyRemoval, totpRemoval];
+  const factors = features
+    .flatMap((feature) => (feature.factorRemoval ? [feature.factorRemoval] : []))
+    .sort((a, b) => a.order - b.order);
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
   const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
-  const reset =
-    mailer && notices
-      ? new PasswordReset({
-          db,
-          now,
-          logger,
-          mailer,
-          notices,
-          audit,
-          keys,
-          factors,
-          hashCost: deps.hashCost,
-          budgets: {
-            ...config.passwordReset,
-            stores: { requests: stores.store('reset-requests'), requestsPerAddress: stores.store('reset-requests-address'), guesses: stores.store('reset-guesses') },
-          },
-        })
-      : undefined;
   // Failed logins and failed password changes, per account whatever the client address: one budget.
   const failures = new LoginGuard({ limit: config.auth.failuresPerAccount, windowMs: config.auth.failureWindowS * 1000, store: stores.store('failures') });
   // The one password re-check of an authenticated user: the login's hashing lanes, wait bound and failure budget.
   const confirmation = new PasswordConfirmation({ db, auth, failures, audit });
   // Adding a factor or changing the address: a session that proved a factor within REAUTH_WINDOW_S.
   const fresh = new FreshSession({ now, windowS: config.auth.reauthWindowS });
-  // Verified e-mail: codes by mail, "address changed" notices to the old address.
-  const email = new EmailService({
+  // Notices of second-factor events, whichever feature's (enabled, disabled, recovery code used, wrong
+  // code, cleared by an operator): one limiter, so they share their windows.
+  const texts: Record<string, FactorNoticeText> = Object.fromEntries(features.flatMap((feature) => Object.entries(feature.factorNoticeTexts ?? {})));
+  const factorNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => factorNotice(notice, folded, texts[notice.kind]!) }) : undefined;
+  const context: ServiceContext = {
+    deps,
     db,
+    keys,
     now,
     logger,
-    mailer,
-    notices: mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => emailChangedNotice(notice.to, notice.at, folded) }) : undefined,
     audit,
-    keys,
+    stores,
+    mailer,
+    notices,
+    factorNotices,
+    factors,
+    failures,
     confirmation,
     fresh,
-    codeRequests: new Budget({ store: stores.store('email-codes'), limit: EMAIL_CODES_PER_HOUR, windowMs: EMAIL_CODES_WINDOW_MS }),
-  });
-  // Notices of second-factor events (enabled, disabled, recovery code used, wrong code): the same limits.
-  const factorNotices = mailer
-    ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => factorNotice(notice, folded, notice.kind === 'mfa_cleared' ? MFA_CLEARED_NOTICE : undefined) })
-    : undefined;
-  const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: config.auth.totpIssuer, notices: factorNotices });
-  const sessions = new SessionService({ db, logger, auth, devices, audit, failures, verification: email, beforeSession: (user, client) => totp.requireSecondStep(user, client) });
-  // Passkeys: their own notices ("a passkey was added / removed"), with the same limits.
-  const passkeyNotices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passkeyNotice(notice.kind, notice.to, notice.at, folded) }) : undefined;
-  const ceremonies = config.webauthn ? new Passkeys({ db, keys, now, webauthn: config.webauthn }) : undefined;
-  const passkeys = new PasskeyService({ logger, now, passkeys: ceremonies, sessions, audit, notices: passkeyNotices, fresh });
-  const reauth = new ReauthService({ db, logger, now, audit, confirmation, fresh });
-  return {
-    signingKeys,
-    auth,
-    sessions,
-    passwords: new PasswordService({ db, logger, now, auth, devices, audit, confirmation, notices }),
-    reset,
-    devices,
-    deletion: new AccountDeletion({ db, audit, confirmation }),
-    email,
-    totp,
-    passkeys,
-    reauth,
-    moderation: new Moderation({ db, audit, now, publish: deps.publish, factors, notices: factorNotices }),
+    hooks: { afterRegistration: [], beforeSession: [] },
   };
+  const services = { signingKeys, auth, devices } as AccountServices;
+  for (const feature of features) if (feature.services) Object.assign(services, feature.services(context, services));
+  return services;
 }

@@ -40,3 +40,16 @@ export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** How a session was opened (a device's `method`). */
 export const SIGN_IN_METHODS = [...sessions.signInMethods, ...totp.signInMethods, ...passkeys.signInMethods] as const;
+
+/** Why a session ended, as auth.session.ended says it (the order is the event's enum order). */
+export const SESSION_END_REASONS = [...shared.sessionEndReasons, ...email.sessionEndReasons] as const;
+export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
+
+/** Who ended a session (session_ended's `detail`) and the reason its bus event gives. */
+export const SESSION_ENDED_BY: Readonly<Record<string, SessionEndReason>> = { ...shared.sessionEndedBy, ...email.sessionEndedBy };
+export type SessionEndedBy = keyof typeof shared.sessionEndedBy | keyof typeof email.sessionEndedBy;
+
+/** The fields features add to the owner's and to an operator's view of a user (schemas, then values). */
+export const OWNER_VIEW_FIELDS = { ...email.userViewFields.owner };
+export const OPERATOR_USER_FIELDS = { ...email.userViewFields.operator };
+export const userViewFieldValues = (user: Parameters<typeof email.userViewFields.values>[0]) => ({ ...email.userViewFields.values(user) });

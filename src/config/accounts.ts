@@ -62,6 +62,12 @@ export const accountsVariables = {
 };
 
 // NODE_ENV belongs to the server slice; read here because production refuses CORS_ORIGINS=*.
+/** Its part of .env.example: the area's title and the defaults that depend on other variables. */
+export const accountsEnvDocs = {
+  title: 'The account API: tokens, budgets, rate limits, mail',
+  notes: { AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)' },
+};
+
 export const accountsConfig = z
   .object({ NODE_ENV: serverVariables.NODE_ENV, PORT: serverVariables.PORT, ...accountsVariables })
   .superRefine((env, ctx) => {

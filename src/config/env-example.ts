@@ -1,20 +1,20 @@
 // The text of .env.example, derived from CONFIG_VARIABLES so that it cannot drift from the schema
 // (test/env-example.test.ts compares the committed file with it; `npm run env:example` rewrites it).
-import { CONFIG_VARIABLES, type ConfigArea } from './index.js';
+import { AREA_ENV_DOCS, CONFIG_VARIABLES, type ConfigArea } from './index.js';
 
-const AREA_TITLES: Record<ConfigArea, string> = {
+/** The titles of the areas whose slice does not give its own (AREA_ENV_DOCS). */
+const AREA_TITLES: Partial<Record<ConfigArea, string>> = {
   server: 'The process: listeners, timeouts, logs, secrets, data folder, shutdown',
   database: 'The database',
-  accounts: 'The account API: tokens, budgets, rate limits, mail',
   relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
   events: "The relay's events: replay buffer, streams, webhook",
   turn: "TURN: the relay's coturn and the short-lived credentials handed out for it",
-  webauthn: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in',
 };
 
 /**
  * Defaults that depend on the machine or on other variables: spelled here instead of a value, so the
  * file is the same on every machine. Every other variable shows the default the schema applies.
+ * The notes of the areas whose slice gives its own come from AREA_ENV_DOCS.
  */
 const DEFAULT_NOTES: Record<string, string> = {
   MEDIASOUP_WORKERS: 'the number of CPUs',
@@ -22,10 +22,7 @@ const DEFAULT_NOTES: Record<string, string> = {
   AUTH_KEY_SECRET: 'outside production, generated once and kept in DATA_DIR/secrets/auth-key-secret',
   DRAIN_TIMEOUT_S: '30 when NODE_ENV=production, else 0',
   DATABASE_URL: 'the embedded PGlite database in DATA_DIR/pglite',
-  AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)',
   FLY_APP_NAME: 'set by Fly.io on its machines; unset elsewhere',
-  WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
-  WEBAUTHN_ORIGINS: 'http://localhost:<PORT> outside production; required with WEBAUTHN_RP_ID in production',
 };
 
 /** Ready-to-use values for the local services of compose.yaml (`docker compose up -d`). */
@@ -47,9 +44,9 @@ export function renderEnvExample(): string {
   for (const variable of CONFIG_VARIABLES) {
     if (variable.area !== area) {
       area = variable.area;
-      lines.push('', `# --- ${AREA_TITLES[area]} ---`);
+      lines.push('', `# --- ${AREA_ENV_DOCS[area]?.title ?? AREA_TITLES[area] ?? area} ---`);
     }
-    const note = DEFAULT_NOTES[variable.name];
+    const note = AREA_ENV_DOCS[variable.area]?.notes?.[variable.name] ?? DEFAULT_NOTES[variable.name];
     if (note !== undefined) lines.push(`# ${variable.name}=    (default: ${note})`);
     else lines.push(`# ${variable.name}=${variable.default ?? ''}`);
     const composeValue = COMPOSE_VALUES[variable.name];

@@ -1,13 +1,13 @@
 // The only reader of process.env: parsed once with zod, failing fast with the variable's name.
 import { z } from 'zod';
-import { accountsConfig } from './accounts.js';
+import { accountsConfig, accountsEnvDocs } from './accounts.js';
 import { databaseConfig } from './database.js';
 import { configError } from './env.js';
 import { eventsConfig } from './events.js';
 import { relayConfig } from './relay.js';
 import { serverConfig, serverVariables } from './server.js';
 import { turnConfig } from './turn.js';
-import { webauthnConfig } from './webauthn.js';
+import { webauthnConfig, webauthnEnvDocs } from './webauthn.js';
 
 export { ConfigError } from './env.js';
 export { isUnspecifiedIp, type PipePeerCidr } from './relay.js';
@@ -49,6 +49,15 @@ export function loadDatabaseConfig(source: Record<string, string | undefined> = 
 }
 
 export type ConfigArea = keyof typeof slices;
+
+/** How .env.example words an area: its title, and the defaults spelled as a note instead of a value. */
+export interface EnvDocs {
+  title: string;
+  notes?: Readonly<Record<string, string>>;
+}
+
+/** What the slices that word their own part of .env.example say there: the area's title, the notes of its defaults. */
+export const AREA_ENV_DOCS: Partial<Record<ConfigArea, EnvDocs>> = { accounts: accountsEnvDocs, webauthn: webauthnEnvDocs };
 
 /**
  * Every environment variable the configuration reads, with its default (as the environment would

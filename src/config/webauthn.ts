@@ -1,5 +1,5 @@
 // Passkeys (WebAuthn): the relying party the service is to browsers and authenticators,
-// and the page origins whose ceremonies it accepts (src/accounts/passkeys.ts).
+// and the page origins whose ceremonies it accepts (src/accounts/passkeys/).
 import { z } from 'zod';
 import { optionalString, originList } from './env.js';
 import { serverVariables } from './server.js';
@@ -27,6 +27,15 @@ export const webauthnVariables = {
   WEBAUTHN_RP_NAME: z.string().trim().min(1).max(64).default('chat-backend'),
   // Unset: http://localhost:<PORT> outside production (with the default RP ID); required with WEBAUTHN_RP_ID in production.
   WEBAUTHN_ORIGINS: optionalString.pipe(originList(4096, 20).optional()),
+};
+
+/** Its part of .env.example: the area's title and the defaults that depend on the environment. */
+export const webauthnEnvDocs = {
+  title: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in',
+  notes: {
+    WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
+    WEBAUTHN_ORIGINS: 'http://localhost:<PORT> outside production; required with WEBAUTHN_RP_ID in production',
+  },
 };
 
 export const webauthnConfig = z

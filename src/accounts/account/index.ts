@@ -1,5 +1,15 @@
 // Deleting the account.
 import type { AccountFeature } from '../feature.js';
+import { AccountDeletion } from './deletion.js';
 import { accountRoutes } from './routes.js';
 
-export const accountFeature: AccountFeature = { api: ({ kit, services }) => accountRoutes(kit, services.deletion) };
+declare module '../feature.js' {
+  interface AccountServices {
+    deletion: AccountDeletion;
+  }
+}
+
+export const accountFeature: AccountFeature = {
+  services: ({ db, audit, confirmation }) => ({ deletion: new AccountDeletion({ db, audit, confirmation }) }),
+  api: ({ kit, services }) => accountRoutes(kit, services.deletion),
+};

@@ -5,24 +5,12 @@ import type { Db } from '../../db/client.js';
 import { authEvents } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
 import type { AccountEventSink, SessionEndReason } from '../events.js';
-import type { AuthEventType } from '../vocabulary.js';
+import { SESSION_ENDED_BY, type AuthEventType } from '../vocabulary.js';
 
 export { AUTH_EVENT_TYPES, type AuthEventType } from '../vocabulary.js';
 
 /** Who ended a session (`detail` of session_ended). */
-export type SessionEndedBy = 'user' | 'password_change' | 'password_reset' | 'account_deletion' | 'refresh_reuse' | 'session_limit' | 'ban' | 'email_change';
-
-/** The reason an auth.session.ended event gives for a session_ended row, by its `detail`. */
-const REASON_OF_DETAIL: Record<SessionEndedBy, SessionEndReason> = {
-  user: 'logout',
-  password_change: 'password_changed',
-  password_reset: 'password_reset',
-  account_deletion: 'account_deleted',
-  refresh_reuse: 'reuse_detected',
-  session_limit: 'revoked',
-  ban: 'banned',
-  email_change: 'email_changed',
-};
+export type { SessionEndedBy } from '../vocabulary.js';
 
 export interface AuthEventInput {
   type: AuthEventType;
@@ -103,7 +91,7 @@ export class AuditLog {
     for (const e of events) {
       try {
         if (e.type === 'session_ended' && typeof e.userId === 'number' && e.sessionId) {
-          const reason = e.reason ?? REASON_OF_DETAIL[e.detail as SessionEndedBy] ?? 'revoked';
+          const reason = e.reason ?? (e.detail ? SESSION_ENDED_BY[e.detail] : undefined) ?? 'revoked';
           publish({ type: 'auth.session.ended', userId: e.userId, sessionId: e.sessionId, reason });
         } else if (e.type === 'account_deleted' && typeof e.userId === 'number') {
           publish({ type: 'auth.user.deleted', userId: e.userId });

@@ -1,5 +1,6 @@
 // Verifying and changing the address: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
-// — its envelope codes, its rows of the error table, its audit event types. A leaf.
+// — its envelope codes, its rows of the error table, its audit event types, its fields of the views of a user. A leaf.
+import { z } from 'zod';
 import { SharedCode, type AccountErrorRow } from '../shared/vocabulary.js';
 
 export const codes = {
@@ -38,3 +39,14 @@ export const auditTypes = [
   'email_change_failed',
   'email_changed',
 ] as const;
+
+/** A change of address ends the other sessions. */
+export const sessionEndReasons = ['email_changed'] as const;
+export const sessionEndedBy = { email_change: 'email_changed' } as const;
+
+/** What the feature adds to the views of a user (the owner's, an operator's): whether the owner proved the address. */
+export const userViewFields = {
+  owner: { email_verified: z.boolean().describe('whether the owner proved the address (a mailed code, or a completed password reset)') },
+  operator: { email_verified: z.boolean().describe('the address was proved by a mailed code') },
+  values: (user: { emailVerifiedAt: Date | null }) => ({ email_verified: user.emailVerifiedAt !== null }),
+};

@@ -3,6 +3,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { timeString } from '../shared/contract.js';
+import { OPERATOR_USER_FIELDS } from '../vocabulary.js';
 import { hasNoControlCharacters, isStorableText, TEXT_RULE } from '../shared/fields.js';
 
 export const USERS_MAX_LIMIT = 100;
@@ -76,7 +77,7 @@ export const operatorUser = z.strictObject({
   id: z.int(),
   username: z.string(),
   email: z.string(),
-  email_verified: z.boolean().describe('the address was proved by a mailed code'),
+  ...OPERATOR_USER_FIELDS,
   nickname: z.string(),
   roles: z.array(z.string()),
   created_at: timeString,

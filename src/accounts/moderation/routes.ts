@@ -11,6 +11,7 @@ import { banUser, clearUserMfa, getUser, listUsers, unbanUser, USERS_DEFAULT_LIM
 import type { Moderation } from './service.js';
 import { isBanned } from '../shared/bans.js';
 import type { User } from '../types.js';
+import { userViewFieldValues } from '../vocabulary.js';
 
 /** Each query parameter once, then its rule; failures as VALIDATION_ERROR with the issues. */
 function hook(result: { success: boolean; error?: ZodError }, c: Context): void {
@@ -36,7 +37,7 @@ function operatorView(user: User, now: Date): OperatorUserView {
     id: user.id,
     username: user.username,
     email: user.email,
-    email_verified: user.emailVerifiedAt !== null,
+    ...userViewFieldValues(user),
     nickname: user.nickname,
     roles: [...user.roles],
     created_at: formatTime(user.createdAt),

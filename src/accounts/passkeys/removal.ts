@@ -5,6 +5,7 @@ import { webauthnCredentials } from './schema.js';
 
 export const passkeyRemoval: FactorRemoval = {
   name: 'passkeys',
+  order: 1,
   ctes: (db, ofUser) => [db.$with('passkeys_gone').as(db.delete(webauthnCredentials).where(ofUser(webauthnCredentials.userId)).returning({ id: webauthnCredentials.id }))],
   count: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),
   describe: (count) => `${count} passkeys`,

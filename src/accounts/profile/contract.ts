@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from '../shared/contract.js';
 import { avatar, gender, nickname, phone } from '../shared/fields.js';
 import { sessionUser } from '../sessions/contract.js';
+import { OWNER_VIEW_FIELDS } from '../vocabulary.js';
 
 /** Strict: a client sending username, email or roles must learn that they did not change. */
 export const updateProfileBody = z.strictObject({
@@ -18,7 +19,7 @@ export const profile = sessionUser.extend({
   gender: z.union([z.literal(0), z.literal(1), z.literal(2)]),
   phone: z.string(),
   created_at: timeString,
-  email_verified: z.boolean().describe('whether the owner proved the address (a mailed code, or a completed password reset)'),
+  ...OWNER_VIEW_FIELDS,
 });
 
 export type ProfileView = z.output<typeof profile>;

@@ -3,6 +3,7 @@ import { formatTime } from '../../time.js';
 import { sessionUserView } from '../sessions/views.js';
 import type { User } from '../types.js';
 import type { ProfileView } from './contract.js';
+import { userViewFieldValues } from '../vocabulary.js';
 
 /** The session's user and the rest of the profile; the keys in the order the answer has always had. */
 export function profileView(user: User): ProfileView {
@@ -13,6 +14,6 @@ export function profileView(user: User): ProfileView {
     phone: user.phone,
     roles,
     created_at: formatTime(user.createdAt),
-    email_verified: user.emailVerifiedAt !== null,
+    ...userViewFieldValues(user),
   };
 }

@@ -2,9 +2,35 @@
 // token introspection.
 import type { AccountFeature } from '../feature.js';
 import { sessionRoutes } from './routes.js';
+import { SessionService } from './service.js';
 import { introspectionRoutes, jwksRoutes } from './tokens-routes.js';
 
+declare module '../feature.js' {
+  interface AccountServices {
+    sessions: SessionService;
+  }
+}
+
 export const sessionsFeature: AccountFeature = {
+  // What other features do after a registration and before a session comes through the hooks they fill.
+  services: ({ db, logger, audit, failures, hooks }, { auth, devices }) => ({
+    sessions: new SessionService({
+      db,
+      logger,
+      auth,
+      devices,
+      audit,
+      failures,
+      verification: {
+        registered: async (user) => {
+          for (const hook of hooks.afterRegistration) await hook(user);
+        },
+      },
+      beforeSession: async (user, client) => {
+        for (const hook of hooks.beforeSession) await hook(user, client);
+      },
+    }),
+  }),
   api: ({ kit, services, loginRefusals }) => sessionRoutes(kit, services.sessions, loginRefusals),
   mounts: ({ deps, services }) => [
     { prefix: '/.well-known', surface: 'public', routes: jwksRoutes(services.signingKeys) },

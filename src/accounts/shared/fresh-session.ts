@@ -1,10 +1,17 @@
 // What an action that adds a way into the account (a passkey, TOTP) or moves it (a new e-mail
 // address) asks of the session: a factor proved within REAUTH_WINDOW_S (its sign-in, or POST /reauth),
-// so a stolen access token alone cannot do it; and for a new factor, an address the owner proved.
+// so a stolen access token alone cannot do it; and for a new factor, what the features ask of it first
+// (the e-mail feature: an address the owner proved).
 import { AuthError } from './auth-error.js';
 import type { Authenticated } from '../types.js';
 
+/** A feature's condition on a new sign-in factor: throws its AuthError when the session may not add one. */
+export type NewFactorCheck = (auth: Authenticated) => void;
+
 export class FreshSession {
+  /** Checked in order before the freshness of a session adding a factor (the features add theirs as they are built). */
+  readonly newFactorChecks: NewFactorCheck[] = [];
+
   constructor(private readonly deps: { now: () => Date; windowS: number }) {}
 
   /** Until when a session that proved a factor at `authenticatedAt` counts as fresh. */
@@ -17,9 +24,9 @@ export class FreshSession {
     if (this.freshUntil(auth.authenticatedAt).getTime() < this.deps.now().getTime()) throw new AuthError('reauthentication_required');
   }
 
-  /** For a new sign-in factor: AuthError `email_not_verified` (2018, 403) first, then as require(). */
+  /** For a new sign-in factor: the features' checks first (an unproved address: 2018, 403), then as require(). */
   requireForNewFactor(auth: Authenticated): void {
-    if (auth.user.emailVerifiedAt === null) throw new AuthError('email_not_verified');
+    for (const check of this.newFactorChecks) check(auth);
     this.require(auth);
   }
 }

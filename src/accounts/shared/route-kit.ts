@@ -14,7 +14,7 @@ import type { AuthAction, AuthOutcomes } from './metrics.js';
 import { answerOf } from './api-errors.js';
 import { envelopeError } from './envelope.js';
 import { apiValidationHook } from './validator.js';
-import type { AccountServices } from '../services.js';
+import type { AuthService } from '../sessions/auth-service.js';
 import type { Authenticated, SessionClient } from '../types.js';
 
 export type AuthEnv = { Variables: AppEnv['Variables'] & { auth: Authenticated; arrivedAt: Date } };
@@ -47,7 +47,7 @@ export interface RouteKit {
 const BEARER = /^Bearer +(\S+) *$/i;
 
 /** @example const kit = createRouteKit({ config, stores, services }) */
-export function createRouteKit(deps: { config: Config; stores: RateLimitStores; services: AccountServices; outcomes: AuthOutcomes }): RouteKit {
+export function createRouteKit(deps: { config: Config; stores: RateLimitStores; services: { auth: Pick<AuthService, 'authenticate'> }; outcomes: AuthOutcomes }): RouteKit {
   const { config, stores, services, outcomes } = deps;
   const { trustProxy } = config.rateLimit;
   // One limiter (one counter per client) per budget: login and register share theirs.

@@ -11,6 +11,8 @@ import type { SessionClient, User } from '../types.js';
 export interface FactorRemoval {
   /** Its name in the counts, e.g. `passkeys`. */
   name: string;
+  /** Its place among the factors removed (the audit detail's order): the lower first. */
+  order: number;
   /** Its delete statements for `db.with(...)`, of the users `ofUser` selects. */
   ctes(db: Db, ofUser: (userId: AnyColumn) => SQL): WithSubquery[];
   /** What was removed, selected beside them: how many of it. */

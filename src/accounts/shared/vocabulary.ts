@@ -69,3 +69,17 @@ export const errors = {
 
 /** Every second factor and passkey removed: by a reset of an unverified address, or by an operator. */
 export const auditTypes = ['mfa_cleared'] as const;
+
+/** Why a session ended, as auth.session.ended says it (the area's reasons; features add theirs). */
+export const sessionEndReasons = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned'] as const;
+
+/** Who ended a session (session_ended's `detail`) and the reason its bus event gives. */
+export const sessionEndedBy = {
+  user: 'logout',
+  password_change: 'password_changed',
+  password_reset: 'password_reset',
+  account_deletion: 'account_deleted',
+  refresh_reuse: 'reuse_detected',
+  session_limit: 'revoked',
+  ban: 'banned',
+} as const;

@@ -6,6 +6,7 @@ import { mfaChallenges, recoveryCodes, totpFactors } from './schema.js';
 
 export const totpRemoval: FactorRemoval = {
   name: 'totp',
+  order: 2,
   ctes: (db, ofUser) => [
     db.$with('totp_gone').as(db.delete(totpFactors).where(ofUser(totpFactors.userId)).returning({ enabledAt: totpFactors.enabledAt })),
     db.$with('codes_gone').as(db.delete(recoveryCodes).where(ofUser(recoveryCodes.userId)).returning({ id: recoveryCodes.id })),
