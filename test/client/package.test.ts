@@ -67,6 +67,11 @@ describe('the relay client package', () => {
   let webhookPort: number;
 
   beforeAll(async () => {
+    // The service starts while the package is built and installed (the build is most of the wait).
+    webhookPort = await freePort();
+    const starting = startServer({ EVENTS_WEBHOOK_URL: `http://127.0.0.1:${webhookPort}/hook`, EVENTS_WEBHOOK_SECRET: WEBHOOK_SECRET }, { timeoutMs: 90_000 });
+    // Stopped after the file even if the build fails first.
+    void starting.then((started) => (server = started), () => {});
     // What `npm run build` runs for the package (postbuild), then `npm pack`.
     const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
     const [command, ...args] = scripts.postbuild!.split(' ');
@@ -78,8 +83,7 @@ describe('the relay client package', () => {
     await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'signaling-server', private: true, type: 'module' }));
     // Offline: the package must install from its tarball alone (no dependency to fetch).
     await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: project });
-    webhookPort = await freePort();
-    server = await startServer({ EVENTS_WEBHOOK_URL: `http://127.0.0.1:${webhookPort}/hook`, EVENTS_WEBHOOK_SECRET: WEBHOOK_SECRET }, { timeoutMs: 90_000 });
+    server = await starting;
   }, 240_000);
 
   afterAll(async () => {

@@ -14,7 +14,8 @@ function exportLines(server: ServerProcess): string[] {
   return server.output().split('\n').filter((line) => line.startsWith('export INTERNAL_TOKEN='));
 }
 
-it('generates the token once under DATA_DIR, prints an export line at each start, and reuses it', { timeout: 180_000 }, async () => {
+// The two cases use folders of their own: they run at the same time.
+it.concurrent('generates the token once under DATA_DIR, prints an export line at each start, and reuses it', { timeout: 180_000 }, async () => {
   const dataDir = await tempDataDir('internal-token-');
   // The embedded database in DATA_DIR too, as a development start has it: a copy of the migrated cluster (a new one costs seconds of initdb).
   await copyMigratedCluster(dataDir);
@@ -36,7 +37,7 @@ it('generates the token once under DATA_DIR, prints an export line at each start
   await second.stop();
 });
 
-it('uses INTERNAL_TOKEN when it is set and prints nothing about it', { timeout: 120_000 }, async () => {
+it.concurrent('uses INTERNAL_TOKEN when it is set and prints nothing about it', { timeout: 120_000 }, async () => {
   const dataDir = await tempDataDir('internal-token-set-');
   await copyMigratedCluster(dataDir);
   const server = await start({ DATABASE_URL: '', DATA_DIR: dataDir }, { timeoutMs: 90_000 });

@@ -6,7 +6,7 @@
 import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import { childServerRtcPorts } from '../support/ports.js';
 import { freePort, ROOT, SERVER_AUTH_KEY_SECRET, SERVER_TOKEN } from '../support/server-process.js';
@@ -53,8 +53,24 @@ function messages(output: string): string[] {
 }
 
 describe('shutdown outside production with a room open', () => {
+  // The three services start at once (each on a folder and ports of its own), then each test ends
+  // its own, one after the other: a shutdown's time is measured while the others only wait.
+  let plain: ScriptProcess;
+  let interrupted: ScriptProcess;
+  let draining: ScriptProcess;
+  let started: PromiseSettledResult<ScriptProcess>[] = [];
+  // Whatever a failed test left running (stopping an ended one only reaps its group).
+  afterAll(() => Promise.all(started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop('SIGKILL')] : []))));
+  beforeAll(async () => {
+    // DRAIN_TIMEOUT_S set for the last: the Ctrl-C starts a drain the open room would hold up.
+    started = await Promise.allSettled([startWithRoom(), startWithRoom(), startWithRoom({ DRAIN_TIMEOUT_S: '30' })]);
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    [plain, interrupted, draining] = started.map((s) => (s as PromiseFulfilledResult<ScriptProcess>).value) as [ScriptProcess, ScriptProcess, ScriptProcess];
+  }, 180_000);
+
   it('SIGTERM: no drain unless DRAIN_TIMEOUT_S is set; exits 0 within 4 s', { timeout: 120_000 }, async () => {
-    const server = await startWithRoom();
+    const server = plain;
     const sentAt = performance.now();
     const exit = await server.stop('SIGTERM');
     const tookMs = performance.now() - sentAt;
@@ -64,7 +80,7 @@ describe('shutdown outside production with a room open', () => {
   });
 
   it('Ctrl-C (SIGINT to the process group): workers stopped, never died, no restart; exits 0 within 4 s', { timeout: 120_000 }, async () => {
-    const server = await startWithRoom();
+    const server = interrupted;
     const sentAt = performance.now();
     server.signalGroup('SIGINT');
     const exit = await server.exited;
@@ -83,7 +99,7 @@ describe('shutdown outside production with a room open', () => {
   it('Ctrl-C during a drain: workers stopped, never died, no restart; exits 0', { timeout: 120_000 }, async () => {
     // DRAIN_TIMEOUT_S set: the Ctrl-C starts a drain the open room would hold up, but the workers
     // have the SIGINT too: they stop, the room closes with them, and the service ends.
-    const server = await startWithRoom({ DRAIN_TIMEOUT_S: '30' });
+    const server = draining;
     server.signalGroup('SIGINT');
     const exit = await server.exited;
     await server.stop('SIGKILL');

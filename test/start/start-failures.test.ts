@@ -54,15 +54,16 @@ function lines(output: string): Line[] {
     .map((line) => JSON.parse(line) as Line);
 }
 
+// Each case starts a service of its own (its own folder, port and RTC ports): the cases of a group run at the same time.
 describe('DATABASE_URL', () => {
-  it('refuses host:port without a scheme, naming the variable', { timeout: 60_000 }, async () => {
+  it.concurrent('refuses host:port without a scheme, naming the variable', { timeout: 60_000 }, async () => {
     const server = await run({ DATABASE_URL: 'localhost:5432' });
     const exit = await server.exited;
     expect(exit.code).toBe(1);
     expect(server.output()).toMatch(/DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
   });
 
-  it('a database that stays down: one line per attempt naming host and port, then one fatal line and exit 1', { timeout: 90_000 }, async () => {
+  it.concurrent('a database that stays down: one line per attempt naming host and port, then one fatal line and exit 1', { timeout: 90_000 }, async () => {
     // A port nothing listens on: connections are refused.
     const closed = { port: await freePort() };
     const startedAt = performance.now();
@@ -134,7 +135,7 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 }
 
 describe('ports in use', () => {
-  it('PORT taken: one fatal line naming PORT', { timeout: 90_000 }, async () => {
+  it.concurrent('PORT taken: one fatal line naming PORT', { timeout: 90_000 }, async () => {
     const taken = createServer().listen(0, '127.0.0.1');
     await new Promise((resolve) => taken.once('listening', resolve));
     const port = (taken.address() as { port: number }).port;
@@ -149,7 +150,7 @@ describe('ports in use', () => {
     }
   });
 
-  it('the media port taken: the fatal line names RTC_MIN_PORT/RTC_MAX_PORT', { timeout: 90_000 }, async () => {
+  it.concurrent('the media port taken: the fatal line names RTC_MIN_PORT/RTC_MAX_PORT', { timeout: 90_000 }, async () => {
     const rtc = childServerRtcPorts(1);
     const udp = createSocket('udp4');
     await new Promise<void>((resolve) => udp.bind(rtc.min, '127.0.0.1', resolve));
