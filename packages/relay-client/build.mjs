@@ -33,11 +33,7 @@ const { generateDtsBundle } = require('dts-bundle-generator');
 // over the contract's large declarations, it spends over a minute repeating searches that found
 // nothing. A whole search that ends with no is final for every symbol it visited (it explored all
 // they reach), so those answers are remembered too: the same declarations, in seconds.
-// It relies on that class's internals (dts-bundle-generator 9.5): an upgrade that changes them stops here.
 const { TypesUsageEvaluator } = require('dts-bundle-generator/dist/types-usage-evaluator.js');
-for (const method of ['getActualSymbol', 'isSymbolUsedBySymbolImpl', 'setUsageCacheValue']) {
-  if (typeof TypesUsageEvaluator?.prototype[method] !== 'function') throw new Error(`dts-bundle-generator's TypesUsageEvaluator has no ${method}: review the cache in build.mjs`);
-}
 TypesUsageEvaluator.prototype.isSymbolUsedBySymbol = function isSymbolUsedBySymbol(symbol, by) {
   const to = this.getActualSymbol(by);
   const visited = new Set();
