@@ -27,20 +27,7 @@ for (const [format, outfile] of [
 }
 
 // dts-bundle-generator is CommonJS.
-const require = createRequire(import.meta.url);
-const { generateDtsBundle } = require('dts-bundle-generator');
-// Its "is this symbol used by that one" search remembers only the answers yes: asked again and again
-// over the contract's large declarations, it spends over a minute repeating searches that found
-// nothing. A whole search that ends with no is final for every symbol it visited (it explored all
-// they reach), so those answers are remembered too: the same declarations, in seconds.
-const { TypesUsageEvaluator } = require('dts-bundle-generator/dist/types-usage-evaluator.js');
-TypesUsageEvaluator.prototype.isSymbolUsedBySymbol = function isSymbolUsedBySymbol(symbol, by) {
-  const to = this.getActualSymbol(by);
-  const visited = new Set();
-  const used = this.isSymbolUsedBySymbolImpl(this.getActualSymbol(symbol), to, visited);
-  if (!used) for (const from of visited) this.setUsageCacheValue(from, to, false);
-  return used;
-};
+const { generateDtsBundle } = createRequire(import.meta.url)('dts-bundle-generator');
 const [declarations] = generateDtsBundle(
   [{ filePath: entry, output: { noBanner: true, exportReferencedTypes: false }, libraries: { allowedTypesLibraries: ['node'] } }],
   { preferredConfigPath: here('../../tsconfig.json') },
