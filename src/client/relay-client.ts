@@ -16,7 +16,7 @@ import { transportsClient, type TransportsClient } from '../relay/kinds/transpor
 import { accountsClient } from './accounts.js';
 import { toError } from './errors.js';
 import { eventsClient, type EventsIterator, type EventsOptions } from './events.js';
-import type { ClientKit } from './kit.js';
+import { makeKit, type ClientKit } from './kit.js';
 import type * as Wire from './types.js';
 import type { PipeRelay, RelayClientOptions } from './types.js';
 
@@ -73,7 +73,7 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
     headers: { 'X-Internal-Token': options.token },
     ...(options.fetch ? { fetch: options.fetch as typeof fetch } : {}),
   });
-  const kit: ClientKit = { rpc, json, empty };
+  const kit = makeKit<RelayApi>({ rpc, json, empty });
   const kinds = Object.assign({}, ...KIND_CLIENTS.map((make) => make(kit))) as KindMethods;
   const { recordings } = rpc.v1;
   const iceServers = rpc.v1['ice-servers'];

@@ -1,7 +1,8 @@
 // The typed client's methods for consumers: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface ConsumersClient {
@@ -11,7 +12,8 @@ export interface ConsumersClient {
   closeConsumer(id: string): Promise<void>;
 }
 
-export function consumersClient({ rpc, json, empty }: ClientKit): ConsumersClient {
+export function consumersClient(kit: ClientKit): ConsumersClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const { consumers } = rpc.v1;
   return {
     createConsumer: (body) => json(consumers.$post({ json: body })),

@@ -1,7 +1,8 @@
 // The typed client's methods for the controls of live producers, consumers and transports: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface ControlsClient {
@@ -21,7 +22,8 @@ export interface ControlsClient {
   transportStats(id: string): Promise<Wire.Stats>;
 }
 
-export function controlsClient({ rpc, json, empty }: ClientKit): ControlsClient {
+export function controlsClient(kit: ClientKit): ControlsClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const { transports, producers, consumers } = rpc.v1;
   return {
     pauseProducer: (id) => json(producers[':id'].pause.$post({ param: { id } })),

@@ -1,7 +1,8 @@
 // The typed client's methods for data producers and consumers: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface DataClient {
@@ -11,7 +12,8 @@ export interface DataClient {
   closeDataConsumer(id: string): Promise<void>;
 }
 
-export function dataClient({ rpc, json, empty }: ClientKit): DataClient {
+export function dataClient(kit: ClientKit): DataClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const dataProducers = rpc.v1['data-producers'];
   const dataConsumers = rpc.v1['data-consumers'];
   return {

@@ -1,7 +1,8 @@
 // The typed client's methods for pipe transports (one relay to another): assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface PipesClient {
@@ -13,7 +14,8 @@ export interface PipesClient {
   closePipeTransport(id: string): Promise<void>;
 }
 
-export function pipesClient({ rpc, json, empty }: ClientKit): PipesClient {
+export function pipesClient(kit: ClientKit): PipesClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const pipeTransports = rpc.v1['pipe-transports'];
   return {
     createPipeTransport: (body) => json(pipeTransports.$post({ json: body })),

@@ -1,7 +1,8 @@
 // The typed client's methods for plain RTP transports: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface PlainClient {
@@ -11,7 +12,8 @@ export interface PlainClient {
   closePlainTransport(id: string): Promise<void>;
 }
 
-export function plainClient({ rpc, json, empty }: ClientKit): PlainClient {
+export function plainClient(kit: ClientKit): PlainClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const plainTransports = rpc.v1['plain-transports'];
   return {
     createPlainTransport: (body) => json(plainTransports.$post({ json: body })),

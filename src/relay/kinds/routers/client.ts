@@ -1,7 +1,8 @@
 // The typed client's methods for routers: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface RoutersClient {
@@ -13,7 +14,8 @@ export interface RoutersClient {
   closeRouter(id: string): Promise<void>;
 }
 
-export function routersClient({ rpc, json, empty }: ClientKit): RoutersClient {
+export function routersClient(kit: ClientKit): RoutersClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const { routers } = rpc.v1;
   return {
     createRouter: (body = {}) => json(routers.$post({ json: body })),

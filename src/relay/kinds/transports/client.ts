@@ -1,7 +1,8 @@
 // The typed client's methods for WebRTC transports: assembled into RelayClient by src/client/relay-client.ts. Only
 // types are imported (Hono's RPC client over the relay's API type, the generated wire types), so the
 // client package bundles this file without any server code.
-import type { ClientKit } from '../../../client/kit.js';
+import { openKit, type ClientKit } from '../../../client/kit.js';
+import type { RelayApi } from '../../contract/api.js';
 import type * as Wire from '../../../client/wire.gen.js';
 
 export interface TransportsClient {
@@ -10,7 +11,8 @@ export interface TransportsClient {
   closeTransport(id: string): Promise<void>;
 }
 
-export function transportsClient({ rpc, json, empty }: ClientKit): TransportsClient {
+export function transportsClient(kit: ClientKit): TransportsClient {
+  const { rpc, json, empty } = openKit<RelayApi>(kit);
   const { transports } = rpc.v1;
   return {
     createTransport: (body) => json(transports.$post({ json: body })),
