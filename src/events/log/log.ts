@@ -1,0 +1,107 @@
+// The event log (issue 39): durable events of every instance sharing the database, read in id order.
+//
+// Ids are given in commit order, which is what lets a reader resume from the last id it saw. A
+// sequence alone would not do: two writers take 10 and 11, the one with 11 commits first, a reader
+// reads 11 and resumes after it, and 10, committed a moment later, is skipped for ever (the usual
+// outbox trap). So every write takes the transaction-level advisory lock EVENT_LOG_LOCK_KEY right
+// before it takes its ids, and holds it until its commit: writers take ids one after the other, each
+// after the previous one committed (PostgreSQL releases a transaction's locks after its commit is
+// visible), and a snapshot that sees id N sees every committed id below it. The lock is held only for
+// the insert and the commit; the change an account statement reports runs before it is taken.
+//
+// Writes are single statements (the repository avoids db.transaction(): src/db/client.ts): the lock is
+// a CTE that the insert reads, so it is taken before the insert's first row draws its id.
+import { sql, type SQL } from 'drizzle-orm';
+import type { Database, Db } from '../../db/client.js';
+import { eventLog } from './schema.js';
+
+/** The advisory lock every write to the log holds from its ids to its commit (the bytes of "chatevnt"). */
+export const EVENT_LOG_LOCK_KEY = 0x6368617465766e74n;
+
+/** Rows one read returns at most. */
+export const MAX_READ = 1_000;
+
+/** An event as the log keeps it. */
+export interface StoredEvent {
+  id: number;
+  type: string;
+  /** The event's JSON without `id`. */
+  payload: string;
+}
+
+/** An event to store: its type and its JSON without `id`. */
+export interface EventToStore {
+  type: string;
+  payload: string;
+}
+
+/**
+ * The CTEs that store `rows` in the log inside a statement that makes the change they report
+ * (the transactional outbox: both or neither). `rows` selects `type`, `payload` and `ord` (the order
+ * of the statement's events); put the returned CTEs last in `db.with(...)`, after those `rows` reads.
+ * @example
+ * const logged = logEvents(db, sql`select 'auth.user.deleted' as type, json_build_object(...)::text as payload, 0 as ord from gone`)
+ * await db.with(gone, ...logged).select({ n: count() }).from(gone)
+ */
+export function logEvents(db: Db, rows: SQL) {
+  const lock = db.$with('event_log_lock', { locked: sql<string>`locked`.as('locked') }).as(sql`select pg_advisory_xact_lock(${sql.raw(EVENT_LOG_LOCK_KEY.toString())}) as locked`);
+  const logged = db.$with('event_log_logged', { id: sql<number>`id`.as('id') }).as(
+    sql`insert into ${eventLog} (type, payload) select e.type, e.payload from ${lock}, (${rows}) as e order by e.ord returning id`,
+  );
+  return [lock, logged] as const;
+}
+
+/**
+ * @example
+ * const log = createEventLog(database)
+ * await log.append([{ type: 'router.closed', payload: '{"type":"router.closed",…}' }])
+ * for (const event of await log.after(lastId)) …
+ */
+export function createEventLog(database: Database) {
+  const { db } = database;
+  return {
+    /** Stores `events` in their order, in one statement; resolves with the id of the last (undefined for none). */
+    async append(events: readonly EventToStore[]): Promise<number | undefined> {
+      if (events.length === 0) return undefined;
+      const batch = JSON.stringify(events.map((event) => [event.type, event.payload]));
+      const rows = sql`select x.e->>0 as type, x.e->>1 as payload, x.ord from json_array_elements(${batch}::json) with ordinality as x(e, ord)`;
+      const [lock, logged] = logEvents(db, rows);
+      const [result] = await db.with(lock, logged).select({ last: sql<string | null>`max(${logged.id})` }).from(logged);
+      return result?.last == null ? undefined : Number(result.last);
+    },
+
+    /** Up to `limit` events with an id above `id`, in id order. */
+    async after(id: number, limit = MAX_READ): Promise<StoredEvent[]> {
+      const rows = await db
+        .select({ id: eventLog.id, type: eventLog.type, payload: eventLog.payload })
+        .from(eventLog)
+        .where(sql`${eventLog.id} > ${id}`)
+        .orderBy(eventLog.id)
+        .limit(Math.min(limit, MAX_READ));
+      return rows.map((row) => ({ id: Number(row.id), type: row.type, payload: row.payload }));
+    },
+
+    /** The oldest id kept and the newest id stored (undefined: none), for resume and resync decisions. */
+    async bounds(): Promise<{ first: number | undefined; last: number | undefined }> {
+      const [row] = await db.select({ first: sql<string | null>`min(${eventLog.id})`, last: sql<string | null>`max(${eventLog.id})` }).from(eventLog);
+      return { first: row?.first == null ? undefined : Number(row.first), last: row?.last == null ? undefined : Number(row.last) };
+    },
+
+    /**
+     * Deletes up to `batch` of the oldest events stored before `before`; resolves with how many. Small
+     * batches by id keep each delete short: writers never wait on it (they lock no row it deletes).
+     */
+    async prune(before: Date, batch = 5_000): Promise<number> {
+      const gone = db.$with('gone').as(
+        db
+          .delete(eventLog)
+          .where(sql`${eventLog.id} in (select ${eventLog.id} from ${eventLog} where ${eventLog.at} < ${before.toISOString()}::timestamptz order by ${eventLog.id} limit ${batch})`)
+          .returning({ id: eventLog.id }),
+      );
+      const [row] = await db.with(gone).select({ n: sql<number>`count(*)::int` }).from(gone);
+      return row?.n ?? 0;
+    },
+  };
+}
+
+export type EventLog = ReturnType<typeof createEventLog>;
