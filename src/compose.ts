@@ -83,6 +83,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
         config,
         logger,
         rateLimitMode: () => rateLimitStores.mode(),
+        database,
         ...(options.media ? { media: options.media } : {}),
         ...(options.recordings ? { recordings: options.recordings } : {}),
         // The account area's events ride the relay's bus (below): its stream and webhook document them.

@@ -759,7 +759,7 @@ export type DataConsumerCloseReason = 'api' | 'data_producer_closed' | 'transpor
 
 export type PauseCause = 'api' | 'producer';
 
-export type ResyncReason = 'unknown_id' | 'too_old' | 'other_process';
+export type ResyncReason = 'unknown_id' | 'too_old';
 
 export type IceState = 'new' | 'connected' | 'completed' | 'disconnected' | 'closed';
 
@@ -767,7 +767,7 @@ export type DtlsState = 'new' | 'connecting' | 'connected' | 'failed' | 'closed'
 
 /** A mediasoup worker died; routerIds are the routers it held (each also gets router.closed worker_died). */
 export interface WorkerDiedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'worker.died';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -779,7 +779,7 @@ export interface WorkerDiedEvent {
 
 /** A replacement worker is up (its new pid). */
 export interface WorkerRestartedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'worker.restarted';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -789,7 +789,7 @@ export interface WorkerRestartedEvent {
 
 /** A router closed. */
 export interface RouterClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'router.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -802,7 +802,7 @@ export interface RouterClosedEvent {
 
 /** A transport closed. */
 export interface TransportClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'transport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -816,7 +816,7 @@ export interface TransportClosedEvent {
 
 /** A transport's ICE state changed (mediasoup icestatechange). */
 export interface TransportIceEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'transport.ice';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -830,7 +830,7 @@ export interface TransportIceEvent {
 
 /** A transport's DTLS state changed (mediasoup dtlsstatechange), including failed. */
 export interface TransportDtlsEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'transport.dtls';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -844,7 +844,7 @@ export interface TransportDtlsEvent {
 
 /** A producer closed. */
 export interface ProducerClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'producer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -859,7 +859,7 @@ export interface ProducerClosedEvent {
 
 /** A producer was paused. */
 export interface ProducerPausedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'producer.paused';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -873,7 +873,7 @@ export interface ProducerPausedEvent {
 
 /** A producer was resumed. */
 export interface ProducerResumedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'producer.resumed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -887,7 +887,7 @@ export interface ProducerResumedEvent {
 
 /** A producer's scores changed: one entry per RTP stream, as mediasoup gives them. */
 export interface ProducerScoreEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'producer.score';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -907,7 +907,7 @@ export interface ProducerScoreEvent {
 
 /** A consumer closed. */
 export interface ConsumerClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'consumer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -923,7 +923,7 @@ export interface ConsumerClosedEvent {
 
 /** A consumer was paused, by the API or because its producer paused. */
 export interface ConsumerPausedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'consumer.paused';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -939,7 +939,7 @@ export interface ConsumerPausedEvent {
 
 /** A consumer was resumed, by the API or because its producer resumed. */
 export interface ConsumerResumedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'consumer.resumed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -955,7 +955,7 @@ export interface ConsumerResumedEvent {
 
 /** A consumer's score changed. */
 export interface ConsumerScoreEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'consumer.score';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -975,7 +975,7 @@ export interface ConsumerScoreEvent {
 
 /** A simulcast/SVC consumer's current layers changed; null when no layer is forwarded. */
 export interface ConsumerLayersEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'consumer.layers';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -992,7 +992,7 @@ export interface ConsumerLayersEvent {
 
 /** A data producer closed. */
 export interface DataProducerClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'dataProducer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1007,7 +1007,7 @@ export interface DataProducerClosedEvent {
 
 /** A data consumer closed. */
 export interface DataConsumerClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'dataConsumer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1023,7 +1023,7 @@ export interface DataConsumerClosedEvent {
 
 /** A pipe transport (to another relay) closed; its producers and consumers close with it (transport_closed). */
 export interface PipeTransportClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'pipeTransport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1037,7 +1037,7 @@ export interface PipeTransportClosedEvent {
 
 /** A plain RTP transport closed; its producers and consumers close with it (transport_closed). */
 export interface PlainTransportClosedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'plainTransport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1051,7 +1051,7 @@ export interface PlainTransportClosedEvent {
 
 /** A recording began (ffmpeg is writing its file). */
 export interface RecordingStartedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'recording.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1065,7 +1065,7 @@ export interface RecordingStartedEvent {
 
 /** A recording ended and its file is finalised. */
 export interface RecordingStoppedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'recording.stopped';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1083,7 +1083,7 @@ export interface RecordingStoppedEvent {
 
 /** A finished recording's file is in RECORDINGS_S3_BUCKET under key (its size checked); the local file is removed unless RECORDINGS_KEEP_LOCAL=1. */
 export interface RecordingUploadedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'recording.uploaded';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1098,7 +1098,7 @@ export interface RecordingUploadedEvent {
 
 /** At start: a recording that an earlier run of the relay left unfinished (killed or crashed while it recorded) is finalised and playable; its upload follows with RECORDINGS_S3_BUCKET. */
 export interface RecordingRecoveredEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'recording.recovered';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1114,7 +1114,7 @@ export interface RecordingRecoveredEvent {
 
 /** A recording failed (ffmpeg died or could not start, disk full, port trouble; its upload, after the last retry; or, at start, a recording an earlier run left unfinished could not be made playable); the file is kept. */
 export interface RecordingFailedEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'recording.failed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1128,7 +1128,7 @@ export interface RecordingFailedEvent {
 
 /** The router's active speaker changed (appData is the producer's). */
 export interface ActiveSpeakerEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'router.activeSpeaker';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1141,7 +1141,7 @@ export interface ActiveSpeakerEvent {
 
 /** The loudest audio producers of the router over the last interval (appData per producer). */
 export interface AudioLevelsEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'router.audioLevels';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1158,7 +1158,7 @@ export interface AudioLevelsEvent {
 
 /** No audio producer of the router is above the threshold. */
 export interface SilenceEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'router.silence';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1168,16 +1168,16 @@ export interface SilenceEvent {
 
 /** The relay is draining: it refuses new routers; move new rooms elsewhere. */
 export interface RelayDrainingEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'relay.draining';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
 }
 
-/** Stream only, always first: events were missed (id too old, from another process lifetime, or not one this relay issued). Reload state, then follow the stream. */
+/** Stream only, always first: events were missed (the id is older than the event log keeps, or not one the relay issued). Reload state, then follow the stream. */
 export interface ResyncEvent {
-  /** opaque; strictly increasing within one relay process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'resync';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1277,7 +1277,7 @@ export type SessionEndReason = 'logout' | 'revoked' | 'password_changed' | 'pass
 
 /** A session ended: its access and refresh tokens are refused from now on (drop the user's connections that it authenticated). */
 export interface SessionEndedEvent {
-  /** opaque; strictly increasing within one process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'auth.session.ended';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1291,7 +1291,7 @@ export interface SessionEndedEvent {
 
 /** A user deleted the account (each session also gets auth.session.ended account_deleted). */
 export interface UserDeletedEvent {
-  /** opaque; strictly increasing within one process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'auth.user.deleted';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1302,7 +1302,7 @@ export interface UserDeletedEvent {
 
 /** An operator banned a user (each session also gets auth.session.ended banned). */
 export interface UserBannedEvent {
-  /** opaque; strictly increasing within one process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'auth.user.banned';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1316,7 +1316,7 @@ export interface UserBannedEvent {
 
 /** An operator lifted a ban. */
 export interface UserUnbannedEvent {
-  /** opaque; strictly increasing within one process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'auth.user.unbanned';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
@@ -1327,7 +1327,7 @@ export interface UserUnbannedEvent {
 
 /** An operator removed every second factor of a user (TOTP, recovery codes, passkeys), after verifying the person by other means; the owner is mailed. */
 export interface UserMfaClearedEvent {
-  /** opaque; strictly increasing within one process, never repeated by another process lifetime */
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
   id: string;
   type: 'auth.user.mfa_cleared';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */

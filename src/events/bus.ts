@@ -3,8 +3,8 @@
 // to plain listeners (sinks). Generic over the catalog of events it carries (the relay's is
 // src/relay/contract/events.ts): it reads only their `type` and the routers they concern. What a
 // reader sees (Subscription, its options and filters) is in subscription.ts, re-exported here.
-import { randomBytes } from 'node:crypto';
 import { formatTime } from '../time.js';
+import { durableBefore, durableId, LIVE_SLOTS, parseEventId } from './ids.js';
 import { EventRing } from './ring.js';
 import { routersOfMembers, type AnyEvent, type BusEvent, type EventInput, type EventRouters, type ResyncEvent, type ResyncReason, type StreamEventOf } from './types.js';
 import { typeMatches, type EncodedEvent, type SubscribeOptions, type Subscription, type SubscriptionEnd } from './subscription.js';
@@ -17,14 +17,10 @@ export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
 /** How long a subscriber may stay above its limit before it is cut off (a burst is not a stall). */
 export const DEFAULT_OVERFLOW_GRACE_MS = 2_000;
 
-const SEQ_DIGITS = 16; // Number.MAX_SAFE_INTEGER has 16 digits: ids stay fixed-width, so they sort as strings too.
-const EPOCH_PATTERN = /^[0-9a-f]{12}$/;
-const ID_PATTERN = /^([0-9a-f]{12})-(\d{16})$/;
 
 export type EventListener<E extends BusEvent = AnyEvent> = (event: E) => void;
 
 export interface EventBusStats<Type extends string = string> {
-  epoch: string;
   lastId: string;
   buffered: number;
   bufferSize: number;
@@ -35,25 +31,52 @@ export interface EventBusStats<Type extends string = string> {
   published: Partial<Record<Type, number>>;
   overflows: number;
   resyncs: Record<ResyncReason, number>;
+  /** Live-only events not streamed: LIVE_SLOTS - 1 of them came since the last durable one. */
+  liveDropped: number;
 }
 
 export interface EventBus<E extends BusEvent = AnyEvent> {
   /**
-   * Assigns id and time, buffers, and delivers synchronously to listeners and subscribers. The input
-   * object becomes the event (stamped in place): hand over a fresh object and do not change it later.
+   * Stamps the time. A live-only event gets its id, is buffered and delivered synchronously to
+   * listeners and subscribers; a durable one (options.durable) goes to options.store, and reaches them
+   * when the event log hands it back through deliver(). The input object becomes the event (stamped in
+   * place): hand over a fresh object and do not change it later.
    */
   publish(input: EventInput<E>): E;
+  /**
+   * A durable event as the event log returns it, in log order: `payload` is its JSON without `id`.
+   * Buffered and delivered to listeners and subscribers with the id durableId(logId).
+   */
+  deliver(logId: number, payload: string): void;
+  /**
+   * Where this bus joins the log (the newest log id when it started following it): a resume from an
+   * id before it is not in the buffer (the stream replays it from the log).
+   */
+  start(afterLogId: number): void;
+  /**
+   * Whether a reader resuming after `lastEventId` finds what follows in the buffer (`buffer`), must
+   * first be replayed the durable events after `logId` from the log (`log`), or gets `resync`.
+   */
+  locate(lastEventId: string): { from: 'buffer' } | { from: 'log'; logId: number } | { from: 'resync'; reason: ResyncReason };
   subscribe(options?: SubscribeOptions): Subscription<E>;
-  /** A plain listener (metrics, webhook): called synchronously for every event; returns the unsubscribe. */
+  /**
+   * A plain listener of this process's own events (metrics, the recordings): called synchronously as
+   * each is published, durable ones before the log gave them an id (their `id` is absent then);
+   * returns the unsubscribe.
+   */
   listen(listener: EventListener<E>): () => void;
+  /**
+   * A listener of the events as streams read them (the webhook): every durable event of every
+   * instance once the log hands it back, and this process's live-only events, with their ids, in id
+   * order; called synchronously; returns the unsubscribe.
+   */
+  follow(listener: EventListener<E>): () => void;
   /**
    * Ends every subscription and refuses new ones (at shutdown, so open streams let the server close).
    * publish() and listeners keep working: the shutdown's own close events still reach the webhook.
    */
   close(): void;
   stats(): EventBusStats<E['type']>;
-  /** This process lifetime's id prefix. */
-  readonly epoch: string;
 }
 
 export interface EventBusOptions<E extends BusEvent = AnyEvent> {
@@ -75,8 +98,13 @@ export interface EventBusOptions<E extends BusEvent = AnyEvent> {
    * publish). By default its `routerId`, else its `routerIds` member.
    */
   routersOf?: (event: E) => EventRouters;
-  /** For tests: a fixed epoch (12 lowercase hex digits). */
-  epoch?: string;
+  /**
+   * Which types are durable (issue 39): stored in the event log (store) and buffered only when the log
+   * hands them back (deliver). Without it every event is live: ids 1, 2, … of this bus alone.
+   */
+  durable?: (type: string) => boolean;
+  /** Where a durable event goes when published: its type and its JSON without `id`. */
+  store?: (type: string, payload: string) => void;
 }
 
 /**
@@ -93,16 +121,25 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
   const overflowGraceMs = options.overflowGraceMs ?? DEFAULT_OVERFLOW_GRACE_MS;
   const clock = options.clock ?? (() => new Date());
   const routersOf: (event: E) => EventRouters = options.routersOf ?? routersOfMembers;
-  const epoch = options.epoch ?? randomBytes(6).toString('hex');
-  if (!EPOCH_PATTERN.test(epoch)) throw new Error('createEventBus: epoch must be 12 lowercase hex digits');
+  const durable = options.durable;
+  const store = options.store;
+  if ((durable === undefined) !== (store === undefined)) throw new Error('createEventBus: durable and store go together');
 
-  // ring.last: seq of the newest event; ids start at 1, `${epoch}-000…0` means "before the first".
-  // ring.first: seq of the oldest buffered event (ring.last + 1 when the buffer is empty).
+  // ring.last: seq of the newest event; ring.first: seq of the oldest buffered event (ring.last + 1
+  // when the buffer is empty). Ids (src/events/ids.ts) are the ring's own, increasing with seq.
   const ring = new EventRing(bufferSize);
+  /** The log id of the newest durable event buffered (or the one the bus joined the log after). */
+  let lastDurable = 0;
+  /** Live-only events buffered since then. */
+  let liveSince = 0;
+  /** The newest id issued: where a reader that has seen everything is. */
+  let headId = 0;
+  let liveDropped = 0;
   const subscribers = new Set<Sub>();
   const listeners = new Set<EventListener<E>>();
+  const followers = new Set<EventListener<E>>();
   const published: Partial<Record<E['type'], number>> = {};
-  const resyncs: Record<ResyncReason, number> = { unknown_id: 0, too_old: 0, other_process: 0 };
+  const resyncs: Record<ResyncReason, number> = { unknown_id: 0, too_old: 0 };
   let overflows = 0;
   let closed = false;
 
@@ -118,7 +155,8 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     }
     return timeText;
   };
-  const idOf = (seq: number) => `${epoch}-${String(seq).padStart(SEQ_DIGITS, '0')}`;
+  /** The id of the event at `seq`; `startId` for the position before the first event a reader can read. */
+  const idAt = (seq: number, startSeq: number, startId: number) => (seq > startSeq && seq >= ring.first ? String(ring.idOf(seq)) : String(startId));
 
   class Sub implements Subscription<E> {
     ended: SubscriptionEnd | undefined;
@@ -138,17 +176,29 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
       this.filter = opts.routerIds && opts.routerIds.length > 0 ? new Set(opts.routerIds) : undefined;
       this.types = opts.types && opts.types.length > 0 ? [...opts.types] : undefined;
       this.maxQueued = opts.maxQueued ?? defaultMaxQueued;
-      const start = opts.lastEventId === undefined ? { seq: ring.last } : resume(opts.lastEventId);
+      const start: { seq: number; id: number } | { reason: ResyncReason } = opts.resync
+        ? { reason: opts.resync }
+        : opts.lastEventId === undefined
+          ? { seq: ring.last, id: headId }
+          : resume(opts.lastEventId);
       if ('reason' in start) {
         resyncs[start.reason]++;
-        this.cursor = idOf(ring.last);
+        this.startSeq = ring.last;
+        this.startId = headId;
+        this.cursor = String(headId);
         this.resync = { id: this.cursor, type: 'resync', time: now(), reason: start.reason };
         this.nextSeq = ring.last + 1;
       } else {
-        this.cursor = idOf(start.seq);
+        this.startSeq = start.seq;
+        this.startId = start.id;
+        this.cursor = String(start.id);
         this.nextSeq = start.seq + 1;
       }
     }
+
+    /** The seq it started after, and the id of that place (the id it resumed from, or the head's). */
+    private readonly startSeq: number;
+    private readonly startId: number;
 
     /** Whether an event of this type about these routers passes the filters (relay-wide events pass the router filter). */
     matches(routers: EventRouters, type: string): boolean {
@@ -156,6 +206,10 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
       if (!this.filter || routers === undefined) return true;
       if (typeof routers === 'string') return this.filter.has(routers);
       return routers.some((id) => this.filter!.has(id));
+    }
+
+    accepts(event: E | { type: string }): boolean {
+      return this.matches(routersOf(event as E), event.type);
     }
 
     /** Called by publish for a matching event (already in the ring at ring.last). */
@@ -209,7 +263,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     }
 
     get position(): string {
-      return this.resync ? this.cursor : idOf(this.nextSeq - 1);
+      return this.resync ? this.cursor : idAt(this.nextSeq - 1, this.startSeq, this.startId);
     }
 
     poll(): StreamEventOf<E> | undefined {
@@ -226,7 +280,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
         return { id: resync.id, type: resync.type, json: JSON.stringify(resync) };
       }
       const seq = this.nextMatching();
-      return seq === undefined ? undefined : { id: idOf(seq), type: ring.typeOf(seq) as E['type'], json: ring.json(seq) };
+      return seq === undefined ? undefined : { id: String(ring.idOf(seq)), type: ring.typeOf(seq) as E['type'], json: ring.json(seq) };
     }
 
     private takeResync(): ResyncEvent {
@@ -311,46 +365,102 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     }
   }
 
-  /** Where a Last-Event-ID leads: the seq to continue after, or why the client must resync. */
-  function resume(lastEventId: string): { seq: number } | { reason: ResyncReason } {
-    const match = ID_PATTERN.exec(lastEventId);
-    if (!match) return { reason: 'unknown_id' };
-    if (match[1] !== epoch) return { reason: 'other_process' };
-    const seq = Number(match[2]);
-    if (seq > ring.last) return { reason: 'unknown_id' }; // never issued by this bus
-    if (seq + 1 < ring.first) return { reason: 'too_old' }; // some events after it left the buffer
-    return { seq };
+  /** Where a Last-Event-ID leads in the buffer: the seq to continue after and the id of that place, or why it cannot. */
+  function resume(lastEventId: string): { seq: number; id: number } | { reason: ResyncReason } {
+    const place = locate(lastEventId);
+    if (place.from === 'resync') return place;
+    // From the log: a stream replays it first (sse.ts); a bare subscription cannot.
+    if (place.from === 'log') return { reason: 'too_old' };
+    const id = parseEventId(lastEventId)!;
+    // Past the head (a live-only id of another instance after the same durable event): from now on.
+    if (id >= headId) return { seq: ring.last, id };
+    return { seq: ring.seqAfter(id) - 1, id };
+  }
+
+  function locate(lastEventId: string): ReturnType<EventBus<E>['locate']> {
+    const id = parseEventId(lastEventId);
+    if (id === undefined) return { from: 'resync', reason: 'unknown_id' };
+    if (id > headId) {
+      // Never issued here: a durable id beyond the log's, or, without a log, beyond this bus's.
+      if (durable === undefined || durableBefore(id) > lastDurable) return { from: 'resync', reason: 'unknown_id' };
+      return { from: 'buffer' };
+    }
+    // Every event after the newest one that left the buffer is in it; durable ones before it are in the log.
+    if (id >= ring.droppedId) return { from: 'buffer' };
+    if (durable === undefined) return { from: 'resync', reason: 'too_old' };
+    return { from: 'log', logId: durableBefore(id) };
+  }
+
+  function call(set: Set<EventListener<E>>, event: E): void {
+    for (const listener of set) {
+      try {
+        listener(event);
+      } catch (error) {
+        options.onListenerError?.(error, event);
+      }
+    }
+  }
+
+  /** Buffers an event and hands it to followers and subscribers (id stamped). */
+  function emit(event: E, id: number, json: string): void {
+    const seq = ring.last + 1;
+    const routers = routersOf(event);
+    ring.append(seq, id, event.type, routers, json);
+    headId = id;
+    const type: E['type'] = event.type;
+    call(followers, event);
+    for (const sub of subscribers) {
+      if (sub.matches(routers, type)) sub.offer(event);
+      else sub.pass(seq);
+    }
   }
 
   return {
-    epoch,
     publish(input) {
-      const seq = ring.last + 1;
       // The event is the object handed in, stamped with its id and time (the same members in the same
       // order as a copy would have): a spread into a new object cost eight times as much, as the shape
       // differs per event type (1.9 µs against 0.23 µs a publish). An object that was published before
       // is copied, so an event a listener holds (the webhook's queue) is never stamped again.
       const event = ('id' in input ? { ...input } : input) as E;
-      event.id = idOf(seq);
-      event.time = now();
-      const routers = routersOf(event);
-      // Taken now: what a stream or a replay sends is the event as it was published.
-      ring.append(seq, event.type, routers, JSON.stringify(event));
       const type: E['type'] = event.type;
       published[type] = (published[type] ?? 0) + 1;
-      for (const listener of listeners) {
-        try {
-          listener(event);
-        } catch (error) {
-          options.onListenerError?.(error, event);
-        }
+      if (durable?.(type)) {
+        event.time = now();
+        // Taken now: what the log keeps (and every stream and replay sends) is the event as published.
+        store!(type, JSON.stringify(event));
+        call(listeners, event);
+        return event;
       }
-      for (const sub of subscribers) {
-        if (sub.matches(routers, type)) sub.offer(event);
-        else sub.pass(seq);
+      if (liveSince >= LIVE_SLOTS - 1) {
+        // No id is left before the next durable one: the event is not streamed (counted).
+        liveDropped++;
+        return event;
       }
+      liveSince++;
+      const id = durableId(lastDurable) + liveSince;
+      event.id = String(id);
+      event.time = now();
+      call(listeners, event);
+      emit(event, id, JSON.stringify(event));
       return event;
     },
+    deliver(logId, payload) {
+      if (logId <= lastDurable) return; // delivered already (a log read that overlapped the start)
+      const id = durableId(logId);
+      const json = `{"id":"${id}",${payload.slice(1)}`;
+      const event = JSON.parse(json) as E;
+      lastDurable = logId;
+      liveSince = 0;
+      emit(event, id, json);
+    },
+    start(afterLogId) {
+      if (afterLogId <= lastDurable) return;
+      lastDurable = afterLogId;
+      liveSince = 0;
+      headId = Math.max(headId, durableId(afterLogId));
+      ring.droppedId = Math.max(ring.droppedId, durableId(afterLogId));
+    },
+    locate,
     subscribe(opts = {}) {
       const sub = new Sub(opts);
       if (closed) sub.end('closed');
@@ -361,22 +471,26 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    follow(listener) {
+      followers.add(listener);
+      return () => followers.delete(listener);
+    },
     close() {
       closed = true;
       for (const sub of [...subscribers]) sub.end('closed');
     },
     stats() {
       return {
-        epoch,
-        lastId: idOf(ring.last),
+        lastId: String(headId),
         buffered: ring.last - ring.first + 1,
         bufferSize,
         bufferBytes: ring.stats().segmentBytes,
         subscribers: subscribers.size,
-        listeners: listeners.size,
+        listeners: listeners.size + followers.size,
         published: { ...published },
         overflows,
         resyncs: { ...resyncs },
+        liveDropped,
       };
     },
   };

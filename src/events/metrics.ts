@@ -28,7 +28,7 @@ export function registerEventMetrics(registry: Registry, { bus, streams, webhook
   });
   new Counter({
     name: 'media_events_resyncs_total',
-    help: 'Subscriptions that started with resync, by reason (unknown_id, too_old, other_process)',
+    help: 'Subscriptions that started with resync, by reason (unknown_id, too_old)',
     labelNames: ['reason'],
     registers,
     collect() {

@@ -26,14 +26,21 @@ export interface EventRingStats {
 /**
  * Events by sequence number, the oldest going first when `capacity` events are held or when their
  * bytes are needed (at most `capacity` × BYTES_PER_EVENT bytes, in segments allocated as they fill).
- * @example ring.append(seq, 'router.closed', routerId, JSON.stringify(event)); ring.json(seq)
+ * @example ring.append(seq, id, 'router.closed', routerId, JSON.stringify(event)); ring.json(seq)
  */
 export class EventRing {
   /** Seq of the oldest event held (last + 1 when empty). */
   first = 1;
   /** Seq of the newest event appended (0 before the first). */
   last = 0;
+  /**
+   * The id of the newest event that left the ring (or the id the ring started after): a reader
+   * resuming from an id at or above it finds every later event here.
+   */
+  droppedId: number;
 
+  /** Per slot: the event's id (ids increase with seq: src/events/ids.ts). */
+  private readonly ids: Float64Array;
   private readonly types: string[];
   private readonly routers: EventRouters[];
   /** Per slot: the segment holding the JSON, its start, its length; undefined segment: in `large`. */
@@ -46,8 +53,13 @@ export class EventRing {
   private readonly maxSegments: number;
   private used = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(
+    readonly capacity: number,
+    startId = 0,
+  ) {
+    this.droppedId = startId;
     if (!Number.isInteger(capacity) || capacity < 1) throw new Error('EventRing: capacity must be a positive integer');
+    this.ids = new Float64Array(capacity);
     this.types = new Array<string>(capacity);
     this.routers = new Array<EventRouters>(capacity);
     this.segmentOf = new Array<Buffer | undefined>(capacity);
@@ -56,13 +68,15 @@ export class EventRing {
     this.maxSegments = Math.max(2, Math.ceil((capacity * BYTES_PER_EVENT) / SEGMENT_BYTES));
   }
 
-  /** Appends the event `seq` (the previous one + 1), making room as needed. */
-  append(seq: number, type: string, routers: EventRouters, json: string): void {
+  /** Appends the event `seq` (the previous one + 1), whose id is above the previous one's, making room as needed. */
+  append(seq: number, id: number, type: string, routers: EventRouters, json: string): void {
     if (seq !== this.last + 1) throw new Error(`EventRing: seq ${seq} after ${this.last}`);
+    if (this.last >= this.first && id <= this.idOf(this.last)) throw new Error(`EventRing: id ${id} after ${this.idOf(this.last)}`);
     this.last = seq;
     // The slot is the one of seq - capacity: that event leaves first.
     if (seq - this.first + 1 > this.capacity) this.drop(seq - this.capacity);
     const slot = seq % this.capacity;
+    this.ids[slot] = id;
     this.types[slot] = type;
     this.routers[slot] = routers;
     const bytes = Buffer.byteLength(json);
@@ -79,6 +93,22 @@ export class EventRing {
     this.length[slot] = bytes;
     this.used += bytes;
     segment.lastSeq = seq;
+  }
+
+  idOf(seq: number): number {
+    return this.ids[seq % this.capacity]!;
+  }
+
+  /** The seq of the first event held whose id is above `id` (last + 1 when none is). */
+  seqAfter(id: number): number {
+    let low = this.first;
+    let high = this.last + 1;
+    while (low < high) {
+      const mid = Math.floor((low + high) / 2);
+      if (this.idOf(mid) > id) high = mid;
+      else low = mid + 1;
+    }
+    return low;
   }
 
   typeOf(seq: number): string {
@@ -105,6 +135,7 @@ export class EventRing {
   private drop(seq: number): void {
     for (let s = this.first; s <= seq; s++) {
       const slot = s % this.capacity;
+      this.droppedId = this.ids[slot]!;
       if (!this.segmentOf[slot]) this.large.delete(s);
       this.segmentOf[slot] = undefined;
       this.routers[slot] = undefined;

@@ -2,15 +2,20 @@
 import { Hono } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Logger } from '../logger.js';
-import type { EncodedEvent, EventBus, Subscription } from './bus.js';
+import type { EncodedEvent, EventBus, ResyncReason, Subscription } from './bus.js';
 import { MAX_FILTER_ROUTER_IDS, MAX_FILTER_TYPES } from './bus.js';
+import { durableBefore, durableId, parseEventId } from './ids.js';
+import { MAX_READ, type EventLog } from './log/log.js';
+import type { Tail } from './log/tail.js';
 
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_MAX_STREAMS = 50;
 /** Longest router id accepted in `?routerId=` (the relay's ids are 36-character UUIDs). */
 export const MAX_ROUTER_ID_LENGTH = 128;
-/** A Last-Event-ID longer than this cannot be one of ours (they are 29 characters): resync, unread. */
+/** A Last-Event-ID longer than this cannot be one of ours (at most 16 digits): resync, unread. */
 export const MAX_LAST_EVENT_ID_LENGTH = 128;
+/** How long a resume waits for this instance to read an id another instance committed a moment ago. */
+const CATCH_UP_MS = 2_000;
 /** Events written to the socket in one write when a reader is behind. */
 const WRITE_BATCH = 256;
 /**
@@ -39,6 +44,12 @@ export interface EventStreamOptions {
   /** Live events a stream may leave unwritten before it is cut off (EVENTS_SUBSCRIBER_MAX_QUEUED). */
   maxQueued?: number;
   logger?: Logger;
+  /**
+   * The event log and this instance's follower of it (issue 39): a resume from an id older than the
+   * bus's buffer is replayed from the log, then continues live.
+   */
+  log?: Pick<EventLog, 'after' | 'bounds'>;
+  tail?: Pick<Tail, 'wake'>;
 }
 
 export interface EventStreamStats {
@@ -112,7 +123,52 @@ function drain(sub: Subscription, max = Number.POSITIVE_INFINITY): { chunk: stri
   return { chunk, lastId };
 }
 
-function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, 'logger' | 'maxQueued'>> & EventStreamOptions, state: {
+/** Where a stream resuming after `lastEventId` starts: in the bus's buffer, after a replay from the log, or with `resync`. */
+type ResumePlan = { from: 'buffer' } | { from: 'log'; logId: number } | { from: 'resync'; reason: ResyncReason };
+
+async function planResume(bus: EventBus, log: Pick<EventLog, 'bounds'>, tail: Pick<Tail, 'wake'> | undefined, lastEventId: string): Promise<ResumePlan> {
+  let place = bus.locate(lastEventId);
+  const id = parseEventId(lastEventId);
+  if (place.from === 'resync' && place.reason === 'unknown_id' && id !== undefined) {
+    // Committed on another instance a moment ago, not yet read here: wait for this instance to read it.
+    if (durableBefore(id) <= (await log.bounds()).last) {
+      tail?.wake();
+      const deadline = Date.now() + CATCH_UP_MS;
+      while (bus.locate(lastEventId).from === 'resync' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      place = bus.locate(lastEventId);
+    }
+  }
+  if (place.from !== 'log') return place;
+  const { first, given } = await log.bounds();
+  // Retention pruned what follows it (or may have: an id just below the oldest kept is fine).
+  const pruned = first === undefined ? place.logId < given : place.logId + 1 < first;
+  return pruned ? { from: 'resync', reason: 'too_old' } : place;
+}
+
+/**
+ * Writes the durable events after `afterLogId` up to `toLogId` (the bus's head when the subscription
+ * started: what comes after, it delivers) that pass `sub`'s filters; returns the last id written.
+ */
+async function replayLog(stream: SSEStreamingApi, sub: Subscription, log: Pick<EventLog, 'after'>, afterLogId: number, toLogId: number): Promise<string | undefined> {
+  let lastId: string | undefined;
+  for (let from = afterLogId; from < toLogId && !sub.ended; ) {
+    const events = await log.after(from, MAX_READ);
+    let chunk = '';
+    for (const event of events) {
+      if (event.id > toLogId) break;
+      from = event.id;
+      if (!sub.accepts(JSON.parse(event.payload) as { type: string })) continue;
+      const id = String(durableId(event.id));
+      chunk += `id: ${id}\nevent: ${event.type}\ndata: {"id":"${id}",${event.payload.slice(1)}\n\n`;
+      lastId = id;
+    }
+    if (chunk !== '') await stream.write(chunk);
+    if (events.length < MAX_READ || events.at(-1)!.id >= toLogId) break;
+  }
+  return lastId;
+}
+
+function buildRoutes(bus: EventBus, options: EventStreamOptions & { heartbeatMs: number; maxStreams: number }, state: {
   stats: EventStreamStats;
   subscriptions: Set<Subscription>;
   closed: { value: boolean };
@@ -122,10 +178,14 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
   const { stats, subscriptions, tails } = state;
   const logger = options.logger;
 
-  async function pump(stream: SSEStreamingApi, sub: Subscription, announceCursor: boolean) {
+  async function pump(stream: SSEStreamingApi, sub: Subscription, announceCursor: boolean, replayAfter: number | undefined) {
     // The last id the client was given (cursor, event, or position on a heartbeat): where it resumes.
     let given = sub.cursor;
-    if (announceCursor) {
+    if (replayAfter !== undefined && options.log) {
+      // The durable events it missed that the buffer no longer holds, up to where the subscription began.
+      const replayed = await replayLog(stream, sub, options.log, replayAfter, durableBefore(Number(sub.cursor)));
+      if (replayed !== undefined) given = replayed;
+    } else if (announceCursor) {
       // A client that has seen nothing learns where it joined (EventSource keeps the id as its
       // Last-Event-ID; the comment is for parsers that do not report an id without data).
       await stream.write(cursorLines(sub.cursor));
@@ -140,7 +200,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
         // A filtered stream whose position moved past events of other routers says so, the way it
         // tells its cursor: a quiet client's Last-Event-ID then stays within the replay buffer.
         const position = sub.position;
-        if (position > given) {
+        if (Number(position) > Number(given)) {
           given = position;
           await stream.write(': heartbeat\n' + cursorLines(position));
         } else {
@@ -164,7 +224,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
 
   // HEAD reaches this GET route too (Hono dispatches it as GET and drops the body): it is answered here
   // with the headers a GET would get and no stream, so that it never takes a slot.
-  return new Hono().get('/events', (c) => {
+  return new Hono().get('/events', async (c) => {
     const head = c.req.method === 'HEAD';
     const routerIds = c.req.queries('routerId') ?? [];
     const issues = routerFilterIssues(routerIds);
@@ -183,9 +243,31 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
       c.header('Cache-Control', 'no-cache');
       return c.body(null, 200);
     }
-    const header = c.req.header('Last-Event-ID');
-    const lastEventId = header === undefined || header === '' ? undefined : header.length > MAX_LAST_EVENT_ID_LENGTH ? '' : header;
-    const sub = bus.subscribe({ routerIds, types, ...(lastEventId !== undefined ? { lastEventId } : {}), ...(options.maxQueued ? { maxQueued: options.maxQueued } : {}) });
+    // Last-Event-ID (what EventSource sends on a reconnection), else ?since= (a client that kept it).
+    const header = c.req.header('Last-Event-ID') || c.req.query('since');
+    let lastEventId = header === undefined || header === '' ? undefined : header.length > MAX_LAST_EVENT_ID_LENGTH ? '' : header;
+    let replayAfter: number | undefined;
+    let resync: ResyncReason | undefined;
+    if (lastEventId !== undefined && options.log) {
+      const plan = await planResume(bus, options.log, options.tail, lastEventId);
+      if (plan.from === 'log') {
+        // Subscribed at the head now; the stream first replays the log up to there.
+        replayAfter = plan.logId;
+        lastEventId = undefined;
+      } else if (plan.from === 'resync') resync = plan.reason;
+      if (stats.open >= options.maxStreams) {
+        stats.refused++;
+        c.header('Retry-After', '5');
+        return c.json(relayError('STREAM_LIMIT_EXCEEDED', `${options.maxStreams} event streams are open already`, { maxStreams: options.maxStreams }), 503);
+      }
+    }
+    const sub = bus.subscribe({
+      routerIds,
+      types,
+      ...(lastEventId !== undefined ? { lastEventId } : {}),
+      ...(resync ? { resync } : {}),
+      ...(options.maxQueued ? { maxQueued: options.maxQueued } : {}),
+    });
     stats.open++;
     stats.opened++;
     subscriptions.add(sub);
@@ -218,7 +300,7 @@ function buildRoutes(bus: EventBus, options: Required<Omit<EventStreamOptions, '
           stream.abort();
         });
         try {
-          await pump(stream, sub, lastEventId === undefined);
+          await pump(stream, sub, lastEventId === undefined && resync === undefined, replayAfter);
         } finally {
           release();
         }

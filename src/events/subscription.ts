@@ -29,6 +29,8 @@ export interface SubscribeOptions {
   lastEventId?: string;
   /** Live events a subscriber may stay behind (for the bus's overflowGraceMs) before it is cut off (default: the bus's). */
   maxQueued?: number;
+  /** Start at the head with `resync` for this reason (a stream found the id older than the event log keeps). */
+  resync?: 'unknown_id' | 'too_old';
 }
 
 /**
@@ -52,6 +54,8 @@ export interface Subscription<E extends BusEvent = AnyEvent> extends AsyncIterab
    * Events about other routers never wake a filtered one. One call at a time.
    */
   ready(): Promise<boolean>;
+  /** Whether an event (one replayed from the event log) passes this subscription's filters. */
+  accepts(event: { type: string }): boolean;
   /** Stops reading; pending next() calls resolve undefined. */
   close(): void;
   /** Called once when the subscription ends (close, overflow, bus closed). */

@@ -16,7 +16,7 @@ export type AnyEvent = BusEvent & Record<string, unknown>;
 export type EventRouters = string | readonly string[] | undefined;
 
 /** Why a stream starts with `resync` instead of continuing after its Last-Event-ID. */
-export type ResyncReason = 'unknown_id' | 'too_old' | 'other_process';
+export type ResyncReason = 'unknown_id' | 'too_old';
 
 /** Made by the bus itself, never published: the first event of a subscription that cannot continue. */
 export interface ResyncEvent {

@@ -1,6 +1,7 @@
 // The relay area as one module: the media service (workers, registry, ops), its events (bus, stream,
 // webhook), the routes under /internal, its metrics, its readiness and its stop.
 import type { Config } from '../config/index.js';
+import type { Database } from '../db/client.js';
 import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { DocumentPart, Module } from '../http/module.js';
@@ -24,6 +25,8 @@ export interface RelayDeps {
   recordings?: Pick<RecordingsDeps, 'ffmpegPath' | 'stopTimeoutMs' | 'upload' | 'onProcess'>;
   /** Other areas' events that the relay's bus carries too (the account area's), for the stream's and webhook's documentation. */
   otherEvents?: readonly EventCatalog[];
+  /** Where durable events are kept (the event log, issue 39); without it, the bus keeps them in memory only. */
+  database?: Database;
 }
 
 export interface RelayModule extends Module {
@@ -46,8 +49,17 @@ export interface RelayModule extends Module {
  * const app = createApp([relay], { logger, internalToken })
  */
 export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
-  const events = createRelayEvents(deps.config.events, deps.logger);
-  const media = await createMedia(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
+  const events = createRelayEvents(deps.config.events, deps.logger, deps.database);
+  // Before the workers start: their first events already take ids after the log's newest.
+  await events.start();
+  let media: MediaService;
+  try {
+    media = await createMedia(deps.config.media, deps.logger, { ...deps.media, bus: events.bus });
+  } catch (error) {
+    // Nothing left running: the log's follower stops with the failed start.
+    await events.flush({ deadlineMs: 0 });
+    throw error;
+  }
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
   // Begun by release(), beside the listeners' close (ffmpeg-stop.ts bounds each stop); awaited by stop().
   let recordingsStopping: Promise<void> | undefined;

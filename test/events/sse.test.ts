@@ -94,14 +94,13 @@ describe('GET /internal/v1/events', () => {
     expect((await b.reader!.frameCount(1))[0]!.id).toBe(missed.id);
   });
 
-  it('starts with resync for an id beyond the buffer, of another process, or garbage', async () => {
-    const previous = createEventBus();
-    const oldId = previous.publish(closed('x')).id;
+  it('starts with resync for an id beyond the buffer, never issued, of the old format, or garbage', async () => {
     const { url, bus } = await start({ bufferSize: 5 });
     const events = Array.from({ length: 12 }, (_, i) => bus.publish(closed(`r${i}`)));
     const cases: Array<[string, string]> = [
       [events[2]!.id, 'too_old'],
-      [oldId, 'other_process'],
+      ['99999', 'unknown_id'],
+      ['4f1c2a9b7e01-0000000000000533', 'unknown_id'],
       ['not-an-id', 'unknown_id'],
       ['z'.repeat(5000), 'unknown_id'],
     ];

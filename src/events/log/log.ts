@@ -81,10 +81,20 @@ export function createEventLog(database: Database) {
       return rows.map((row) => ({ id: Number(row.id), type: row.type, payload: row.payload }));
     },
 
-    /** The oldest id kept and the newest id stored (undefined: none), for resume and resync decisions. */
-    async bounds(): Promise<{ first: number | undefined; last: number | undefined }> {
-      const [row] = await db.select({ first: sql<string | null>`min(${eventLog.id})`, last: sql<string | null>`max(${eventLog.id})` }).from(eventLog);
-      return { first: row?.first == null ? undefined : Number(row.first), last: row?.last == null ? undefined : Number(row.last) };
+    /**
+     * For resume and resync decisions: the oldest id kept (undefined: none is), the newest committed
+     * (0: none; no id below it is still to commit, by the commit lock), and the newest given by the
+     * sequence (an insert in flight may hold it; after every event was pruned, still the last one given).
+     */
+    async bounds(): Promise<{ first: number | undefined; last: number; given: number }> {
+      const [row] = await db
+        .select({
+          first: sql<string | null>`min(${eventLog.id})`,
+          last: sql<string | null>`max(${eventLog.id})`,
+          given: sql<string>`(select case when is_called then last_value else 0 end from event_log_id_seq)`,
+        })
+        .from(eventLog);
+      return { first: row?.first == null ? undefined : Number(row.first), last: Number(row?.last ?? 0), given: Number(row?.given ?? 0) };
     },
 
     /**

@@ -11,7 +11,10 @@ export const eventTime = z
 
 export const eventId = z
   .string()
-  .describe('opaque; strictly increasing within one relay process, never repeated by another process lifetime');
+  .regex(/^(0|[1-9][0-9]*)$/)
+  .describe(
+    "a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md \"Ids and resume\")",
+  );
 
 const appData = z.record(z.string(), z.unknown()).describe("the resource's appData as given at creation (the signaling server's own keys)");
 
@@ -41,7 +44,7 @@ export const dataConsumerCloseReason = z.enum([
 /** Who paused or resumed a consumer: the API on that consumer, or its producer pausing/resuming. */
 export const pauseCause = z.enum(['api', 'producer']);
 /** Why a stream's first event is `resync`: reload state (GET /internal/v1/routers) instead of trusting yours. */
-export const resyncReason = z.enum(['unknown_id', 'too_old', 'other_process']);
+export const resyncReason = z.enum(['unknown_id', 'too_old']);
 
 // mediasoup's IceState / DtlsState.
 export const iceState = z.enum(['new', 'connected', 'completed', 'disconnected', 'closed']);
@@ -162,11 +165,17 @@ export const eventSchemas = {
   'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
 } as const;
 
+/**
+ * Telemetry, streamed and posted but never stored in the event log (issue 39): high-rate, and
+ * superseded by the next one. Every other type is durable (docs/events.md).
+ */
+export const LIVE_ONLY_TYPES = ['producer.score', 'consumer.score', 'consumer.layers', 'router.activeSpeaker', 'router.audioLevels', 'router.silence'] as const satisfies readonly (keyof typeof eventSchemas)[];
+
 /** Stream-only: the first event of a stream whose Last-Event-ID cannot be continued. */
 export const resyncEvent = event(
   'resync',
   { reason: resyncReason },
-  'Stream only, always first: events were missed (id too old, from another process lifetime, or not one this relay issued). Reload state, then follow the stream.',
+  'Stream only, always first: events were missed (the id is older than the event log keeps, or not one the relay issued). Reload state, then follow the stream.',
 );
 
 type Schemas = typeof eventSchemas;

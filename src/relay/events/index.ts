@@ -1,12 +1,16 @@
 // The relay's events in one piece: the bus, the stream sub-app and (when configured) the webhook,
 // built from config.events, with the two halves of their shutdown.
 import type { Config } from '../../config/index.js';
+import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
 import { createEventBus, type EventBus } from '../../events/bus.js';
+import { createAppender, type Appender } from '../../events/log/appender.js';
+import { createEventLog, type EventLog } from '../../events/log/log.js';
+import { createTail, type Tail } from '../../events/log/tail.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
 import type { ResyncEvent as BusResyncEvent } from '../../events/types.js';
 import { createWebhookSink, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
-import { eventSchemas, routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
+import { eventSchemas, LIVE_ONLY_TYPES, routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
 
 export { createEventStreams, type EventStreams } from '../../events/sse.js';
 export { signWebhookBody } from '../../events/webhook.js';
@@ -20,11 +24,25 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const resyncAgrees: Same<ResyncEvent, BusResyncEvent> = true;
 void resyncAgrees;
 
+const liveOnly: ReadonlySet<string> = new Set(LIVE_ONLY_TYPES);
+
+/** Whether an event type is kept in the event log: every type but the relay's telemetry (any other area's too). */
+export function isDurable(type: string): boolean {
+  return !liveOnly.has(type);
+}
+
 /** A bus for the relay's events (with no sink: the media service's own when none is given). */
-export function createRelayBus(options: { bufferSize?: number; maxQueued?: number; onListenerError?: (error: unknown, event: RelayEvent) => void } = {}): RelayBus {
+export function createRelayBus(
+  options: { bufferSize?: number; maxQueued?: number; onListenerError?: (error: unknown, event: RelayEvent) => void; store?: (type: string, payload: string) => void } = {},
+): RelayBus {
   // The process has one bus (src/compose.ts): an event of another area's catalog (auth.*) concerns
   // no router, so a stream filtered by routerId does not get it (an empty list, not relay-wide).
-  return createEventBus<RelayEvent>({ ...options, routersOf: (event) => (event.type in eventSchemas ? routersOf(event) : []) });
+  const { store, ...rest } = options;
+  return createEventBus<RelayEvent>({
+    ...rest,
+    ...(store ? { durable: isDurable, store } : {}),
+    routersOf: (event) => (event.type in eventSchemas ? routersOf(event) : []),
+  });
 }
 
 export interface RelayEventsInfo {
@@ -36,6 +54,10 @@ export interface RelayEventsInfo {
 
 export interface RelayEvents {
   bus: RelayBus;
+  /** The event log, its writer and its follower (issue 39); absent without a database (a bus of its own). */
+  log: { log: EventLog; appender: Appender; tail: Tail } | undefined;
+  /** Joins the event log (before anything is published): the bus follows it from its newest event. */
+  start(): Promise<void>;
   streams: EventStreams;
   webhook: WebhookSink<RelayEvent> | undefined;
   /** For /internal/info. */
@@ -53,24 +75,33 @@ export interface RelayEvents {
  * registerEventMetrics(registry, events)         // { bus, streams, webhook }
  * // bridge.ts: events.bus.publish({ type: 'router.closed', routerId, appData, reason })
  */
-export function createRelayEvents(config: Config['events'], logger: Logger): RelayEvents {
+export function createRelayEvents(config: Config['events'], logger: Logger, database?: Database): RelayEvents {
+  const log = database ? createEventLog(database) : undefined;
+  const appender = log ? createAppender({ log, onStored: () => tail?.wake(), logger }) : undefined;
   const bus = createRelayBus({
     bufferSize: config.bufferSize,
     maxQueued: config.subscriberMaxQueued,
     onListenerError: (err, event) => logger.error({ err, eventType: event.type }, 'an event listener threw; the other sinks got the event'),
+    ...(appender ? { store: appender.enqueue } : {}),
   });
+  const tail = log ? createTail({ log, deliver: (logId, payload) => bus.deliver(logId, payload), logger }) : undefined;
   const streams = createEventStreams(bus, {
     heartbeatMs: config.heartbeatS * 1000,
     maxStreams: config.maxStreams,
     maxQueued: config.subscriberMaxQueued,
     logger,
+    ...(log && tail ? { log, tail } : {}),
   });
   const webhook = config.webhook
     ? createWebhookSink<RelayEvent>({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
     : undefined;
-  if (webhook) bus.listen((event) => webhook.enqueue(event));
+  if (webhook) bus.follow((event) => webhook.enqueue(event));
   return {
     bus,
+    log: log && appender && tail ? { log, appender, tail } : undefined,
+    async start() {
+      if (tail) bus.start(await tail.start());
+    },
     streams,
     webhook,
     info() {
@@ -87,7 +118,15 @@ export function createRelayEvents(config: Config['events'], logger: Logger): Rel
       bus.close();
     },
     async flush({ deadlineMs = 1_000 } = {}) {
-      await webhook?.stop({ deadlineMs });
+      const started = Date.now();
+      const left = () => Math.max(0, deadlineMs - (Date.now() - started));
+      // The last events (the media's closes) are stored, then handed to the webhook through the bus.
+      if (appender && tail) {
+        await appender.flush({ deadlineMs: left() });
+        await tail.catchUp({ deadlineMs: left() });
+      }
+      await webhook?.stop({ deadlineMs: left() });
+      await tail?.stop();
     },
   };
 }

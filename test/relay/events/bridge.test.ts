@@ -226,7 +226,8 @@ describe('engine events on the stream', () => {
     const lastSeen = seen.at(-1)!.id;
     first.stop();
 
-    // While disconnected: published on the bus the app's media writes to.
+    // While disconnected: published on the bus the app's media writes to (durable: without an id until
+    // the event log gives them theirs).
     const published: RelayEvent[] = [];
     const unlisten = t.events.bus.listen((e) => published.push(e));
     const r2 = await room('away-1');
@@ -241,7 +242,10 @@ describe('engine events on the stream', () => {
     const again = await stream({ lastEventId: lastSeen });
     const replayed = await until(again.reader, (evs) => evs.length >= published.length, `${published.length} replayed events`);
     expect(replayed.map((e) => e.type)).not.toContain('resync');
-    expect(replayed).toEqual(published);
+    expect(replayed.map(({ id: _id, ...event }) => event)).toEqual(published);
+    const ids = replayed.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(ids[0]).toBeGreaterThan(Number(lastSeen));
     // Exactly those: nothing more arrives.
     await new Promise((r) => setTimeout(r, 300));
     expect(eventsOf(again.reader)).toHaveLength(published.length);
