@@ -2,6 +2,7 @@
 // and the check of a webhook delivery's signature.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
+import { signStandardWebhook, standardWebhooksKey } from '../events/webhook-key.js';
 import { RelayClientError } from './errors.js';
 import type { RelayClientOptions, RelayStreamEvent, WebhookBatch } from './types.js';
 
@@ -208,10 +209,16 @@ function header(headers: HeaderSource, name: string): string | undefined {
 }
 
 /**
- * Checks a webhook delivery and returns its batch: the `X-Relay-Signature` (`sha256=<hex>`) must be
- * the HMAC-SHA256 of the raw body under the secret (compared in constant time), and the signed
- * `timestamp` inside the body within `toleranceS` (default 300) of now, so a replay is refused.
- * Throws WebhookVerificationError otherwise. Pass the body exactly as received, before any JSON parsing.
+ * Checks a webhook delivery and returns its batch. A delivery carries two signatures of the same body,
+ * and each one present must hold (one at least, so a relay or a proxy that sends only one passes):
+ * - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`): one of the
+ *   `v1,<base64>` in `webhook-signature` is the HMAC-SHA256 of `<id>.<timestamp>.<raw body>` under the
+ *   secret's key (a `whsec_<base64>` secret: the decoded bytes; any other: its UTF-8 bytes), and
+ *   `webhook-timestamp` is within `toleranceS` of now.
+ * - `X-Relay-Signature` (`sha256=<hex>`): the HMAC-SHA256 of the raw body under the secret as given,
+ *   and the `timestamp` inside the body is within `toleranceS` of now.
+ * Signatures are compared in constant time; the tolerance (default 300) refuses a replay. Throws
+ * WebhookVerificationError otherwise. Pass the body exactly as received, before any JSON parsing.
  * @example
  * const batch = verifyWebhook(await c.req.text(), c.req.raw.headers, process.env.EVENTS_WEBHOOK_SECRET!)
  */
@@ -223,13 +230,21 @@ export function verifyWebhook(
 ): WebhookBatch {
   const toleranceS = options.toleranceS ?? 300;
   const now = options.now ?? Date.now;
-  const given = header(headers, 'x-relay-signature');
-  if (given === undefined) throw new WebhookVerificationError('missing_signature', 'X-Relay-Signature header is missing');
-  const match = /^sha256=([0-9a-f]{64})$/i.exec(given.trim());
   const raw = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const expected = createHmac('sha256', secret).update(raw).digest();
-  if (!match || !timingSafeEqual(Buffer.from(match[1]!, 'hex'), expected)) {
-    throw new WebhookVerificationError('bad_signature', 'signature does not match the body');
+  const standard = header(headers, 'webhook-signature');
+  const given = header(headers, 'x-relay-signature');
+  if (standard === undefined && given === undefined) {
+    throw new WebhookVerificationError('missing_signature', 'neither webhook-signature nor X-Relay-Signature is present');
+  }
+  // The times the signatures vouch for: the header's under Standard Webhooks, the body's under X-Relay-Signature.
+  const signedAt: number[] = [];
+  if (standard !== undefined) signedAt.push(verifyStandardSignature(raw, headers, standard, secret));
+  if (given !== undefined) {
+    const match = /^sha256=([0-9a-f]{64})$/i.exec(given.trim());
+    const expected = createHmac('sha256', secret).update(raw).digest();
+    if (!match || !timingSafeEqual(Buffer.from(match[1]!, 'hex'), expected)) {
+      throw new WebhookVerificationError('bad_signature', 'signature does not match the body');
+    }
   }
   let batch: unknown;
   try {
@@ -241,8 +256,26 @@ export function verifyWebhook(
   if (!b || typeof b !== 'object' || !Number.isInteger(b.timestamp) || !Number.isInteger(b.dropped) || !Array.isArray(b.events)) {
     throw new WebhookVerificationError('malformed_body', 'body is not a webhook batch');
   }
-  if (Math.abs(now() / 1000 - b.timestamp!) > toleranceS) {
+  if (given !== undefined) signedAt.push(b.timestamp!);
+  if (signedAt.some((time) => Math.abs(now() / 1000 - time) > toleranceS)) {
     throw new WebhookVerificationError('stale', `timestamp is more than ${toleranceS} s away from now`);
   }
   return batch as WebhookBatch;
+}
+
+/** The Standard Webhooks check of `webhook-signature`; returns the signed `webhook-timestamp`. */
+function verifyStandardSignature(raw: Buffer, headers: HeaderSource, signatures: string, secret: string): number {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  if (!id || !timestamp) throw new WebhookVerificationError('missing_signature', 'webhook-signature needs webhook-id and webhook-timestamp');
+  if (!/^[0-9]{1,15}$/.test(timestamp.trim())) throw new WebhookVerificationError('bad_signature', 'webhook-timestamp is not Unix seconds');
+  const signedAt = Number(timestamp.trim());
+  const expected = Buffer.from(signStandardWebhook(standardWebhooksKey(secret), id, signedAt, raw).slice('v1,'.length), 'base64');
+  // Space-separated `<version>,<base64>` entries (several while a secret is rotated); only v1 is HMAC-SHA256.
+  const matches = signatures
+    .split(' ')
+    .map((entry) => /^v1,([A-Za-z0-9+/]{43}=)$/.exec(entry))
+    .some((m) => m !== null && timingSafeEqual(Buffer.from(m[1]!, 'base64'), expected));
+  if (!matches) throw new WebhookVerificationError('bad_signature', 'signature does not match the body');
+  return signedAt;
 }

@@ -1,8 +1,9 @@
 // Webhook sink of the bus: signed JSON batches POSTed in order, retried with backoff, from a bounded queue.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Logger } from '../logger.js';
 import type { AnyEvent, BusEvent } from './types.js';
+import { signStandardWebhook, STANDARD_ID_HEADER, STANDARD_SIGNATURE_HEADER, STANDARD_TIMESTAMP_HEADER, standardWebhooksKey } from './webhook-key.js';
 
 export const SIGNATURE_HEADER = 'X-Relay-Signature';
 export const TIMESTAMP_HEADER = 'X-Relay-Timestamp';
@@ -16,10 +17,21 @@ export function signWebhookBody(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
+/**
+ * A batch's webhook-id: random, kept with the batch for its retries. Not derived from its events'
+ * ids: a gap marker has none, and a random id cannot name two different batches.
+ */
+function newMessageId(): string {
+  return `msg_${randomBytes(16).toString('hex')}`;
+}
+
 export interface WebhookSinkOptions {
   /** EVENTS_WEBHOOK_URL */
   url: string;
-  /** EVENTS_WEBHOOK_SECRET */
+  /**
+   * EVENTS_WEBHOOK_SECRET: the HMAC key of X-Relay-Signature as given, and of the Standard Webhooks
+   * signature as webhook-key.ts reads it (a `whsec_<base64>` secret: the decoded bytes).
+   */
   secret: string;
   /** Events per POST at most (EVENTS_WEBHOOK_BATCH_MAX). */
   batchMax?: number;
@@ -115,6 +127,12 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   if (!Number.isInteger(queueMax) || queueMax < 1) throw new Error('createWebhookSink: queueMax must be a positive integer');
   if (!(timeoutMs > 0)) throw new Error('createWebhookSink: timeoutMs must be positive');
   if (!(watchdogMarginMs >= 0)) throw new Error('createWebhookSink: watchdogMarginMs must not be negative');
+  let standardKey: Buffer;
+  try {
+    standardKey = standardWebhooksKey(options.secret);
+  } catch (error) {
+    throw new Error(`createWebhookSink: EVENTS_WEBHOOK_SECRET: ${(error as Error).message}`, { cause: error });
+  }
   const target = new URL(options.url); // throws on a malformed URL
   const origin = target.origin; // logged instead of the URL, which may carry a token
 
@@ -130,6 +148,10 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   // Why deliveries fail now (undefined: they do not). Logged when it changes, never per attempt.
   let failing: { cause: string; since: number; attempts: number } | undefined;
   let giveUp: ((outcome: Outcome) => void) | undefined; // ends the attempt in flight without waiting for it (stop()'s deadline)
+  // The batch being tried: fixed at its first attempt, so that every retry carries the same events
+  // under the same webhook-id (a receiver that skips an id it processed must not skip events that
+  // joined the batch later). Cleared when it is accepted.
+  let current: { size: number; id: string } | undefined;
 
   function enqueue(event: E): void {
     if (stopping) {
@@ -161,14 +183,16 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
     });
   }
 
-  /** The next batch: from the front, never across a gap after its first entry. */
-  function nextBatch(): Entry<E>[] {
-    const batch = [queue[0]!];
-    for (let i = 1; i < queue.length && batch.length < batchMax; i++) {
+  /** The next batch: the one being tried, else a new one from the front, never across a gap after its first entry. */
+  function nextBatch(): { entries: Entry<E>[]; id: string } {
+    if (current) return { entries: queue.slice(0, current.size), id: current.id };
+    const entries = [queue[0]!];
+    for (let i = 1; i < queue.length && entries.length < batchMax; i++) {
       if (queue[i]!.droppedBefore > 0) break;
-      batch.push(queue[i]!);
+      entries.push(queue[i]!);
     }
-    return batch;
+    current = { size: entries.length, id: newMessageId() };
+    return { entries, id: current.id };
   }
 
   /**
@@ -179,7 +203,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
    * does later (a late answer, an error) is logged and changes nothing (the queue is only touched by
    * run(), after this returns).
    */
-  async function attempt(batch: Entry<E>[]): Promise<boolean> {
+  async function attempt({ entries: batch, id }: { entries: Entry<E>[]; id: string }): Promise<boolean> {
     const body: WebhookBatch<E> = {
       timestamp: Math.floor(now() / 1000),
       dropped: batch[0]!.droppedBefore,
@@ -193,7 +217,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       watchdog = setTimeout(resolve, timeoutMs + watchdogMarginMs, 'stuck');
       giveUp = resolve;
     });
-    const sent = post(raw, body.timestamp, controller.signal);
+    const sent = post(raw, body.timestamp, id, controller.signal);
     let outcome: Outcome;
     try {
       outcome = await Promise.race([sent, abandoned]);
@@ -245,7 +269,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
   }
 
   /** The POST itself: 'ok' on a 2xx, else why not. Never rejects. */
-  async function post(raw: string, timestamp: number, signal: AbortSignal): Promise<Exclude<Outcome, 'stuck' | 'stopped'>> {
+  async function post(raw: string, timestamp: number, id: string, signal: AbortSignal): Promise<Exclude<Outcome, 'stuck' | 'stopped'>> {
     try {
       const response = await doFetch(target, {
         method: 'POST',
@@ -254,6 +278,9 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
           'User-Agent': `chat-backend-relay/${packageJson.version}`,
           [SIGNATURE_HEADER]: signWebhookBody(raw, options.secret),
           [TIMESTAMP_HEADER]: String(timestamp),
+          [STANDARD_ID_HEADER]: id,
+          [STANDARD_TIMESTAMP_HEADER]: String(timestamp),
+          [STANDARD_SIGNATURE_HEADER]: signStandardWebhook(standardKey, id, timestamp, raw),
         },
         body: raw,
         redirect: 'manual',
@@ -299,9 +326,10 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       if (await attempt(batch)) {
         delivered();
         failuresInARow = 0;
-        queue.splice(0, batch.length);
+        queue.splice(0, batch.entries.length);
+        current = undefined;
         stats.batches++;
-        stats.delivered += batch.filter((entry) => entry.event).length;
+        stats.delivered += batch.entries.filter((entry) => entry.event).length;
         continue;
       }
       stats.failures++;
@@ -338,6 +366,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
         logger?.warn({ webhook: origin, undelivered }, 'event webhook stopped with events undelivered');
       }
       queue.length = 0;
+      current = undefined;
       gap = 0;
       return { undelivered };
     },

@@ -7,6 +7,7 @@ import { EVENT_STREAM_ERRORS, MAX_LAST_EVENT_ID_LENGTH, MAX_ROUTER_ID_LENGTH, MA
 import { relayErrorSchema } from '../contract/errors.js';
 import { EVENT_TYPES, relayEventSchema, relayStreamEventSchema, resyncEvent, webhookBatchSchema } from '../contract/events.js';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../events/webhook.js';
+import { STANDARD_ID_HEADER, STANDARD_SIGNATURE_HEADER, STANDARD_TIMESTAMP_HEADER } from '../../events/webhook-key.js';
 
 function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
@@ -101,11 +102,20 @@ export function eventWebhooks(others: readonly EventCatalog[] = []) {
       post: {
         summary: 'A batch of relay events, POSTed to EVENTS_WEBHOOK_URL',
         description:
-          `In order, one batch at a time, retried with backoff until a 2xx answer (so a batch may arrive twice: events are unique by id). ${SIGNATURE_HEADER} is sha256=<hex> of HMAC-SHA256(EVENTS_WEBHOOK_SECRET, raw body); the signed body holds the timestamp (refuse it when far from now). dropped > 0: events were lost to queue overflow just before this batch, reload state.`,
+          `In order, one batch at a time, retried with backoff until a 2xx answer (so a batch may arrive twice: events are unique by id). ${SIGNATURE_HEADER} is sha256=<hex> of HMAC-SHA256(EVENTS_WEBHOOK_SECRET, raw body); the signed body holds the timestamp (refuse it when far from now). The same body is also signed the Standard Webhooks way (${STANDARD_ID_HEADER}, ${STANDARD_TIMESTAMP_HEADER}, ${STANDARD_SIGNATURE_HEADER}; the key is EVENTS_WEBHOOK_SECRET's bytes, or the decoded bytes of a whsec_<base64> secret), for off-the-shelf verifiers; ${STANDARD_ID_HEADER} is the same on every retry of a batch. dropped > 0: events were lost to queue overflow just before this batch, reload state.`,
         operationId: 'relayEventsWebhook',
         parameters: [
           { name: SIGNATURE_HEADER, in: 'header', required: true, schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
           { name: TIMESTAMP_HEADER, in: 'header', required: true, description: 'the body timestamp, unsigned copy', schema: { type: 'string' } },
+          { name: STANDARD_ID_HEADER, in: 'header', required: true, description: 'the batch id, the same on each retry of the batch', schema: { type: 'string' } },
+          { name: STANDARD_TIMESTAMP_HEADER, in: 'header', required: true, description: "the attempt's Unix seconds, signed (equals the body timestamp)", schema: { type: 'string', pattern: '^[0-9]+$' } },
+          {
+            name: STANDARD_SIGNATURE_HEADER,
+            in: 'header',
+            required: true,
+            description: 'v1,<base64 of HMAC-SHA256(key, webhook-id.webhook-timestamp.raw body)>',
+            schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=$' },
+          },
         ],
         requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBatch(busEventSchema(others))) } } },
         responses: { 200: { description: 'any 2xx acknowledges the batch; anything else (or no answer in 10 s) is retried' } },
