@@ -74,6 +74,7 @@ function defineKinds<
 }
 
 // In the kinds' order, parents before children: the registry's counts, the metrics and the enums follow it.
+// The routers' routes read KINDS and ROUTER_STATE, made from these rows below, when the app is built.
 const ROWS = {
   routers: family({ contract: routersContract, ops: routers, routes: (media) => routersRoutes(media, ROUTER_STATE, KINDS), kinds: ROUTER_KINDS }),
   transports: family({ contract: transportsContract, ops: transports, routes: transportsRoutes, kinds: TRANSPORT_KINDS }),
@@ -90,7 +91,8 @@ type Rows = typeof ROWS;
 
 /**
  * Every resource kind, in order: the families' kinds one after the other. The machinery is given it
- * (the registry's options); its types read the same rows through KindTable, which this checks.
+ * (the registry's options); its types read the same rows through KindTable, so a kind a family declares
+ * there without giving its row here fails to compile.
  */
 export const KINDS: KindTable = defineKinds(Object.assign({}, ...Object.values(ROWS).map((row) => row.kinds)) as UnionToIntersection<Rows[keyof Rows]['kinds']>);
 
@@ -100,6 +102,7 @@ export const KIND_PLURALS = pluralsOf(KINDS);
 /** GET /v1/routers/{id}: a router's state lists every kind that stands for a transport, so it is made from the table. */
 const ROUTER_STATE = roomStateContract(KINDS);
 
+/** The rows, the routers' contract completed with GET /v1/routers/{id} (its routes already serve it). */
 export const FAMILIES = { ...ROWS, routers: { ...ROWS.routers, contract: { ...routersContract, ...ROUTER_STATE } } };
 
 type Families = typeof FAMILIES;
