@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
 import { usesPostgres } from '../support/app.js';
 import { copyMigratedCluster } from '../support/pglite-snapshot.js';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
@@ -156,6 +157,43 @@ describe('resuming from the event log (issue 39)', () => {
     expect(afterRestart.events.slice(0, onB.events.length).map((e) => e.id)).toEqual(onB.events.map((e) => e.id));
     expectInIdOrder(afterRestart.events);
   });
+
+  // Two processes at once: PostgreSQL only.
+  if (usesPostgres())
+    it('the typed client fails over: A is SIGKILLed, it goes on with B from its last id, with no resync and nothing missed', { timeout: 240_000 }, async () => {
+      const database = await sharedDatabase();
+      const [a, b] = await Promise.all([start(database), start(database)]);
+      const stop = new AbortController();
+      const got: RelayStreamEvent[] = [];
+      const relay = createRelayClient({ baseUrl: a.url, token: SERVER_TOKEN });
+      const iterator = relay.events({ failoverBaseUrls: [b.url], signal: stop.signal }, { minMs: 50, maxMs: 500 });
+      const reading = (async () => {
+        for await (const event of { [Symbol.asyncIterator]: () => iterator }) got.push(event);
+      })();
+      const rooms = (): string[] => got.flatMap((e) => (e.type === 'router.closed' ? [String(e.appData.room)] : []));
+      const until = async (what: () => boolean, label: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!what() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(what(), label).toBe(true);
+      };
+      try {
+        await until(() => iterator.lastEventId !== undefined, 'the stream joined');
+        await openAndClose(a, 'on-a');
+        await until(() => rooms().includes('on-a'), 'the event made on A');
+        a.child.kill('SIGKILL');
+        await a.exited;
+        servers.delete(a);
+        await openAndClose(b, 'on-b');
+        await until(() => rooms().includes('on-b'), 'the event made on B, through the failover');
+        expect(got.map((e) => e.type)).not.toContain('resync');
+        expect(rooms()).toEqual(['on-a', 'on-b']);
+        const ids = got.map((e) => BigInt(e.id));
+        for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+      } finally {
+        stop.abort();
+        await reading;
+      }
+    });
 
   it('a reader resumes after a restart of the relay on the same database, with no resync; an id beyond the log answers resync', { timeout: 180_000 }, async () => {
     const database = await sharedDatabase();
