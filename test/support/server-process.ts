@@ -3,10 +3,9 @@
 // even on failure.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, version as esbuildVersion } from 'esbuild';
@@ -17,16 +16,17 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const SERVER_TOKEN = 'reliability-internal-token-0123456789abcdef';
 export const SERVER_AUTH_KEY_SECRET = 'reliability-auth-key-secret-0123456789abcdef';
 
+const COMPILED_PREFIX = '.test-server-';
 let compiled: Promise<string> | undefined;
 
 /**
  * src/ compiled to JavaScript once per version of its files (esbuild, file by file, as tsx does it on
- * the fly), for `node <dir>/dist/server.js`; returns that file. Under `--import tsx` a start spent
- * about 1.7 s of CPU importing the modules, most of it in the loader (each module resolved and loaded
+ * the fly), for `node <folder>/server.js`; returns that file. Under `--import tsx` a start spent about
+ * 1.7 s of CPU importing the modules, most of it in the loader (each module resolved and loaded
  * through tsx's hooks, even with its transform cache), against 0.7 s compiled, at every start. The
- * folder has the image's layout (`dist/` beside `drizzle/`, `node_modules/` and `package.json`, links
- * to this checkout's), so what src/ finds from its own location is the same; its name is a digest of
- * the checkout's path and of every source file, so an edit makes a new one.
+ * folder sits where the image's dist/ sits, at the checkout's top (what src/ finds from its own
+ * location, node_modules, drizzle/ and package.json, is the same), git-ignored as `.test-server-*`;
+ * its name is a digest of every source file, so an edit makes a new one and removes the old ones.
  */
 export function compiledServer(): Promise<string> {
   compiled ??= compile();
@@ -36,18 +36,17 @@ export function compiledServer(): Promise<string> {
 async function compile(): Promise<string> {
   const src = path.join(ROOT, 'src');
   const files = (readdirSync(src, { recursive: true }) as string[]).filter((name) => name.endsWith('.ts')).sort();
-  const hash = createHash('sha256').update(ROOT).update(esbuildVersion).update(readFileSync(path.join(ROOT, 'tsconfig.json')));
+  const hash = createHash('sha256').update(esbuildVersion).update(readFileSync(path.join(ROOT, 'tsconfig.json')));
   for (const name of files) hash.update(name).update(readFileSync(path.join(src, name)));
-  const dir = path.join(tmpdir(), `chat-backend-server-${hash.digest('hex').slice(0, 16)}`);
-  const server = path.join(dir, 'dist', 'server.js');
+  const name = `${COMPILED_PREFIX}${hash.digest('hex').slice(0, 16)}`;
+  const dir = path.join(ROOT, name);
+  const server = path.join(dir, 'server.js');
   if (existsSync(server)) return server;
   const partial = `${dir}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
-  await mkdir(partial, { recursive: true });
-  for (const name of ['node_modules', 'drizzle', 'package.json']) await symlink(path.join(ROOT, name), path.join(partial, name));
   await build({
-    entryPoints: files.map((name) => path.join(src, name)),
-    outdir: path.join(partial, 'dist'),
+    entryPoints: files.map((file) => path.join(src, file)),
+    outdir: partial,
     outbase: src,
     bundle: false,
     format: 'esm',
@@ -62,6 +61,12 @@ async function compile(): Promise<string> {
     // Another fork renamed its copy first (a non-empty folder is not replaced): that one serves.
     await rm(partial, { recursive: true, force: true });
     if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  // Builds of earlier sources, once an hour old (a run of the suite that may still start one is over by then).
+  for (const other of readdirSync(ROOT)) {
+    if (!other.startsWith(COMPILED_PREFIX) || other === name) continue;
+    const modified = statSync(path.join(ROOT, other), { throwIfNoEntry: false })?.mtimeMs;
+    if (modified !== undefined && Date.now() - modified > 3_600_000) await rm(path.join(ROOT, other), { recursive: true, force: true });
   }
   return server;
 }
