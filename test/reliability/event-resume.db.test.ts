@@ -166,7 +166,7 @@ describe('resuming from the event log (issue 39)', () => {
       const stop = new AbortController();
       const got: RelayStreamEvent[] = [];
       const relay = createRelayClient({ baseUrl: a.url, token: SERVER_TOKEN });
-      const iterator = relay.events({ failoverBaseUrls: [b.url], signal: stop.signal }, { minMs: 50, maxMs: 500 });
+      const iterator = relay.events({ failoverBaseUrls: [b.url], signal: stop.signal });
       const reading = (async () => {
         for await (const event of { [Symbol.asyncIterator]: () => iterator }) got.push(event);
       })();
