@@ -87,9 +87,9 @@ async function lastLogId(): Promise<number> {
   return Number(row?.last ?? 0);
 }
 
-async function loggedAfter(id: number): Promise<Array<{ id: number; type: string; event: Record<string, unknown> }>> {
+async function loggedAfter(id: number): Promise<Array<{ id: number; type: string; payload: string; event: Record<string, unknown> }>> {
   const rows = await t.database.db.select().from(eventLog).where(sql`${eventLog.id} > ${id}`).orderBy(eventLog.id);
-  return rows.map((row) => ({ id: Number(row.id), type: row.type, event: JSON.parse(row.payload) as Record<string, unknown> }));
+  return rows.map((row) => ({ id: Number(row.id), type: row.type, payload: row.payload, event: JSON.parse(row.payload) as Record<string, unknown> }));
 }
 
 /** The event's time came from the services' clock, between `before` and now. */
@@ -120,6 +120,8 @@ describe('both or neither', () => {
     expect(logged.map((row) => row.type)).toEqual(['auth.user.banned', 'auth.session.ended', 'auth.session.ended']);
     // One commit: the log gives a statement's ids in a row, under its commit lock.
     expect(logged.map((row) => row.id)).toEqual([logged[0]!.id, logged[0]!.id + 1, logged[0]!.id + 2]);
+    // The text the bus would have stored for the same event (JSON.stringify: compact, members in order).
+    for (const row of logged) expect(row.payload).toBe(JSON.stringify(row.event));
     const [ban, ...ended] = logged.map((row) => row.event);
     expect(Object.keys(ban!)).toEqual(['type', 'userId', 'until', 'reason', 'time']);
     expect(ban).toMatchObject({ type: 'auth.user.banned', userId: user.id, until: null, reason: 'abuse' });
