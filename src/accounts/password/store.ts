@@ -50,6 +50,9 @@ export async function storeNewPassword(deps: NewPasswordDeps, auth: Authenticate
     .select({
       // Evaluated per row of `changed`, so after the update holds the row lock (not at statement start).
       lastSessionId: sql<string | number | null>`case when ${changed.id} is not null then pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass) end`,
+      // Read here, so the sessions end in the statement's main part, before the event log's insert
+      // takes its commit lock (which it holds to the commit): else that insert would run the delete.
+      ended: sql<string | number>`(select count(*) from ${ended})`,
     })
     .from(changed);
   if (!row) throw new AuthError('wrong_old_password');
