@@ -64,7 +64,8 @@ export class AccountDeletion {
     );
     const [deleted] = await db
       .with(gone, erased, ended, ...events)
-      .select({ id: gone.id, sessions: sql<string | null>`(select string_agg(public_id::text, ',') from ended)` })
+      // `erased` is read here so that it runs in the main part, before the event log's commit lock.
+      .select({ id: gone.id, sessions: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`, erased: sql<number>`(select count(*) from erased)` })
       .from(gone);
     if (!deleted) throw new AuthError('wrong_old_password', 'password is wrong');
     const endedIds = deleted.sessions ? deleted.sessions.split(',') : [];

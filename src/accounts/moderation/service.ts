@@ -72,10 +72,11 @@ export class Moderation {
     if (!user) return undefined;
     const removals = secondFactorRemovals(db, (userId) => eq(userId, id), this.deps.factors);
     const cleared = userEvent('auth.user.mfa_cleared', sql`select ${users.id} as user_id from ${users} where ${users.id} = ${id}`, clearedEventFields(removals.counts));
-    const [counts = {}] = await db
+    const [row] = await db
       .with(...removals.ctes, ...accountEventRows(db, now(), cleared))
-      .select(removals.counts)
+      .select({ counts: removals.counts, deleted: removals.deleted })
       .from(sql`(select 1) as one`);
+    const counts = row?.counts ?? {};
     this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
     await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${removalDetail(this.deps.factors, counts)}` });
     return { user, removed: counts };

@@ -340,6 +340,7 @@ export class PasswordReset {
       .with(used, changed, ended, ...removals.ctes, ...accountEventRows(db, at, sessionsEnded(sql`select user_id, public_id from ${ended}`, 'password_reset')))
       .select({
         removed: removals.counts,
+        deleted: removals.deleted,
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
       })
