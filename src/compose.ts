@@ -5,9 +5,8 @@ import type { AccountsDeps, AccountsModule } from './accounts/module.js';
 import { createAccounts } from './accounts/module.js';
 import { createApp, type App, type AppSurface } from './app.js';
 import type { Config } from './config/index.js';
-import { ACCOUNT_EVENT_TYPES, accountEventSchema, type AccountEventSink } from './accounts/events.js';
+import { ACCOUNT_EVENT_TYPES, accountEventSchema } from './accounts/events.js';
 import type { Database } from './db/client.js';
-import type { EventBus } from './events/bus.js';
 import { createDocs } from './docs/routes.js';
 import type { Module } from './http/module.js';
 import { memoryStores, redisStores, type RateLimitStores } from './http/rate-limit-store.js';
@@ -86,24 +85,16 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
         database,
         ...(options.media ? { media: options.media } : {}),
         ...(options.recordings ? { recordings: options.recordings } : {}),
-        // The account area's events ride the relay's bus (below): its stream and webhook document them.
+        // The account area's events are written to the event log by its own statements (both or
+        // neither with the change); the relay's stream and webhook, which follow the log, carry and
+        // document them.
         ...(areas.accounts ? { otherEvents: [{ types: ACCOUNT_EVENT_TYPES, schema: accountEventSchema }] } : {}),
       })
-    : undefined;
-  // ONE bus for the process: the relay's carries the account area's events too (their own catalog,
-  // src/accounts/contract/events.ts), so its stream and webhook deliver both. The bus is generic over
-  // its catalog; the relay's type names only the relay's events, hence the widening here, the one
-  // place that knows both areas. Without the relay there is no stream or webhook to carry them.
-  const bus = relay?.events.bus as EventBus | undefined;
-  const publish: AccountEventSink | undefined = bus
-    ? (event) => {
-        bus.publish(event);
-      }
     : undefined;
 
   let accounts: AccountsModule | undefined;
   if (areas.accounts && authKeys) {
-    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}), ...(options.hashCost ? { hashCost: options.hashCost } : {}), ...(publish ? { publish } : {}) });
+    accounts = createAccounts({ config, database, logger, authKeys, rateLimitStores, ...(options.now ? { now: options.now } : {}), ...(options.hashCost ? { hashCost: options.hashCost } : {}) });
   }
 
   const modules: Module[] = [];

@@ -1,6 +1,5 @@
 // What the accounts module is built from (src/compose.ts gives it): a leaf of the area.
 import type { Config } from '../config/index.js';
-import type { AccountEventSink } from './events.js';
 import type { Database } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
 import type { Logger } from '../logger.js';
@@ -17,8 +16,6 @@ export interface AccountsDeps {
   rateLimitStores?: RateLimitStores;
   /** Injected so tests can move time; defaults to the wall clock. */
   now?: () => Date;
-  /** Where the area's events go (the process's one bus); nowhere when absent. */
-  publish?: AccountEventSink;
   /** argon2id's cost of new password hashes; the production parameters when absent (tests give a lower one). */
   hashCost?: HashCost;
 }

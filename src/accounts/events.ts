@@ -1,7 +1,7 @@
 // The account area's event catalog, beside the relay's (src/relay/contract/events.ts): what other
 // services learn at once when a session ends or a user goes (features add theirs, as moderation's
-// events.ts). They travel on the one bus of the process (src/compose.ts), so the event stream and the
-// webhooks carry them; they concern no router.
+// events.ts). Each is written to the event log by the statement that makes the change it reports
+// (shared/account-events.ts), so the event stream and the webhooks carry them; they concern no router.
 import { z } from 'zod';
 import { event, userId } from './shared/event-kit.js';
 import { moderationEvents } from './moderation/events.js';
@@ -27,10 +27,3 @@ export const accountEventSchema = z.discriminatedUnion(
   Object.values(accountEventSchemas) as unknown as [(typeof accountEventSchemas)[AccountEventType], ...(typeof accountEventSchemas)[AccountEventType][]],
 );
 export type AccountEvent = z.infer<typeof accountEventSchema>;
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** What the account area hands to the bus: the event without `id` and `time`. */
-export type AccountEventInput = DistributiveOmit<AccountEvent, 'id' | 'time'>;
-
-/** Where the account area's events go (the process's bus; nowhere when no bus is composed). */
-export type AccountEventSink = (event: AccountEventInput) => void;

@@ -67,7 +67,6 @@ export function createAccounts(deps: AccountsDeps): AccountsModule {
     now,
     logger: deps.logger,
     retentionDays: deps.config.auth.eventsRetentionDays,
-    publish: deps.publish,
     prunes: FEATURES.flatMap((feature) => (feature.prune ? [feature.prune] : [])),
   });
   // One set of counters for the module's rate limits and budgets.

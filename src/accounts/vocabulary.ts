@@ -87,8 +87,7 @@ export const SIGN_IN_METHODS = [...sessions.signInMethods, ...totp.signInMethods
 export const SESSION_END_REASONS = [...shared.sessionEndReasons, ...email.sessionEndReasons] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
-/** Who ended a session (session_ended's `detail`) and the reason its bus event gives. */
-export const SESSION_ENDED_BY: Readonly<Record<string, SessionEndReason>> = { ...shared.sessionEndedBy, ...email.sessionEndedBy };
+/** Who ended a session (session_ended's `detail`); each feature's map gives the reason its auth.session.ended says. */
 export type SessionEndedBy = keyof typeof shared.sessionEndedBy | keyof typeof email.sessionEndedBy;
 
 /** The fields features add to the owner's and to an operator's view of a user (schemas, then values). */

@@ -10,6 +10,6 @@ declare module '../feature.js' {
 }
 
 export const accountFeature: AccountFeature = {
-  services: ({ db, audit, confirmation }) => ({ deletion: new AccountDeletion({ db, audit, confirmation }) }),
+  services: ({ db, audit, now, confirmation }) => ({ deletion: new AccountDeletion({ db, audit, now, confirmation }) }),
   api: ({ kit, services }) => accountRoutes(kit, services.deletion),
 };

@@ -4,8 +4,7 @@ import { and, desc, eq, gte, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { authEvents } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
-import type { AccountEventSink, SessionEndReason } from '../events.js';
-import { SESSION_ENDED_BY, type AuthEventType } from '../vocabulary.js';
+import type { AuthEventType } from '../vocabulary.js';
 
 export { AUTH_EVENT_TYPES, type AuthEventType } from '../vocabulary.js';
 
@@ -20,8 +19,6 @@ export interface AuthEventInput {
   detail?: string | null | undefined;
   ip?: string | null | undefined;
   userAgent?: string | null | undefined;
-  /** session_ended only, not stored: the reason its bus event gives, when `detail` does not tell it (a device ended by its user: revoked). */
-  reason?: SessionEndReason | undefined;
 }
 
 export type AuthEvent = typeof authEvents.$inferSelect;
@@ -54,17 +51,17 @@ export class AuditLog {
   private pruning: Promise<void> | undefined;
 
   constructor(
-    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number; publish?: AccountEventSink | undefined; prunes?: readonly PruneDeadRows[] },
+    private readonly deps: { db: Db; now: () => Date; logger: Logger; retentionDays: number; prunes?: readonly PruneDeadRows[] },
   ) {}
 
   /**
    * Writes events; a failure is logged, never thrown (the audited action has happened already).
-   * Every session end and account deletion is recorded here, so this is also where they go on the
-   * bus (auth.session.ended, auth.user.deleted), before the write: other services learn at once.
+   * The account events other services follow (auth.session.ended, auth.user.deleted, ...) are not
+   * sent from here: the statement that makes the change writes them to the event log
+   * (shared/account-events.ts), so they exist exactly when the change does.
    */
   async record(...events: AuthEventInput[]): Promise<void> {
     if (events.length === 0) return;
-    this.publish(events);
     const occurredAt = this.deps.now();
     try {
       await this.deps.db.insert(authEvents).values(
@@ -83,23 +80,6 @@ export class AuditLog {
       this.deps.logger.error({ err: error instanceof Error ? error.message : String(error), types: events.map((e) => e.type) }, 'could not write auth events');
     }
     if (occurredAt.getTime() - this.lastPrune >= PRUNE_INTERVAL_MS) await this.prune();
-  }
-
-  private publish(events: AuthEventInput[]): void {
-    const { publish, logger } = this.deps;
-    if (!publish) return;
-    for (const e of events) {
-      try {
-        if (e.type === 'session_ended' && typeof e.userId === 'number' && e.sessionId) {
-          const reason = e.reason ?? (e.detail ? SESSION_ENDED_BY[e.detail] : undefined) ?? 'revoked';
-          publish({ type: 'auth.session.ended', userId: e.userId, sessionId: e.sessionId, reason });
-        } else if (e.type === 'account_deleted' && typeof e.userId === 'number') {
-          publish({ type: 'auth.user.deleted', userId: e.userId });
-        }
-      } catch (error) {
-        logger.error({ err: error instanceof Error ? error.message : String(error), type: e.type }, 'could not publish an account event');
-      }
-    }
   }
 
   /** The oldest time still kept. */

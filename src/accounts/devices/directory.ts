@@ -1,9 +1,11 @@
 // A user's sessions as devices: list them, end one, the others or all. Ending a session deletes its
 // row, so its access and refresh tokens stop working at once. Knows nothing of HTTP.
-import { and, desc, eq, gt, inArray, ne, notInArray } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, ne, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { sessions } from '../../db/schema.js';
 import type { AuthMethod } from './contract.js';
+import { accountEventRows, sessionsEnded } from '../shared/account-events.js';
+import type { SessionEndReason } from '../events.js';
 import { AuthError } from '../shared/auth-error.js';
 import type { AuditLog } from '../audit/log.js';
 import type { Authenticated, SessionClient } from '../types.js';
@@ -31,7 +33,7 @@ export class SessionDirectory {
   /** DELETE /sessions/{id}: ends one of the caller's sessions and audits it (`no_such_session` for another's or an unknown one). */
   async endOwn(auth: Authenticated, publicId: string, client: SessionClient): Promise<void> {
     const ended = await this.end(auth.user.id, publicId);
-    await this.deps.audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', reason: 'revoked', ip: client.ip, userAgent: client.userAgent });
+    await this.deps.audit.record({ type: 'session_ended', userId: auth.user.id, sessionId: ended.publicId, detail: 'user', ip: client.ip, userAgent: client.userAgent });
   }
 
   /** The user's live sessions (refresh token not expired), newest first. */
@@ -64,13 +66,10 @@ export class SessionDirectory {
     return row;
   }
 
-  /** Ends one of the user's sessions; an unknown id and another user's answer alike (`no_such_session`). */
+  /** Ends one of the user's sessions (auth.session.ended revoked); an unknown id and another user's answer alike (`no_such_session`). */
   async end(userId: number, publicId: string): Promise<{ publicId: string; internalId: number }> {
     if (!UUID.test(publicId)) throw new AuthError('no_such_session');
-    const [ended] = await this.deps.db
-      .delete(sessions)
-      .where(and(eq(sessions.userId, userId), eq(sessions.publicId, publicId)))
-      .returning({ publicId: sessions.publicId, internalId: sessions.id });
+    const [ended] = await this.endWhere(and(eq(sessions.userId, userId), eq(sessions.publicId, publicId))!, 'revoked');
     if (!ended) throw new AuthError('no_such_session');
     return ended;
   }
@@ -83,8 +82,16 @@ export class SessionDirectory {
         : scope === 'others'
           ? and(eq(sessions.userId, userId), ne(sessions.id, currentSessionId))
           : eq(sessions.userId, userId);
-    const ended = await this.deps.db.delete(sessions).where(where).returning({ publicId: sessions.publicId });
+    const ended = await this.endWhere(where!, 'logout');
     return ended.map((row) => row.publicId);
+  }
+
+  /** Deletes the sessions `where` selects, each with its auth.session.ended (`reason`) in the same statement. */
+  private endWhere(where: SQL, reason: SessionEndReason): Promise<Array<{ publicId: string; internalId: number }>> {
+    const { db, now } = this.deps;
+    const ended = db.$with('ended').as(db.delete(sessions).where(where).returning({ userId: sessions.userId, publicId: sessions.publicId, internalId: sessions.id }));
+    const events = accountEventRows(db, now(), sessionsEnded(sql`select user_id, public_id from ${ended}`, reason));
+    return db.with(ended, ...events).select({ publicId: ended.publicId, internalId: ended.internalId }).from(ended);
   }
 
   /** The public ids of the user's sessions, except `exceptSessionId` (for the audit of a bulk end). */
@@ -117,10 +124,7 @@ export class SessionDirectory {
       .where(and(eq(sessions.userId, userId), ne(sessions.id, openedId)))
       .orderBy(desc(sessions.lastUsedAt), desc(sessions.id))
       .limit(MAX_SESSIONS_PER_USER - 1);
-    const ended = await db
-      .delete(sessions)
-      .where(and(eq(sessions.userId, userId), ne(sessions.id, openedId), notInArray(sessions.id, keep)))
-      .returning({ publicId: sessions.publicId });
+    const ended = await this.endWhere(and(eq(sessions.userId, userId), ne(sessions.id, openedId), notInArray(sessions.id, keep))!, 'revoked');
     return ended.map((row) => row.publicId);
   }
 }

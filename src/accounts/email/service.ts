@@ -15,6 +15,7 @@ import type { Budget } from '../shared/budget.js';
 import { AuthError } from '../shared/auth-error.js';
 import { uniqueViolation } from '../../db/sql.js';
 import type { Authenticated, SessionClient, User } from '../types.js';
+import { accountEventRows, sessionsEnded } from '../shared/account-events.js';
 import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 import type { FreshSession } from '../shared/fresh-session.js';
@@ -151,7 +152,7 @@ export class EmailService {
       db
         .delete(sessions)
         .where(and(sql`${sessions.userId} in (select id from changed)`, sql`${sessions.id} <> ${auth.sessionId}`))
-        .returning({ publicId: sessions.publicId }),
+        .returning({ userId: sessions.userId, publicId: sessions.publicId }),
     );
     // Reset codes went to the old address: it must not be able to take the account back.
     const resets = db.$with('resets').as(
@@ -164,7 +165,7 @@ export class EmailService {
     let row: { email: string; ended: string | null; resets: number } | undefined;
     try {
       [row] = await db
-        .with(used, changed, ended, resets)
+        .with(used, changed, ended, resets, ...accountEventRows(db, at, sessionsEnded(sql`select user_id, public_id from ${ended}`, 'email_changed')))
         .select({
           email: changed.email,
           ended: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,

@@ -11,7 +11,7 @@ declare module '../feature.js' {
 }
 
 export const moderationFeature: AccountFeature = {
-  services: ({ deps, db, audit, now, factors, factorNotices }) => ({ moderation: new Moderation({ db, audit, now, publish: deps.publish, factors, notices: factorNotices }) }),
+  services: ({ db, audit, now, factors, factorNotices }) => ({ moderation: new Moderation({ db, audit, now, factors, notices: factorNotices }) }),
   // The owner's notice of a clearing shares the second factors' notice limiter.
   factorNoticeTexts: { mfa_cleared: MFA_CLEARED_NOTICE },
   mounts: ({ services, now }) => [{ prefix: '/internal', surface: 'internal', routes: moderationRoutes(services.moderation, now) }],

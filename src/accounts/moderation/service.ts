@@ -1,15 +1,15 @@
 // Operators' side of the accounts: look users up, ban one (every session ends at once) and lift the
 // ban. Reached through /internal with the internal token. Knows nothing of HTTP.
-import { and, asc, count, eq, gt, like, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, like, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { sessions, users } from '../../db/schema.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import { formatTime } from '../../time.js';
 import type { AuditLog } from '../audit/log.js';
-import type { AccountEventSink } from '../events.js';
+import { accountEventRows, sessionsEnded, userEvent } from '../shared/account-events.js';
 import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
 import type { User } from '../types.js';
-import { clearedFactorValues, secondFactorsSaid } from '../vocabulary.js';
+import { SECOND_FACTORS, secondFactorsSaid } from '../vocabulary.js';
 
 export interface UserSummary {
   user: User;
@@ -32,6 +32,16 @@ export const MFA_CLEARED_NOTICE = {
   advice: `Sign in with your password and add your own ${secondFactorsSaid('named', ' or ')} again. If you did not ask for this, contact support now.`,
 };
 
+/** auth.user.mfa_cleared's fields of each factor, as SQL over the removal's counts (clearedFactorValues' `event`, in the statement). */
+function clearedEventFields(counts: Readonly<Record<string, SQL>>): Record<string, SQL> {
+  return Object.fromEntries(
+    SECOND_FACTORS.flatMap((factor) => {
+      const removed = counts[factor.name] ?? sql`0`;
+      return Object.keys(factor.cleared.event).map((field) => [field, factor.cleared.eventOf === 'count' ? removed : sql`(${removed} > 0)`]);
+    }),
+  );
+}
+
 /** `%`, `_` and `\` are literal in a prefix an operator types. */
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -43,7 +53,6 @@ export class Moderation {
       db: Db;
       audit: AuditLog;
       now: () => Date;
-      publish?: AccountEventSink | undefined;
       /** The second factors an operator's clearing removes. */
       factors: readonly FactorRemoval[];
       /** The owner's notices of factor events (kind `mfa_cleared`); none without mail. */
@@ -53,8 +62,8 @@ export class Moderation {
 
   /**
    * Removes every second factor of the user (each factor removing its rows) in one statement, for an
-   * operator who verified the person by other means. Audited (`mfa_cleared`), published
-   * (`auth.user.mfa_cleared`), and the owner is mailed. What was removed, counted by factor;
+   * operator who verified the person by other means. Audited (`mfa_cleared`), its
+   * `auth.user.mfa_cleared` written to the event log by the same statement, and the owner is mailed. What was removed, counted by factor;
    * undefined when there is no such user.
    */
   async clearMfa(id: number): Promise<{ user: User; removed: Record<string, number> } | undefined> {
@@ -62,11 +71,12 @@ export class Moderation {
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
     const removals = secondFactorRemovals(db, (userId) => eq(userId, id), this.deps.factors);
-    const [counts = {}] = await db
-      .with(...removals.ctes)
-      .select(removals.counts)
+    const cleared = userEvent('auth.user.mfa_cleared', sql`select ${users.id} as user_id from ${users} where ${users.id} = ${id}`, clearedEventFields(removals.counts));
+    const [row] = await db
+      .with(...removals.ctes, ...accountEventRows(db, now(), cleared))
+      .select({ counts: removals.counts, deleted: removals.deleted })
       .from(sql`(select 1) as one`);
-    this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, ...clearedFactorValues(counts).event });
+    const counts = row?.counts ?? {};
     this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
     await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${removalDetail(this.deps.factors, counts)}` });
     return { user, removed: counts };
@@ -113,19 +123,25 @@ export class Moderation {
       db
         .delete(sessions)
         .where(sql`${sessions.userId} in (select id from banned)`)
-        .returning({ publicId: sessions.publicId }),
+        .returning({ userId: sessions.userId, publicId: sessions.publicId }),
     );
-    // Data-modifying CTEs run whether or not the select reads them: one statement, so the ban and the
-    // end of the sessions happen together (a login racing it is refused by its own insert's condition).
+    const events = accountEventRows(
+      db,
+      at,
+      userEvent('auth.user.banned', sql`select id as user_id from ${banned}`, { until: sql`${until ? formatTime(until) : null}::text`, reason: sql`${reason}::text` }),
+      sessionsEnded(sql`select user_id, public_id from ${ended}`, 'banned'),
+    );
+    // Data-modifying CTEs run whether or not the select reads them: one statement, so the ban, the
+    // end of the sessions and their events happen together (a login racing it is refused by its own
+    // insert's condition).
     const [row] = await db
-      .with(banned, ended)
+      .with(banned, ended, ...events)
       .select({ found: sql<string | number>`(select count(*) from banned)`, publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)` })
       .from(sql`(select 1) as one`);
     if (!row || Number(row.found) === 0) return undefined;
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
     const endedIds = row.publicId ? row.publicId.split(',') : [];
-    this.deps.publish?.({ type: 'auth.user.banned', userId: id, until: until ? formatTime(until) : null, reason });
     await audit.record(
       ...endedIds.map((sessionId) => ({ type: 'session_ended' as const, userId: id, sessionId, detail: 'ban' })),
       { type: 'user_banned', userId: id, detail: until ? `until ${until.toISOString().slice(0, 19)}Z` : 'until lifted' },
@@ -133,17 +149,28 @@ export class Moderation {
     return user;
   }
 
-  /** Lifts the ban; undefined when there is no such user. A user who was not banned stays so (no event). */
+  /**
+   * Lifts the ban; undefined when there is no such user. A user who was not banned stays so (no
+   * event); the lifting of a ban writes auth.user.unbanned in the same statement.
+   */
   async unban(id: number): Promise<User | undefined> {
     const { db, audit, now } = this.deps;
-    const [before] = await db.select({ bannedAt: users.bannedAt }).from(users).where(eq(users.id, id)).limit(1);
-    if (!before) return undefined;
-    const [user] = await db.update(users).set({ bannedAt: null, bannedUntil: null, banReason: null, updatedAt: now() }).where(eq(users.id, id)).returning();
+    const at = now();
+    // `before` reads the row as it was when the statement began (every part of a statement does).
+    const before = db.$with('before').as(db.select({ id: users.id, bannedAt: users.bannedAt }).from(users).where(eq(users.id, id)));
+    const lifted = db.$with('lifted').as(
+      db.update(users).set({ bannedAt: null, bannedUntil: null, banReason: null, updatedAt: at }).where(eq(users.id, id)).returning({ id: users.id }),
+    );
+    const unbanned = userEvent('auth.user.unbanned', sql`select l.id as user_id from ${lifted} l join ${before} b on b.id = l.id where b.banned_at is not null`);
+    const [row] = await db
+      .with(before, lifted, ...accountEventRows(db, at, unbanned))
+      .select({ wasBanned: sql<boolean>`${before.bannedAt} is not null` })
+      .from(before)
+      .innerJoin(lifted, sql`${lifted.id} = ${before.id}`);
+    if (!row) return undefined;
+    const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
-    if (before.bannedAt !== null) {
-      this.deps.publish?.({ type: 'auth.user.unbanned', userId: id });
-      await audit.record({ type: 'user_unbanned', userId: id });
-    }
+    if (row.wasBanned) await audit.record({ type: 'user_unbanned', userId: id });
     return user;
   }
 }

@@ -63,5 +63,6 @@ export const secondFactor = {
     answer: { passkeys_removed: z.int().min(0) },
     event: { passkeys: z.int().min(0).describe('passkeys removed') },
     values: (count: number) => ({ answer: { passkeys_removed: count }, event: { passkeys: count } }),
+    eventOf: 'count',
   },
 } as const satisfies SecondFactorWords;

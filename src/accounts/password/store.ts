@@ -6,6 +6,7 @@ import { sessions, users } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';
 import { hashPassword, type HashOptions } from '../passwords.js';
 import { AuthError } from '../shared/auth-error.js';
+import { accountEventRows, sessionsEnded } from '../shared/account-events.js';
 import type { Authenticated } from '../types.js';
 
 export interface NewPasswordDeps {
@@ -42,13 +43,16 @@ export async function storeNewPassword(deps: NewPasswordDeps, auth: Authenticate
     db
       .delete(sessions)
       .where(and(inArray(sessions.userId, db.select({ id: changed.id }).from(changed)), ne(sessions.id, auth.sessionId)))
-      .returning({ id: sessions.id }),
+      .returning({ userId: sessions.userId, publicId: sessions.publicId }),
   );
   const [row] = await db
-    .with(changed, ended)
+    .with(changed, ended, ...accountEventRows(db, now, sessionsEnded(sql`select user_id, public_id from ${ended}`, 'password_changed')))
     .select({
       // Evaluated per row of `changed`, so after the update holds the row lock (not at statement start).
       lastSessionId: sql<string | number | null>`case when ${changed.id} is not null then pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass) end`,
+      // Read here, so the sessions end in the statement's main part, before the event log's insert
+      // takes its commit lock (which it holds to the commit): else that insert would run the delete.
+      ended: sql<string | number>`(select count(*) from ${ended})`,
     })
     .from(changed);
   if (!row) throw new AuthError('wrong_old_password');
@@ -56,9 +60,16 @@ export async function storeNewPassword(deps: NewPasswordDeps, auth: Authenticate
   // the row lock committed after the statement above took its snapshot, so its session escaped the
   // delete. Its id is at most lastSessionId; sessions opened with the new password come after.
   if (row.lastSessionId !== null) {
+    const late = db.$with('late').as(
+      db
+        .delete(sessions)
+        .where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId), lte(sessions.id, Number(row.lastSessionId))))
+        .returning({ userId: sessions.userId, publicId: sessions.publicId }),
+    );
     await db
-      .delete(sessions)
-      .where(and(eq(sessions.userId, userId), ne(sessions.id, auth.sessionId), lte(sessions.id, Number(row.lastSessionId))))
+      .with(late, ...accountEventRows(db, now, sessionsEnded(sql`select user_id, public_id from ${late}`, 'password_changed')))
+      .select({ n: sql<number>`count(*)` })
+      .from(late)
       .catch((error: unknown) => {
         deps.logger.error({ err: error, userId }, 'password changed, but sessions opened during the change could not be ended');
       });

@@ -14,6 +14,7 @@ import type { MailSlot, Mailer } from '../../mail/mailer.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuthKeys } from '../../secrets/auth-key.js';
 import { normaliseAccount, type AuditLog } from '../audit/log.js';
+import { accountEventRows, sessionsEnded } from '../shared/account-events.js';
 import { Budget } from '../shared/budget.js';
 import { AuthError } from '../shared/auth-error.js';
 import { accountKey } from '../shared/login-guard.js';
@@ -326,7 +327,7 @@ export class PasswordReset {
       db
         .delete(sessions)
         .where(sql`${sessions.userId} in (select id from changed)`)
-        .returning({ publicId: sessions.publicId }),
+        .returning({ userId: sessions.userId, publicId: sessions.publicId }),
     );
     // An address not verified before this reset was never proved by whoever held the account until
     // now: every sign-in factor they may have added goes (passkeys, TOTP and its recovery codes, open
@@ -336,9 +337,10 @@ export class PasswordReset {
     const unprovedUser = sql`(select ${users.id} from ${users} where ${unproved})`;
     const removals = secondFactorRemovals(db, (userId) => sql`${userId} in ${unprovedUser}`, this.deps.factors);
     const rows = await db
-      .with(used, changed, ended, ...removals.ctes)
+      .with(used, changed, ended, ...removals.ctes, ...accountEventRows(db, at, sessionsEnded(sql`select user_id, public_id from ${ended}`, 'password_reset')))
       .select({
         removed: removals.counts,
+        deleted: removals.deleted,
         publicId: sql<string | null>`(select string_agg(public_id::text, ',') from ended)`,
         lastSessionId: sql<string | number | null>`pg_sequence_last_value(pg_get_serial_sequence('sessions', 'id')::regclass)`,
       })
@@ -349,9 +351,16 @@ export class PasswordReset {
     // A login that verified the old password while this statement waited for the user's row may have
     // inserted its session after the snapshot above; it is older than lastSessionId. End it too.
     if (row.lastSessionId !== null) {
+      const late = db.$with('late').as(
+        db
+          .delete(sessions)
+          .where(and(eq(sessions.userId, user.id), lte(sessions.id, Number(row.lastSessionId))))
+          .returning({ userId: sessions.userId, publicId: sessions.publicId }),
+      );
       await db
-        .delete(sessions)
-        .where(and(eq(sessions.userId, user.id), lte(sessions.id, Number(row.lastSessionId))))
+        .with(late, ...accountEventRows(db, at, sessionsEnded(sql`select user_id, public_id from ${late}`, 'password_reset')))
+        .select({ n: sql<number>`count(*)` })
+        .from(late)
         .catch((error: unknown) => this.deps.logger.error({ err: error, userId: user.id }, 'password reset, but sessions opened during it could not be ended'));
     }
     const endedIds = row.publicId ? row.publicId.split(',') : [];

@@ -335,11 +335,6 @@ export class AuthService {
     return { accessToken, refreshToken: session.refresh.token, expiresIn: this.deps.accessTokenTtl };
   }
 
-  /** Deletes the session; its access and refresh tokens are dead from now on. */
-  async logout(sessionId: number): Promise<void> {
-    await this.deps.db.delete(sessions).where(eq(sessions.id, sessionId));
-  }
-
   /**
    * A new session's token parts and its row for `insertSelect`; `userId` is an expression of the
    * select. The access token's secret is never given out (the JWT refers to the row by its id); its

@@ -1,6 +1,7 @@
 // Refresh-token reuse: a rotated token presented again ends its session (outside the grace period).
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { rotatedRefreshTokens, sessions } from '../../db/schema.js';
+import { accountEventRows, sessionsEnded } from '../shared/account-events.js';
 import type { SessionClient } from '../types.js';
 import type { AuthServiceDeps } from './auth-deps.js';
 import { secretMatches } from './tokens.js';
@@ -26,10 +27,9 @@ export async function revokeIfReused(deps: AuthServiceDeps, refreshId: string, s
   if (!rotated || !secretMatches(secret, rotated.refreshHash)) return;
   const sinceRotationMs = presentedAt.getTime() - rotated.rotatedAt.getTime();
   if (sinceRotationMs <= 0 || sinceRotationMs < (deps.refreshReuseGraceS ?? 0) * 1000) return;
-  const [revoked] = await db
-    .delete(sessions)
-    .where(eq(sessions.id, rotated.sessionId))
-    .returning({ id: sessions.id, userId: sessions.userId, publicId: sessions.publicId });
+  const ended = db.$with('ended').as(db.delete(sessions).where(eq(sessions.id, rotated.sessionId)).returning({ id: sessions.id, userId: sessions.userId, publicId: sessions.publicId }));
+  const events = accountEventRows(db, deps.now(), sessionsEnded(sql`select user_id, public_id from ${ended}`, 'reuse_detected'));
+  const [revoked] = await db.with(ended, ...events).select({ id: ended.id, userId: ended.userId, publicId: ended.publicId }).from(ended);
   if (revoked) {
     logger.warn({ sessionId: revoked.id, userId: revoked.userId }, 'rotated refresh token presented again; session revoked');
     deps.onRefreshReuse?.({ userId: revoked.userId, sessionPublicId: revoked.publicId }, client);

@@ -1,7 +1,7 @@
 // The second factors as the features that use them all see them, each factor implementing its part
 // in its own folder: removing a user's factors inside one statement (a reset of an unproved address,
 // an operator's clearing), and what re-authentication accepts of it.
-import type { AnyColumn, SQL, WithSubquery } from 'drizzle-orm';
+import { sql, type AnyColumn, type SQL, type WithSubquery } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { Db } from '../../db/client.js';
 import type { ErrorRow } from './error-table.js';
@@ -21,11 +21,18 @@ export interface FactorRemoval {
   describe(count: number): string;
 }
 
-/** The removals of `factors` as one statement's parts: `ctes` for `db.with(...)`, the counts by factor to select beside them. */
+/**
+ * The removals of `factors` as one statement's parts: `ctes` for `db.with(...)`, the counts by factor
+ * to select beside them, and `deleted` (every row the ctes deleted), which a statement that also
+ * writes events selects so that each delete runs in its main part, not after it under the event
+ * log's commit lock.
+ */
 export function secondFactorRemovals(db: Db, ofUser: (userId: AnyColumn) => SQL, factors: readonly FactorRemoval[]) {
+  const ctes = factors.flatMap((factor) => factor.ctes(db, ofUser));
   return {
-    ctes: factors.flatMap((factor) => factor.ctes(db, ofUser)),
+    ctes,
     counts: Object.fromEntries(factors.map((factor) => [factor.name, factor.count])),
+    deleted: ctes.length === 0 ? sql<number>`0` : sql<number>`(${sql.join(ctes.map((cte) => sql`(select count(*) from ${cte})`), sql` + `)})`,
   };
 }
 

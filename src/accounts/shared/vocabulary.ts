@@ -102,6 +102,8 @@ export interface SecondFactorWords {
     answer: z.ZodRawShape;
     event: z.ZodRawShape;
     values(count: number): { answer: Record<string, unknown>; event: Record<string, unknown> };
+    /** How its one event field follows from its count, as the statement that clears writes the event: the count, or whether it is above 0. */
+    eventOf: 'count' | 'any';
   };
 }
 
@@ -111,7 +113,7 @@ export const auditTypes = ['mfa_cleared'] as const;
 /** Why a session ended, as auth.session.ended says it (the area's reasons; features add theirs). */
 export const sessionEndReasons = ['logout', 'revoked', 'password_changed', 'password_reset', 'reuse_detected', 'account_deleted', 'banned'] as const;
 
-/** Who ended a session (session_ended's `detail`) and the reason its bus event gives. */
+/** Who ended a session (session_ended's `detail`) and the reason its auth.session.ended gives (a device its user ended: revoked). */
 export const sessionEndedBy = {
   user: 'logout',
   password_change: 'password_changed',

@@ -72,5 +72,6 @@ export const secondFactor = {
     answer: { totp_removed: z.boolean().describe('whether an enabled TOTP factor was removed (its recovery codes with it)') },
     event: { totp: z.boolean().describe('whether an enabled TOTP factor was removed') },
     values: (count: number) => ({ answer: { totp_removed: count > 0 }, event: { totp: count > 0 } }),
+    eventOf: 'any',
   },
 } as const satisfies SecondFactorWords;
