@@ -6,8 +6,10 @@
 // outbox trap). So every write takes the transaction-level advisory lock EVENT_LOG_LOCK_KEY right
 // before it takes its ids, and holds it until its commit: writers take ids one after the other, each
 // after the previous one committed (PostgreSQL releases a transaction's locks after its commit is
-// visible), and a snapshot that sees id N sees every committed id below it. The lock is held only for
-// the insert and the commit; the change an account statement reports runs before it is taken.
+// visible), and a snapshot that sees id N sees every committed id below it. The lock is held from the
+// insert to the commit; PostgreSQL may run the lock's CTE before the statement's other data-modifying
+// CTEs unless the main query reads those first, so a statement that logs events reads its changes in
+// its main query (src/accounts/shared/account-events.ts), keeping the changes out of the locked part.
 //
 // Writes are single statements (the repository avoids db.transaction(): src/db/client.ts): the lock is
 // a CTE that the insert reads, so it is taken before the insert's first row draws its id.
