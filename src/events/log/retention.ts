@@ -1,0 +1,88 @@
+// Retention of the event log (EVENTS_RETENTION_HOURS): every instance prunes the rows older than it,
+// at least every min(retention, 1 minute), in small batches by id. Every instance rather than the
+// webhook's lease holder: the log needs pruning with no webhook configured too, and two instances
+// pruning at once skip each other's rows (log.prune) instead of waiting. With a webhook, rows the
+// webhook has not delivered (or parked) yet are kept whatever their age: nothing durable is lost
+// because a receiver is slow; that is logged, and seen in events_webhook_lag_seconds.
+import type { Logger } from '../../logger.js';
+import type { EventLog } from './log.js';
+
+export const PRUNE_BATCH = 5_000;
+/** Batches one round deletes at most: a backlog is worked off over rounds, never in one long loop. */
+const MAX_BATCHES = 200;
+const MAX_INTERVAL_MS = 60_000;
+
+export interface RetentionOptions {
+  log: Pick<EventLog, 'prune' | 'olderThanAfter'>;
+  retentionMs: number;
+  /**
+   * With a webhook: the log id the webhook delivered up to (undefined: it has not started yet, and
+   * nothing is pruned). Without one, absent: rows are pruned by age alone.
+   */
+  delivered?: () => Promise<number | undefined>;
+  batch?: number;
+  logger?: Logger;
+}
+
+/**
+ * @example
+ * const retention = createRetention({ log, retentionMs: 72 * 3_600_000, delivered: () => store.cursor(), logger })
+ * retention.start(); // shutdown: await retention.stop()
+ */
+export function createRetention(options: RetentionOptions) {
+  const intervalMs = Math.max(10, Math.min(options.retentionMs, MAX_INTERVAL_MS));
+  const batch = options.batch ?? PRUNE_BATCH;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<number> | undefined;
+  let stopped = false;
+
+  /** One round: resolves with how many rows it deleted. */
+  async function prune(): Promise<number> {
+    const before = new Date(Date.now() - options.retentionMs);
+    let upTo: number | undefined;
+    if (options.delivered) {
+      upTo = await options.delivered();
+      if (upTo === undefined) return 0;
+    }
+    let pruned = 0;
+    for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
+      const n = await options.log.prune(before, batch, upTo);
+      pruned += n;
+      if (n < batch) break;
+    }
+    options.logger?.[pruned > 0 ? 'info' : 'debug']({ pruned, before: before.toISOString() }, 'event log: pruned events older than EVENTS_RETENTION_HOURS');
+    if (upTo !== undefined) {
+      const held = await options.log.olderThanAfter(before, upTo);
+      if (held > 0) options.logger?.warn({ held }, 'event log: retention held back: events older than EVENTS_RETENTION_HOURS are kept until the webhook delivers or parks them');
+    }
+    return pruned;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      round = prune()
+        .catch((err: unknown) => {
+          options.logger?.warn({ err }, 'event log: pruning failed; trying again at the next round');
+          return 0;
+        })
+        .finally(schedule);
+    }, intervalMs);
+    timer.unref();
+  }
+
+  return {
+    start(): void {
+      if (timer === undefined && !stopped) schedule();
+    },
+    /** One round now (tests; the timer's rounds go on). */
+    prune,
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      await round;
+    },
+  };
+}
+
+export type Retention = ReturnType<typeof createRetention>;
