@@ -61,13 +61,13 @@ export function createDeliveryStore(database: Database, options: DeliveryStoreOp
   return {
     /**
      * Takes or renews the lease; resolves with the cursor when this instance holds it now, else
-     * undefined. The first holder ever starts at the log's newest event: a webhook configured for the
-     * first time is not sent the history.
+     * undefined. The first holder ever starts at `initial` (where its process joined the log) or else
+     * at the log's newest event: a webhook configured for the first time is not sent the history.
      */
-    async acquire(): Promise<number | undefined> {
+    async acquire(initial?: number): Promise<number | undefined> {
       const rows = await db
         .insert(webhookState)
-        .values({ id: STATE_ID, cursor: sql`(select coalesce(max(${eventLog.id}), 0) from ${eventLog})`, holder: options.holder, leaseUntil: leaseEnd })
+        .values({ id: STATE_ID, cursor: initial ?? sql`(select coalesce(max(${eventLog.id}), 0) from ${eventLog})`, holder: options.holder, leaseUntil: leaseEnd })
         .onConflictDoUpdate({
           target: webhookState.id,
           set: { holder: options.holder, leaseUntil: leaseEnd },

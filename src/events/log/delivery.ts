@@ -290,11 +290,11 @@ export function createLogDelivery(options: LogDeliveryOptions) {
     }
   }
 
-  async function run(): Promise<void> {
+  async function run(initial: number | undefined): Promise<void> {
     let delay = pollMs;
     while (!stopping) {
       try {
-        const cursor = await store.acquire();
+        const cursor = await store.acquire(initial);
         if (cursor !== undefined && !stopping) {
           renewedAt = now();
           stats.holder = true;
@@ -318,8 +318,9 @@ export function createLogDelivery(options: LogDeliveryOptions) {
   }
 
   return {
-    start(): void {
-      loop ??= run();
+    /** `joinedAt`: the log id this process joined the log after, where a first delivery ever starts. */
+    start(joinedAt?: number): void {
+      loop ??= run(joinedAt);
     },
     /** Reads the log now (this instance stored events, or a redelivery was asked for). */
     wake,

@@ -166,8 +166,9 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
     bus,
     log: log && appender && tail ? { log, appender, tail } : undefined,
     async start() {
-      if (tail) bus.start(await tail.start());
-      delivery?.start();
+      const joined = tail ? await tail.start() : undefined;
+      if (joined !== undefined) bus.start(joined);
+      delivery?.start(joined);
       retention?.start();
     },
     streams,
