@@ -9,7 +9,10 @@ import type { EventLog } from './log.js';
 
 export const PRUNE_BATCH = 5_000;
 /** Batches one round deletes at most: a backlog is worked off over rounds, never in one long loop. */
-const MAX_BATCHES = 200;
+const MAX_BATCHES = 1_000;
+const MIN_BATCH = 50;
+/** What one delete should take. */
+const TARGET_MS = 20;
 const MAX_INTERVAL_MS = 60_000;
 
 export interface RetentionOptions {
@@ -45,10 +48,18 @@ export function createRetention(options: RetentionOptions) {
       if (upTo === undefined) return 0;
     }
     let pruned = 0;
+    // The batch follows how long a delete takes: small enough that a writer queued behind one (on
+    // PGlite every statement of the process waits its turn) waits a few milliseconds, not hundreds.
+    let size = Math.min(batch, 500);
     for (let i = 0; i < MAX_BATCHES && !stopped; i++) {
-      const n = await options.log.prune(before, batch, upTo);
+      const started = performance.now();
+      const n = await options.log.prune(before, size, upTo);
+      const tookMs = performance.now() - started;
       pruned += n;
-      if (n < batch) break;
+      if (n < size) break;
+      size = tookMs > TARGET_MS * 2 ? Math.max(MIN_BATCH, Math.floor(size / 2)) : tookMs < TARGET_MS / 2 ? Math.min(batch, size * 2) : size;
+      // Writers that queued meanwhile go first.
+      await new Promise((resolve) => setTimeout(resolve, 1));
     }
     options.logger?.[pruned > 0 ? 'info' : 'debug']({ pruned, before: before.toISOString() }, 'event log: pruned events older than EVENTS_RETENTION_HOURS');
     if (upTo !== undefined) {
