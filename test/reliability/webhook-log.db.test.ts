@@ -108,7 +108,7 @@ async function closeRouter(server: ServerProcess): Promise<void> {
 
 async function stream(server: ServerProcess): Promise<SseReader> {
   const abort = new AbortController();
-  cleanups.push(async () => abort.abort());
+  cleanups.push(() => Promise.resolve(abort.abort()));
   const { reader } = await openStream(server.url, { token: SERVER_TOKEN, signal: abort.signal });
   return reader!;
 }
