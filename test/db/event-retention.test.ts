@@ -92,5 +92,8 @@ describe('event log retention', () => {
     // Without a cursor yet (the webhook never started), nothing goes.
     const waiting = createRetention({ log, retentionMs: HOUR, delivered: () => Promise.resolve(undefined) });
     expect(await waiting.prune()).toBe(0);
+    // No webhook anywhere (no lease held): by age alone.
+    const byAge = createRetention({ log, retentionMs: HOUR, delivered: () => Promise.resolve(null) });
+    expect(await byAge.prune()).toBe(200);
   }, 60_000);
 });

@@ -134,6 +134,15 @@ export function createDeliveryStore(database: Database, options: DeliveryStoreOp
       return row?.cursor;
     },
 
+    /** The cursor while some instance holds the lease (a webhook is configured there), else null. */
+    async leasedCursor(): Promise<number | null> {
+      const [row] = await db
+        .select({ cursor: webhookState.cursor })
+        .from(webhookState)
+        .where(and(eq(webhookState.id, STATE_ID), sql`${webhookState.leaseUntil} > now()`));
+      return row?.cursor ?? null;
+    },
+
     /** Parked batches of `status`, oldest first. */
     async list(status: DeliveryStatus, limit: number): Promise<ParkedDelivery[]> {
       return db

@@ -19,10 +19,10 @@ export interface RetentionOptions {
   log: Pick<EventLog, 'prune' | 'olderThanAfter'>;
   retentionMs: number;
   /**
-   * With a webhook: the log id the webhook delivered up to (undefined: it has not started yet, and
-   * nothing is pruned). Without one, absent: rows are pruned by age alone.
+   * The log id the webhook delivered up to: nothing above it is pruned (undefined: it has not started
+   * yet, nothing is pruned; null: no webhook anywhere, rows go by age alone). Absent: null.
    */
-  delivered?: () => Promise<number | undefined>;
+  delivered?: () => Promise<number | null | undefined>;
   batch?: number;
   logger?: Logger;
 }
@@ -42,11 +42,9 @@ export function createRetention(options: RetentionOptions) {
   /** One round: resolves with how many rows it deleted. */
   async function prune(): Promise<number> {
     const before = new Date(Date.now() - options.retentionMs);
-    let upTo: number | undefined;
-    if (options.delivered) {
-      upTo = await options.delivered();
-      if (upTo === undefined) return 0;
-    }
+    const delivered = options.delivered ? await options.delivered() : null;
+    if (delivered === undefined) return 0;
+    const upTo = delivered ?? undefined;
     let pruned = 0;
     // The batch follows how long a delete takes: small enough that a writer queued behind one (on
     // PGlite every statement of the process waits its turn) waits a few milliseconds, not hundreds.

@@ -138,7 +138,7 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
       ? createLogDelivery({ url: config.webhook.url, secret: config.webhook.secret, log, store, batchMax: config.webhook.batchMax, giveUpMs: config.webhook.giveUpMs, logger })
       : undefined;
   if (webhook) bus.follow(delivery ? (event) => !isDurable(event.type) && webhook.enqueue(event) : (event) => webhook.enqueue(event));
-  const retention = log ? createRetention({ log, retentionMs: config.retentionMs, ...(store ? { delivered: () => store.cursor() } : {}), logger }) : undefined;
+
   const view = (row: ParkedDelivery): WebhookDeliveryView => ({
     id: row.id,
     firstEventId: String(durableId(row.firstLogId)),
@@ -150,6 +150,16 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
   });
   // Parked rows are read from the database also where no webhook is configured now (they stay listed).
   const parkedStore = store ?? (database ? createDeliveryStore(database, { holder: 'none', leaseMs: 0, exclusive: false }) : undefined);
+  // Retention keeps what the webhook has not delivered: this instance's cursor when it has a webhook;
+  // without one, the cursor while another instance holds the lease (a webhook configured there).
+  const retention = log
+    ? createRetention({
+        log,
+        retentionMs: config.retentionMs,
+        ...(store ? { delivered: () => store.cursor() } : parkedStore ? { delivered: () => parkedStore.leasedCursor() } : {}),
+        logger,
+      })
+    : undefined;
   const deliveries: WebhookDeliveries = {
     async list({ status, limit }) {
       return parkedStore ? (await parkedStore.list(status, limit)).map(view) : [];
