@@ -7,7 +7,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['**/dist/', '**/generated/', 'drizzle/', 'coverage/', '.data/', '.tmp/']),
+  globalIgnores(['**/dist/', '**/generated/', 'drizzle/', 'coverage/', '.data/', '.tmp/', '.test-server-*/']),
   {
     files: ['{src,test,bench,examples,scripts}/**/*.{ts,tsx,mts,cts}'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],

@@ -22,6 +22,7 @@ import * as plain from '../src/relay/kinds/plain/contract.js';
 import * as producers from '../src/relay/kinds/producers/contract.js';
 import * as recordings from '../src/relay/contract/recordings.js';
 import * as routers from '../src/relay/kinds/routers/contract.js';
+import { FAMILIES } from '../src/relay/kinds/index.js';
 import * as rtp from '../src/relay/contract/rtp.js';
 import * as service from '../src/relay/contract/service.js';
 import * as speakers from '../src/relay/contract/speakers.js';
@@ -129,7 +130,7 @@ const WIRE: ReadonlyArray<readonly [string, z.ZodType, Io]> = [
   ['DataConsumerState', at(routers.transportStateSchema, 'dataConsumers', '[]'), 'output'],
   ['PipeTransportState', pipes.pipeTransportStateSchema, 'output'],
   ['PlainTransportState', plain.plainTransportStateSchema, 'output'],
-  ['RouterState', routers.routerStateSchema, 'output'],
+  ['RouterState', FAMILIES.routers.contract.routerStateSchema, 'output'],
   ['IceCandidate', transports.iceCandidateSchema, 'output'],
   ['Transport', transports.transportSchema, 'output'],
   ['IceServer', ice.iceServerSchema, 'output'],

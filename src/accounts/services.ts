@@ -15,6 +15,7 @@ import { SessionDirectory } from './devices/directory.js';
 import { SigningKeys } from './sessions/signing-keys.js';
 import { PasswordConfirmation } from './shared/confirm-password.js';
 import { FreshSession } from './shared/fresh-session.js';
+import { NO_ADDRESS_PROOF } from './shared/address-proof.js';
 import { factorNotice, type FactorNoticeText } from './shared/factor-notice.js';
 
 /** @example const services = createAccountServices({ ...deps, audit, now }, FEATURES) */
@@ -49,6 +50,10 @@ export function createAccountServices(deps: AccountServicesDeps, features: reado
   const factors = features
     .flatMap((feature) => (feature.factorRemoval ? [feature.factorRemoval] : []))
     .sort((a, b) => a.order - b.order);
+  // How the owner's proof of the address is kept, by the one feature that keeps it.
+  const proofs = features.flatMap((feature) => (feature.addressProof ? [feature.addressProof] : []));
+  if (proofs.length > 1) throw new Error('more than one account feature keeps the proof of the address');
+  const addressProof = proofs[0] ?? NO_ADDRESS_PROOF;
   const mailer = createMailer(config, logger);
   // "Password changed" notices: one per account and recipient per 10 minutes, later ones folded.
   const notices = mailer ? new NoticeThrottle({ mailer, logger, compose: (notice, folded) => passwordChangedNotice(notice.to, notice.at, folded, notice.kind === PASSWORD_RESET_FACTORS_REMOVED) }) : undefined;
@@ -74,6 +79,7 @@ export function createAccountServices(deps: AccountServicesDeps, features: reado
     notices,
     factorNotices,
     factors,
+    addressProof,
     failures,
     confirmation,
     fresh,

@@ -13,6 +13,12 @@ export interface EventsOptions {
   routerIds?: readonly string[];
   /** Resume after this id (e.g. one persisted before a restart of the signaling server). */
   lastEventId?: string;
+  /**
+   * Other instances of the relay sharing its database (their base URLs, as `baseUrl`): after a
+   * failed or dropped connection the next attempt goes to the next one in turn, resuming with the
+   * last id, which every instance knows (durable events are replayed from the event log, no resync).
+   */
+  failoverBaseUrls?: readonly string[];
   /** Ends the iteration (the loop then simply finishes). */
   signal?: AbortSignal;
   /**
@@ -85,7 +91,7 @@ function isEvent(value: unknown): value is RelayStreamEvent {
  * }
  */
 export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOptions = {}) {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/internal/v1/events`;
+  const eventsUrl = (baseUrl: string) => `${baseUrl.replace(/\/+$/, '')}/internal/v1/events`;
   const doFetch = (options.fetch ?? fetch) as typeof fetch;
   const minMs = reconnect.minMs ?? 250;
   const maxMs = reconnect.maxMs ?? 10_000;
@@ -96,10 +102,14 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
       const idleTimeoutMs = eventsOptions.idleTimeoutMs ?? 60_000;
       const query = (eventsOptions.routerIds ?? []).map((id) => `routerId=${encodeURIComponent(id)}`).join('&');
       let lastEventId = eventsOptions.lastEventId;
+      const urls = [options.baseUrl, ...(eventsOptions.failoverBaseUrls ?? [])].map(eventsUrl);
+      let turn = 0;
 
       async function* follow(): AsyncGenerator<RelayStreamEvent, void, undefined> {
         let delay = minMs;
         const backOff = async (ms = delay) => {
+          // The next instance in turn (the same one when there is one).
+          turn = (turn + 1) % urls.length;
           await sleep(ms, signal);
           delay = Math.min(maxMs, delay * 2);
         };
@@ -112,6 +122,7 @@ export function eventsClient(options: RelayClientOptions, reconnect: ReconnectOp
             if (lastEventId !== undefined) headers['Last-Event-ID'] = lastEventId;
             let response: Response;
             try {
+              const url = urls[turn]!;
               response = await doFetch(query ? `${url}?${query}` : url, { headers, signal: attempt.signal });
             } catch {
               await backOff();

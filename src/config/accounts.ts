@@ -1,4 +1,5 @@
-// The account API: token lifetimes, login and reset budgets, rate limits and outgoing mail.
+// The account API: token lifetimes, login and reset budgets, rate limits and outgoing mail, and
+// passkeys' relying party (WebAuthn: the RP ID and the page origins whose ceremonies it accepts).
 import { z } from 'zod';
 import { int, optionalString, originList } from './env.js';
 import { serverVariables } from './server.js';
@@ -62,13 +63,18 @@ export const accountsVariables = {
 };
 
 // NODE_ENV belongs to the server slice; read here because production refuses CORS_ORIGINS=*.
-/** Its part of .env.example: the area's title and the defaults that depend on other variables. */
+/** Its part of .env.example: the area's title, the headings of its parts, and the defaults that depend on other variables. */
 export const accountsEnvDocs = {
   title: 'The account API: tokens, budgets, rate limits, mail',
-  notes: { AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)' },
+  sections: { WEBAUTHN_RP_ID: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in' },
+  notes: {
+    AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)',
+    WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
+    WEBAUTHN_ORIGINS: 'http://localhost:<PORT> outside production; required with WEBAUTHN_RP_ID in production',
+  },
 };
 
-export const accountsConfig = z
+const accountApiConfig = z
   .object({ NODE_ENV: serverVariables.NODE_ENV, PORT: serverVariables.PORT, ...accountsVariables })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && env.CORS_ORIGINS?.includes('*')) {
@@ -137,3 +143,72 @@ export const accountsConfig = z
     /** Browsers allowed to call /api/* (CORS_ORIGINS); undefined: no CORS headers. */
     cors: env.CORS_ORIGINS && env.CORS_ORIGINS.length > 0 ? { origins: env.CORS_ORIGINS, maxAgeS: env.CORS_MAX_AGE_S } : undefined,
   }));
+
+/** A DNS name as WebAuthn takes an RP ID: lower-case labels, no scheme, port, path or trailing dot; not an IP address. */
+const RP_ID = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+const isRpId = (value: string) => RP_ID.test(value) && !IPV4.test(value);
+
+/** Hosts a browser treats as a secure context over plain http (so WebAuthn works there). */
+function isLocalhost(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
+}
+
+const webauthnVariables = {
+  // Unset: `localhost` outside production; in production passkeys are off until it is set.
+  WEBAUTHN_RP_ID: optionalString.pipe(
+    z
+      .string()
+      .max(253)
+      .refine(isRpId, 'must be a domain name such as chat.example.com (lower case; no scheme, port or path; not an IP address)')
+      .optional(),
+  ),
+  // The name authenticators show beside the passkey.
+  WEBAUTHN_RP_NAME: z.string().trim().min(1).max(64).default('chat-backend'),
+  // Unset: http://localhost:<PORT> outside production (with the default RP ID); required with WEBAUTHN_RP_ID in production.
+  WEBAUTHN_ORIGINS: optionalString.pipe(originList(4096, 20).optional()),
+};
+
+/** Passkeys' variables, checked against each other as their own part of the slice. */
+const webauthnConfig = z
+  .object({ NODE_ENV: serverVariables.NODE_ENV, PORT: serverVariables.PORT, ...webauthnVariables })
+  .superRefine((env, ctx) => {
+    const production = env.NODE_ENV === 'production';
+    // A bad RP ID is reported by its own rule (refinements do not abort): nothing to check against.
+    if (env.WEBAUTHN_RP_ID !== undefined && !isRpId(env.WEBAUTHN_RP_ID)) return;
+    const rpId = env.WEBAUTHN_RP_ID ?? (production ? undefined : 'localhost');
+    if (rpId === undefined) {
+      if (env.WEBAUTHN_ORIGINS !== undefined) ctx.addIssue({ code: 'custom', path: ['WEBAUTHN_RP_ID'], message: 'must be set when WEBAUTHN_ORIGINS is set' });
+      return;
+    }
+    if (env.WEBAUTHN_ORIGINS === undefined && (production || rpId !== 'localhost')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBAUTHN_ORIGINS'],
+        message: production ? 'must be set when WEBAUTHN_RP_ID is set and NODE_ENV=production (the https origins of the pages that sign in)' : 'must be set when WEBAUTHN_RP_ID is not localhost',
+      });
+      return;
+    }
+    for (const origin of env.WEBAUTHN_ORIGINS ?? []) {
+      if (!URL.canParse(origin)) continue;
+      const { protocol, hostname } = new URL(origin);
+      if (hostname !== rpId && !hostname.endsWith(`.${rpId}`)) {
+        ctx.addIssue({ code: 'custom', path: ['WEBAUTHN_ORIGINS'], message: `"${origin.slice(0, 100)}": its host must be ${rpId} (WEBAUTHN_RP_ID) or a subdomain of it` });
+      } else if (protocol === 'http:' && (production || !isLocalhost(hostname))) {
+        ctx.addIssue({ code: 'custom', path: ['WEBAUTHN_ORIGINS'], message: `"${origin.slice(0, 100)}": must be https (browsers allow WebAuthn over http only on localhost${production ? ', which production does not accept' : ''})` });
+      }
+    }
+  })
+  .transform((env) => {
+    const rpId = env.WEBAUTHN_RP_ID ?? (env.NODE_ENV === 'production' ? undefined : 'localhost');
+    return {
+      /** Passkeys (/api/v1/auth/passkeys/*); undefined: off (production without WEBAUTHN_RP_ID). */
+      webauthn:
+        rpId === undefined
+          ? undefined
+          : { rpId, rpName: env.WEBAUTHN_RP_NAME, origins: env.WEBAUTHN_ORIGINS && env.WEBAUTHN_ORIGINS.length > 0 ? env.WEBAUTHN_ORIGINS : [`http://localhost:${env.PORT}`] },
+    };
+  });
+
+/** The slice: the account API's variables and passkeys', each part checked as a whole. */
+export const accountsConfig = accountApiConfig.and(webauthnConfig);

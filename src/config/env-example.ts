@@ -46,6 +46,8 @@ export function renderEnvExample(): string {
       area = variable.area;
       lines.push('', `# --- ${AREA_ENV_DOCS[area]?.title ?? AREA_TITLES[area] ?? area} ---`);
     }
+    const section = AREA_ENV_DOCS[variable.area]?.sections?.[variable.name];
+    if (section !== undefined) lines.push('', `# --- ${section} ---`);
     const note = AREA_ENV_DOCS[variable.area]?.notes?.[variable.name] ?? DEFAULT_NOTES[variable.name];
     if (note !== undefined) lines.push(`# ${variable.name}=    (default: ${note})`);
     else lines.push(`# ${variable.name}=${variable.default ?? ''}`);

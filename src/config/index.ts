@@ -7,17 +7,16 @@ import { eventsConfig } from './events.js';
 import { relayConfig } from './relay.js';
 import { serverConfig, serverVariables } from './server.js';
 import { turnConfig } from './turn.js';
-import { webauthnConfig, webauthnEnvDocs } from './webauthn.js';
 
 export { ConfigError } from './env.js';
 export { isUnspecifiedIp, type PipePeerCidr } from './relay.js';
 export { turnUrlProblem } from './turn.js';
 
 /** One slice per area, each a schema of its variables whose transform gives its part of Config. */
-const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig, webauthn: webauthnConfig };
+const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig };
 
 /** Every slice reads the same environment; their outputs (disjoint keys) merge into one Config. */
-const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig).and(webauthnConfig);
+const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig);
 
 export type Config = z.output<typeof configSchema>;
 
@@ -50,14 +49,23 @@ export function loadDatabaseConfig(source: Record<string, string | undefined> = 
 
 export type ConfigArea = keyof typeof slices;
 
-/** How .env.example words an area: its title, and the defaults spelled as a note instead of a value. */
+/** How .env.example words an area: its title, the headings of its parts (by their first variable), and the defaults spelled as a note instead of a value. */
 export interface EnvDocs {
   title: string;
+  sections?: Readonly<Record<string, string>>;
   notes?: Readonly<Record<string, string>>;
 }
 
 /** What the slices that word their own part of .env.example say there: the area's title, the notes of its defaults. */
-export const AREA_ENV_DOCS: Partial<Record<ConfigArea, EnvDocs>> = { accounts: accountsEnvDocs, webauthn: webauthnEnvDocs };
+export const AREA_ENV_DOCS: Partial<Record<ConfigArea, EnvDocs>> = { accounts: accountsEnvDocs };
+
+/** The variables of a slice: its object's shape, or the shapes of the parts a slice checks apart (an intersection). */
+function shapesOf(slice: z.ZodType): z.ZodRawShape[] {
+  if (slice instanceof z.ZodIntersection) return [...shapesOf(slice.def.left as z.ZodType), ...shapesOf(slice.def.right as z.ZodType)];
+  if (slice instanceof z.ZodPipe) return shapesOf(slice.in as z.ZodType);
+  if (slice instanceof z.ZodObject) return [slice.shape];
+  throw new Error('a config slice is an object of variables (refined, transformed), or an intersection of such');
+}
 
 /**
  * Every environment variable the configuration reads, with its default (as the environment would
@@ -67,7 +75,7 @@ export const AREA_ENV_DOCS: Partial<Record<ConfigArea, EnvDocs>> = { accounts: a
 export const CONFIG_VARIABLES: readonly { name: string; area: ConfigArea; default: string | undefined }[] = (() => {
   const seen = new Map<string, { name: string; area: ConfigArea; default: string | undefined }>();
   for (const [area, slice] of Object.entries(slices) as [ConfigArea, (typeof slices)[ConfigArea]][]) {
-    for (const [name, schema] of Object.entries(slice.in.shape)) {
+    for (const [name, schema] of shapesOf(slice).flatMap((shape) => Object.entries(shape))) {
       if (seen.has(name)) continue;
       const unset = (schema as z.ZodType).safeParse(undefined);
       const value = unset.success ? unset.data : undefined;

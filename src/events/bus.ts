@@ -1,111 +1,24 @@
-// The event bus: assigns ids and times, keeps the last events in a ring buffer for replay (their JSON,
+// The event bus: stamps times and ids (ids.ts), sends durable events to the event log and takes them
+// back from it in log order (issue 39), keeps the last events in a ring buffer for replay (their JSON,
 // outside the JS heap: ring.ts), and hands them to stream subscribers (cursors into that buffer) and
 // to plain listeners (sinks). Generic over the catalog of events it carries (the relay's is
-// src/relay/contract/events.ts): it reads only their `type` and the routers they concern. What a
-// reader sees (Subscription, its options and filters) is in subscription.ts, re-exported here.
+// src/relay/contract/events.ts): it reads only their `type` and the routers they concern. Its
+// interface and options are in bus-api.ts; what a reader sees (Subscription) in subscription.ts.
 import { formatTime } from '../time.js';
-import { durableBefore, durableId, LIVE_SLOTS, parseEventId } from './ids.js';
+import { durableId, LIVE_SLOTS, locateId, parseEventId } from './ids.js';
 import { EventRing } from './ring.js';
-import { routersOfMembers, type AnyEvent, type BusEvent, type EventInput, type EventRouters, type ResyncEvent, type ResyncReason, type StreamEventOf } from './types.js';
+import type { EventBus, EventBusOptions, EventListener } from './bus-api.js';
+import { routersOfMembers, type AnyEvent, type BusEvent, type EventRouters, type ResyncEvent, type ResyncReason, type StreamEventOf } from './types.js';
 import { typeMatches, type EncodedEvent, type SubscribeOptions, type Subscription, type SubscriptionEnd } from './subscription.js';
 
 export type { AnyEvent, BusEvent, EventInput, EventRouters, ResyncEvent, ResyncReason, StreamEventOf } from './types.js';
 export { MAX_FILTER_ROUTER_IDS, MAX_FILTER_TYPES, typeMatches, type EncodedEvent, type SubscribeOptions, type Subscription, type SubscriptionEnd } from './subscription.js';
+export type { EventBus, EventBusOptions, EventBusStats, EventListener } from './bus-api.js';
 
 export const DEFAULT_BUFFER_SIZE = 10_000;
 export const DEFAULT_SUBSCRIBER_MAX_QUEUED = 1_000;
 /** How long a subscriber may stay above its limit before it is cut off (a burst is not a stall). */
 export const DEFAULT_OVERFLOW_GRACE_MS = 2_000;
-
-
-export type EventListener<E extends BusEvent = AnyEvent> = (event: E) => void;
-
-export interface EventBusStats<Type extends string = string> {
-  lastId: string;
-  buffered: number;
-  bufferSize: number;
-  /** Bytes the buffer's segments take outside the JS heap. */
-  bufferBytes: number;
-  subscribers: number;
-  listeners: number;
-  published: Partial<Record<Type, number>>;
-  overflows: number;
-  resyncs: Record<ResyncReason, number>;
-  /** Live-only events not streamed: LIVE_SLOTS - 1 of them came since the last durable one. */
-  liveDropped: number;
-}
-
-export interface EventBus<E extends BusEvent = AnyEvent> {
-  /**
-   * Stamps the time. A live-only event gets its id, is buffered and delivered synchronously to
-   * listeners and subscribers; a durable one (options.durable) goes to options.store, and reaches them
-   * when the event log hands it back through deliver(). The input object becomes the event (stamped in
-   * place): hand over a fresh object and do not change it later.
-   */
-  publish(input: EventInput<E>): E;
-  /**
-   * A durable event as the event log returns it, in log order: `payload` is its JSON without `id`.
-   * Buffered and delivered to listeners and subscribers with the id durableId(logId).
-   */
-  deliver(logId: number, payload: string): void;
-  /**
-   * Where this bus joins the log (the newest log id when it started following it): a resume from an
-   * id before it is not in the buffer (the stream replays it from the log).
-   */
-  start(afterLogId: number): void;
-  /**
-   * Whether a reader resuming after `lastEventId` finds what follows in the buffer (`buffer`), must
-   * first be replayed the durable events after `logId` from the log (`log`), or gets `resync`.
-   */
-  locate(lastEventId: string): { from: 'buffer' } | { from: 'log'; logId: number } | { from: 'resync'; reason: ResyncReason };
-  subscribe(options?: SubscribeOptions): Subscription<E>;
-  /**
-   * A plain listener of this process's own events (metrics, the recordings): called synchronously as
-   * each is published, durable ones before the log gave them an id (their `id` is absent then);
-   * returns the unsubscribe.
-   */
-  listen(listener: EventListener<E>): () => void;
-  /**
-   * A listener of the events as streams read them (the webhook): every durable event of every
-   * instance once the log hands it back, and this process's live-only events, with their ids, in id
-   * order; called synchronously; returns the unsubscribe.
-   */
-  follow(listener: EventListener<E>): () => void;
-  /**
-   * Ends every subscription and refuses new ones (at shutdown, so open streams let the server close).
-   * publish() and listeners keep working: the shutdown's own close events still reach the webhook.
-   */
-  close(): void;
-  stats(): EventBusStats<E['type']>;
-}
-
-export interface EventBusOptions<E extends BusEvent = AnyEvent> {
-  /** Events kept for replay (EVENTS_BUFFER_SIZE). */
-  bufferSize?: number;
-  /** Default per-subscriber limit (EVENTS_SUBSCRIBER_MAX_QUEUED). */
-  maxQueued?: number;
-  /**
-   * A subscriber above its limit is cut off when it is still above it this much later (0: at once).
-   * Closing a big room publishes thousands of events in one tick; a reader that keeps up drains them
-   * within the grace. Memory does not depend on it: unread events are a cursor into the ring.
-   */
-  overflowGraceMs?: number;
-  clock?: () => Date;
-  /** Where a throwing listener is reported (it never stops the others nor the publisher). */
-  onListenerError?: (error: unknown, event: E) => void;
-  /**
-   * The routers an event concerns, which filtered subscriptions match against (asked once per
-   * publish). By default its `routerId`, else its `routerIds` member.
-   */
-  routersOf?: (event: E) => EventRouters;
-  /**
-   * Which types are durable (issue 39): stored in the event log (store) and buffered only when the log
-   * hands them back (deliver). Without it every event is live: ids 1, 2, … of this bus alone.
-   */
-  durable?: (type: string) => boolean;
-  /** Where a durable event goes when published: its type and its JSON without `id`. */
-  store?: (type: string, payload: string) => void;
-}
 
 /**
  * @example
@@ -377,19 +290,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     return { seq: ring.seqAfter(id) - 1, id };
   }
 
-  function locate(lastEventId: string): ReturnType<EventBus<E>['locate']> {
-    const id = parseEventId(lastEventId);
-    if (id === undefined) return { from: 'resync', reason: 'unknown_id' };
-    if (id > headId) {
-      // Never issued here: a durable id beyond the log's, or, without a log, beyond this bus's.
-      if (durable === undefined || durableBefore(id) > lastDurable) return { from: 'resync', reason: 'unknown_id' };
-      return { from: 'buffer' };
-    }
-    // Every event after the newest one that left the buffer is in it; durable ones before it are in the log.
-    if (id >= ring.droppedId) return { from: 'buffer' };
-    if (durable === undefined) return { from: 'resync', reason: 'too_old' };
-    return { from: 'log', logId: durableBefore(id) };
-  }
+  const locate = (lastEventId: string) => locateId(lastEventId, { headId, lastDurable, droppedId: ring.droppedId, logged: durable !== undefined });
 
   function call(set: Set<EventListener<E>>, event: E): void {
     for (const listener of set) {

@@ -24,3 +24,26 @@ export function parseEventId(text: string): number | undefined {
   const id = Number(text);
   return Number.isSafeInteger(id) ? id : undefined;
 }
+
+/** Where a reader resuming after an id finds what follows (EventBus.locate). */
+export type Place = { from: 'buffer' } | { from: 'log'; logId: number } | { from: 'resync'; reason: 'unknown_id' | 'too_old' };
+
+/**
+ * Where a reader resuming after `lastEventId` finds what follows, given a bus's state: the newest id it
+ * issued, the log id of the newest durable event it holds, the id of the newest event its buffer
+ * dropped, and whether it follows an event log.
+ */
+export function locateId(lastEventId: string, bus: { headId: number; lastDurable: number; droppedId: number; logged: boolean }): Place {
+  const id = parseEventId(lastEventId);
+  if (id === undefined) return { from: 'resync', reason: 'unknown_id' };
+  if (id > bus.headId) {
+    // Never issued here: a durable id beyond the log's, or, without a log, beyond this bus's. A live-only
+    // id of another instance after the same durable event: from now on.
+    if (!bus.logged || durableBefore(id) > bus.lastDurable) return { from: 'resync', reason: 'unknown_id' };
+    return { from: 'buffer' };
+  }
+  // Every event after the newest one that left the buffer is in it; durable ones before it are in the log.
+  if (id >= bus.droppedId) return { from: 'buffer' };
+  if (!bus.logged) return { from: 'resync', reason: 'too_old' };
+  return { from: 'log', logId: durableBefore(id) };
+}

@@ -6,9 +6,9 @@ import { createEngineCall, ENGINE_TIMEOUT_MS } from './engine/call.js';
 import { WorkerPool } from './engine/pool.js';
 import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
-import { OPS, type MediaOps } from './kinds/index.js';
+import { KIND_PLURALS, KINDS, OPS, type MediaOps } from './kinds/index.js';
 import { bindOps, opsBinder } from './ops/index.js';
-import { KIND_PLURALS, type RegistryCounts, type RouterEntry } from './registry/kinds.js';
+import type { RegistryCounts, RouterEntry } from './registry/kinds.js';
 import { roomLimits, RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
@@ -128,7 +128,7 @@ export interface MediaInspection {
 export async function createMedia(config: MediaConfig, logger: Logger, options: MediaServiceOptions = {}): Promise<MediaService> {
   const startedAt = new Date();
   // The bridge watches what the registry and the rooms add; it is made after them, before anything is added.
-  const registry = new MediaRegistry({ onAdd: (kind, entry) => bridge.watch(kind, entry) });
+  const registry = new MediaRegistry({ kinds: KINDS, onAdd: (kind, entry) => bridge.watch(kind, entry) });
   const rooms = new RoomBook({ registry, onPart: (room, part) => bridge.watchPart(room, part) });
   const pool = await WorkerPool.start(config, logger, options.stableAfterMs === undefined ? {} : { stableAfterMs: options.stableAfterMs });
   const bus = options.bus ?? createRelayBus({ bufferSize: 1 });
@@ -148,7 +148,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     registry.dropWorker(worker);
   });
   pool.events.on('workerStopped', (worker) => registry.dropWorker(worker));
-  const caps = new RoomCaps(registry, roomLimits(config));
+  const caps = new RoomCaps(registry, roomLimits(config, KINDS));
   let draining = false;
   const deps = {
     config,

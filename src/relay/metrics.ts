@@ -2,7 +2,7 @@
 // the media service when scraped.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { MediaService } from './media-service.js';
-import { KIND_PLURALS } from './registry/kinds.js';
+import { KIND_PLURALS } from './kinds/index.js';
 
 /** @example registerRelayMetrics(metrics.registry, media) */
 export function registerRelayMetrics(registry: Registry, media: MediaService): void {

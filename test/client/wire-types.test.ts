@@ -22,6 +22,7 @@ import type * as events from '../../src/relay/contract/events.js';
 import type * as pipes from '../../src/relay/kinds/pipes/contract.js';
 import type * as producers from '../../src/relay/kinds/producers/contract.js';
 import type * as routers from '../../src/relay/kinds/routers/contract.js';
+import type { FAMILIES } from '../../src/relay/kinds/index.js';
 import type * as service from '../../src/relay/contract/service.js';
 import type * as transports from '../../src/relay/kinds/transports/contract.js';
 
@@ -67,7 +68,7 @@ describe('the relay client wire types', () => {
     expectTypeOf<Wire.DrainState>().toEqualTypeOf<Out<typeof service.drainSchema>>();
     expectTypeOf<Wire.Router>().toEqualTypeOf<Out<typeof routers.routerSchema>>();
     expectTypeOf<Wire.RouterList>().toEqualTypeOf<Out<typeof routers.routerListSchema>>();
-    expectTypeOf<Wire.RouterState>().toEqualTypeOf<Out<typeof routers.routerStateSchema>>();
+    expectTypeOf<Wire.RouterState>().toEqualTypeOf<Out<typeof FAMILIES.routers.contract.routerStateSchema>>();
     expectTypeOf<Wire.Transport>().toEqualTypeOf<Out<typeof transports.transportSchema>>();
     expectTypeOf<Wire.Producer>().toEqualTypeOf<Out<typeof producers.producerSchema>>();
     expectTypeOf<Wire.Consumer>().toEqualTypeOf<Out<typeof consumers.consumerSchema>>();

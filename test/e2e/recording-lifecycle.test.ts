@@ -113,8 +113,13 @@ async function recordIngest(relay: RelayClient): Promise<{ source: TestSource; r
   const audioProducer = await relay.createProducer({ transportId: audio.id, kind: 'audio', rtpParameters: ingestRtpParameters.audio });
   const source = testSource({ video: { ip: video.ip, port: video.port, rtcpPort: video.rtcpPort! }, audio: { ip: audio.ip, port: audio.port, rtcpPort: audio.rtcpPort! } });
   try {
-    // The producers have media before the recording starts.
-    await sleep(2000);
+    // The producers have media before the recording starts (was a fixed 2 s; the ingest's first packets arrive well within it).
+    for (const producerId of [videoProducer.id, audioProducer.id]) {
+      await waitFor(async () => (await relay.producerStats(producerId)).some((s) => s.type === 'inbound-rtp' && Number(s.packetCount ?? 0) > 30), {
+        timeoutMs: 20_000,
+        what: `the ingest's RTP at the relay (${source.stderr()})`,
+      });
+    }
     const recording = await relay.createRecording({ routerId: router.id, producerIds: [audioProducer.id, videoProducer.id], appData: { meeting: 'lifecycle' } });
     return { source, recordingId: recording.id, audioId: audioProducer.id, videoId: videoProducer.id };
   } catch (error) {

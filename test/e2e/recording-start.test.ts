@@ -248,8 +248,11 @@ describe.skipIf(skipWithout(FFMPEG))('a recording\'s start: races, sources, mute
     try {
       const recording = await relay.createRecording({ routerId, producerIds: [producers.audio, producers.video], appData: { meeting: 'muted' } });
       expect(recording.state).toBe('recording');
-      // Past ffmpeg's 10 s read timeout, where such a recording used to fail.
-      await sleep(12_000);
+      // Such a recording used to fail at ffmpeg's 10 s read timeout (an ffmpeg started on paused
+      // producers gives up before anyone speaks): no ffmpeg is started while it waits, so there is
+      // none to time out. Past the start's 2 s look for RTP (MEDIA_GRACE_MS), it still waits, without one.
+      await sleep(3000);
+      expect(processes.get(recording.id), 'an ffmpeg started before the media').toBeUndefined();
       expect(recordings().get(recording.id).state).toBe('recording');
       expect(eventsOf(recording.id).map((e) => e.type)).toEqual(['recording.started']);
 

@@ -2,8 +2,11 @@
 // server that restarted every room it created and everything in it, with the appData it gave.
 import { describe, expect, it } from 'vitest';
 import { createRelayClient, RelayClientError } from '../../src/client/relay-client.js';
-import { routerListSchema, routerStateSchema } from '../../src/relay/kinds/routers/contract.js';
+import { FAMILIES } from '../../src/relay/kinds/index.js';
+import { routerListSchema } from '../../src/relay/kinds/routers/contract.js';
 import { allowSlowTests, dtlsParameters, UNKNOWN_ID, useRelayApp } from './support.js';
+
+const { routerStateSchema } = FAMILIES.routers.contract;
 
 allowSlowTests();
 

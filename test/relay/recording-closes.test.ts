@@ -1,10 +1,14 @@
 // What a close elsewhere in the relay means for a recording (src/relay/recordings/closes.ts): the close
-// of a track's loopback transport is read from its `plainTransport.closed` event without the recordings
-// naming that kind, with the same outcome and error as before.
+// of a track's loopback transport is read from its `plainTransport.closed` event by the media service's
+// loopbackClosed (the recordings do not name that kind), with the same outcome and error as before.
 import { describe, expect, it } from 'vitest';
 import type { RelayEvent } from '../../src/relay/contract/events.js';
-import { closeOutcome } from '../../src/relay/recordings/closes.js';
+import { loopbackClosed } from '../../src/relay/kinds/plain/ops.js';
+import { closeOutcome as closeOutcomeWith } from '../../src/relay/recordings/closes.js';
 import type { Recording } from '../../src/relay/recordings/recording.js';
+
+/** As the recorder calls it: with the media service's loopbackClosed (which reads no deps). */
+const closeOutcome = (r: Recording, event: RelayEvent) => closeOutcomeWith(r, event, { loopbackClosed: (e) => loopbackClosed(undefined as never, e) });
 
 const recording = { routerId: 'r1', producerIds: ['p1'], tracks: [{ kind: 'audio', producerId: 'p1', port: 40000, transportId: 't1', consumerId: 'c1' }] } as unknown as Recording;
 const transportClosed = (id: string, reason: string): RelayEvent =>

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routerListSchema, routerStateSchema } from '../../src/relay/kinds/routers/contract.js';
+import { FAMILIES } from '../../src/relay/kinds/index.js';
+import { routerListSchema } from '../../src/relay/kinds/routers/contract.js';
 import { allocateRtcPorts, buildTestApp, type TestApp } from '../support/app.js';
 import {
   answerOf,
@@ -30,6 +31,8 @@ import {
 } from './support/fuzz.js';
 import { EngineWatch } from './support/engine.js';
 import { dtls } from './support/traffic.js';
+
+const { routerStateSchema } = FAMILIES.routers.contract;
 
 const RELAY_LIMIT = 256 * 1024;
 const TURN_SECRET = 'fuzz-turn-secret-0123456789abcdef';

@@ -7,8 +7,8 @@
 // disk: a copy of one template folder made from the snapshot, opened through DATA_DIR as any
 // development start opens its database (no test-only code in the server).
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,12 +84,26 @@ async function makeTemplate(): Promise<string> {
 }
 
 /**
+ * Where the child servers' database folders go: /dev/shm (memory) where there is one. A cluster is
+ * about a thousand files and 40 MB; copying it took 0.7-1.2 s onto this disk against 0.15-0.2 s into
+ * memory, at every server start, and the server's own writes to it no longer wait on the disk either.
+ */
+const CHILD_DB_PARENT = (() => {
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+})();
+
+/**
  * A new temporary DATA_DIR whose database folder holds a copy of the migrated cluster, for a server
  * started with `DATA_DIR` pointing at it: it opens in a fraction of a second where a new cluster
  * (memory://) costs several (initdb inside WebAssembly). The caller removes the folder.
  */
 export async function migratedDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'chat-backend-child-db-'));
+  const dir = await mkdtemp(join(CHILD_DB_PARENT, 'chat-backend-child-db-'));
   await copyMigratedCluster(dir);
   return dir;
 }
@@ -100,5 +114,32 @@ export async function migratedDataDir(): Promise<string> {
  * test's (./.data), or a DATA_DIR shared with the secrets a development start generates.
  */
 export async function copyMigratedCluster(dir: string): Promise<void> {
-  await cp(await migratedTemplate(), join(dir, 'pglite'), { recursive: true });
+  await copyTree(await migratedTemplate(), join(dir, 'pglite'));
+}
+
+/**
+ * What fs.cp copies of a cluster (contents and modes; copyFile keeps a file's), 16 files in flight:
+ * fs.cp copies one file at a time, and a cluster's thousand small files waited on each other
+ * (measured: 0.9-1.1 s against 0.7 s on disk, 0.7 s against 0.15 s in memory).
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+  const entries = await readdir(from, { withFileTypes: true, recursive: true });
+  // Anything but files and folders (none in a PGlite cluster today): fs.cp knows what to do with it.
+  if (entries.some((entry) => !entry.isFile() && !entry.isDirectory())) return cp(from, to, { recursive: true });
+  const relative = (entry: (typeof entries)[number]) => join(entry.parentPath, entry.name).slice(from.length);
+  // Parents before children (a shorter path cannot be a child of a longer one), each with its mode as fs.cp keeps it (0700).
+  const folders = ['', ...entries.filter((entry) => entry.isDirectory()).map(relative).sort((a, b) => a.length - b.length)];
+  for (const folder of folders) {
+    await mkdir(join(to, folder), { recursive: true });
+    await chmod(join(to, folder), (await stat(join(from, folder))).mode & 0o7777);
+  }
+  const files = entries.filter((entry) => entry.isFile()).map(relative);
+  let next = 0;
+  const copier = async () => {
+    while (next < files.length) {
+      const file = files[next++]!;
+      await copyFile(join(from, file), join(to, file));
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, copier));
 }

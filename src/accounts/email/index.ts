@@ -5,6 +5,7 @@ import { AuthError } from '../shared/auth-error.js';
 import { Budget } from '../shared/budget.js';
 import { emailCodes } from './schema.js';
 import type { AccountFeature } from '../feature.js';
+import { addressProof } from './proof.js';
 import { emailRoutes } from './routes.js';
 import { EMAIL_CODES_PER_HOUR, EMAIL_CODES_WINDOW_MS, EmailService, emailChangedNotice } from './service.js';
 
@@ -38,6 +39,8 @@ export const emailFeature: AccountFeature = {
     });
     return { email };
   },
+  // A completed reset proves the address too (its code came there): it records the proof this way.
+  addressProof,
   api: ({ kit, services }) => emailRoutes(kit, services.email),
   prune: (db, before) => db.delete(emailCodes).where(lt(emailCodes.createdAt, before)),
 };

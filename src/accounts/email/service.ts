@@ -18,6 +18,7 @@ import type { Authenticated, SessionClient, User } from '../types.js';
 import { afterwards } from '../shared/after-action.js';
 import type { PasswordConfirmation } from '../shared/confirm-password.js';
 import type { FreshSession } from '../shared/fresh-session.js';
+import { addressProof } from './proof.js';
 
 export const EMAIL_CODE_TTL_MS = ONE_TIME_CODE_TTL_MS;
 /** Wrong tries a code takes; counted before the comparison, so concurrent guesses cannot pass it. */
@@ -96,11 +97,11 @@ export class EmailService {
     const verified = await db
       .with(used)
       .update(users)
-      .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${at.toISOString()}::timestamptz)`, updatedAt: at })
+      .set({ ...addressProof.record(at), updatedAt: at })
       .where(sql`(${users.id}, ${users.email}) in (select user_id, email from used)`)
       .returning({ email: users.email });
     if (verified.length === 0) throw new AuthError('invalid_email_code');
-    await audit.record({ type: 'email_verified', userId: user.id, detail: 'code', ip: client.ip, userAgent: client.userAgent });
+    await audit.record({ ...addressProof.audited('code'), userId: user.id, ip: client.ip, userAgent: client.userAgent });
     return { email: verified[0]!.email };
   }
 

@@ -1,7 +1,7 @@
 // Verifying and changing the address: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
 // — its envelope codes, its rows of the error table, its audit event types, its fields of the views of a user. A leaf.
 import { z } from 'zod';
-import { SharedCode, type AccountErrorRow } from '../shared/vocabulary.js';
+import { SharedCode, type AccountErrorRow, type AssembledMeanings } from '../shared/vocabulary.js';
 
 export const codes = {
   /** An e-mail code (verification or address change) wrong, used, retired or expired. */
@@ -15,7 +15,7 @@ export const codes = {
 } as const;
 const ApiCode = { ...SharedCode, ...codes };
 
-export const errors = {
+export const errors = (meanings: AssembledMeanings) => ({
   invalid_email_code: {
     code: ApiCode.INVALID_EMAIL_CODE,
     status: 400,
@@ -28,9 +28,9 @@ export const errors = {
     code: ApiCode.EMAIL_NOT_VERIFIED,
     status: 403,
     message: 'verify your e-mail address first',
-    meaning: 'adding a passkey or turning two-factor sign-in on needs a verified e-mail address (POST /email/verify)',
+    meaning: `${meanings.addingFactors} needs a verified e-mail address (POST /email/verify)`,
   },
-} as const satisfies Record<string, AccountErrorRow>;
+}) as const satisfies Record<string, AccountErrorRow>;
 
 export const auditTypes = [
   'email_verified',

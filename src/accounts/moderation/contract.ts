@@ -3,7 +3,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { timeString } from '../shared/contract.js';
-import { OPERATOR_USER_FIELDS } from '../vocabulary.js';
+import { CLEARED_FACTOR_FIELDS, OPERATOR_USER_FIELDS, secondFactorsSaid } from '../vocabulary.js';
 import { hasNoControlCharacters, isStorableText, TEXT_RULE } from '../shared/fields.js';
 
 export const USERS_MAX_LIMIT = 100;
@@ -123,18 +123,13 @@ export const banUser = createRoute({
   responses: { 200: { description: 'the user, banned', content: { 'application/json': { schema: operatorUser } } }, 400: VALIDATION, 404: NOT_FOUND },
 });
 
-export const mfaCleared = z.strictObject({
-  user_id: z.int(),
-  passkeys_removed: z.int().min(0),
-  totp_removed: z.boolean().describe('whether an enabled TOTP factor was removed (its recovery codes with it)'),
-});
+export const mfaCleared = z.strictObject({ user_id: z.int(), ...CLEARED_FACTOR_FIELDS.answer });
 
 export const clearUserMfa = createRoute({
   tags: ['users'],
   method: 'delete',
   path: '/v1/users/{id}/mfa',
-  summary:
-    "Remove every second factor of a user (TOTP, recovery codes, passkeys) once the person was verified by other means: audited (mfa_cleared), auth.user.mfa_cleared published, the owner mailed; the password and the sessions stay",
+  summary: `Remove every second factor of a user (${secondFactorsSaid('parts', ', ', 'lastFirst')}) once the person was verified by other means: audited (mfa_cleared), auth.user.mfa_cleared published, the owner mailed; the password and the sessions stay`,
   request: { params: userIdParam },
   responses: { 200: { description: 'what was removed', content: { 'application/json': { schema: mfaCleared } } }, 400: VALIDATION, 404: NOT_FOUND },
 });

@@ -1,6 +1,7 @@
 // Operators' events on the bus: a ban, its lifting, the clearing of a user's second factors.
 import { z } from 'zod';
 import { event, eventTime, userId } from '../shared/event-kit.js';
+import { CLEARED_FACTOR_FIELDS, secondFactorsSaid } from '../vocabulary.js';
 
 export const moderationEvents = {
   'auth.user.banned': event(
@@ -11,7 +12,7 @@ export const moderationEvents = {
   'auth.user.unbanned': event('auth.user.unbanned', { userId }, 'An operator lifted a ban.'),
   'auth.user.mfa_cleared': event(
     'auth.user.mfa_cleared',
-    { userId, passkeys: z.int().min(0).describe('passkeys removed'), totp: z.boolean().describe('whether an enabled TOTP factor was removed') },
-    "An operator removed every second factor of a user (TOTP, recovery codes, passkeys), after verifying the person by other means; the owner is mailed.",
+    { userId, ...CLEARED_FACTOR_FIELDS.event },
+    `An operator removed every second factor of a user (${secondFactorsSaid('parts', ', ', 'lastFirst')}), after verifying the person by other means; the owner is mailed.`,
   ),
 } as const;

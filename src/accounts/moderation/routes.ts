@@ -11,7 +11,7 @@ import { banUser, clearUserMfa, getUser, listUsers, unbanUser, USERS_DEFAULT_LIM
 import type { Moderation } from './service.js';
 import { isBanned } from '../shared/bans.js';
 import type { User } from '../types.js';
-import { userViewFieldValues } from '../vocabulary.js';
+import { clearedFactorValues, userViewFieldValues } from '../vocabulary.js';
 
 /** Each query parameter once, then its rule; failures as VALIDATION_ERROR with the issues. */
 function hook(result: { success: boolean; error?: ZodError }, c: Context): void {
@@ -96,6 +96,6 @@ export function moderationRoutes(moderation: Moderation, now: () => Date) {
       const { id } = c.req.valid('param');
       const cleared = await moderation.clearMfa(id);
       if (!cleared) throw noSuchUser(id);
-      return c.json({ user_id: id, passkeys_removed: cleared.passkeys, totp_removed: cleared.totp }, 200);
+      return c.json({ user_id: id, ...clearedFactorValues(cleared.removed).answer }, 200);
     });
 }

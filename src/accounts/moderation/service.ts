@@ -9,6 +9,7 @@ import type { AuditLog } from '../audit/log.js';
 import type { AccountEventSink } from '../events.js';
 import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
 import type { User } from '../types.js';
+import { clearedFactorValues, secondFactorsSaid } from '../vocabulary.js';
 
 export interface UserSummary {
   user: User;
@@ -26,9 +27,9 @@ export interface UserQuery {
 
 /** The owner's notice of an operator's clearing (kind `mfa_cleared`, in the factor notices' window). */
 export const MFA_CLEARED_NOTICE = {
-  subject: 'Your two-factor sign-in and passkeys were removed',
-  happened: 'An operator removed the two-factor sign-in (authenticator app and recovery codes) and every passkey of your chat account',
-  advice: 'Sign in with your password and add your own passkeys or two-factor sign-in again. If you did not ask for this, contact support now.',
+  subject: `Your ${secondFactorsSaid('named', ' and ', 'lastFirst')} were removed`,
+  happened: `An operator removed ${secondFactorsSaid('every', ' and ', 'lastFirst')} of your chat account`,
+  advice: `Sign in with your password and add your own ${secondFactorsSaid('named', ' or ')} again. If you did not ask for this, contact support now.`,
 };
 
 /** `%`, `_` and `\` are literal in a prefix an operator types. */
@@ -51,12 +52,12 @@ export class Moderation {
   ) {}
 
   /**
-   * Removes every second factor of the user (the TOTP factor, its recovery codes, open login second
-   * steps, every passkey) in one statement, for an operator who verified the person by other means.
-   * Audited (`mfa_cleared`), published (`auth.user.mfa_cleared`), and the owner is mailed. Undefined
-   * when there is no such user.
+   * Removes every second factor of the user (each factor removing its rows) in one statement, for an
+   * operator who verified the person by other means. Audited (`mfa_cleared`), published
+   * (`auth.user.mfa_cleared`), and the owner is mailed. What was removed, counted by factor;
+   * undefined when there is no such user.
    */
-  async clearMfa(id: number): Promise<{ user: User; passkeys: number; totp: boolean } | undefined> {
+  async clearMfa(id: number): Promise<{ user: User; removed: Record<string, number> } | undefined> {
     const { db, audit, now } = this.deps;
     const [user] = await db.select().from(users).where(eq(users.id, id)).limit(1);
     if (!user) return undefined;
@@ -65,12 +66,10 @@ export class Moderation {
       .with(...removals.ctes)
       .select(removals.counts)
       .from(sql`(select 1) as one`);
-    const passkeys = counts.passkeys ?? 0;
-    const totp = (counts.totp ?? 0) > 0;
-    this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, passkeys, totp });
+    this.deps.publish?.({ type: 'auth.user.mfa_cleared', userId: id, ...clearedFactorValues(counts).event });
     this.deps.notices?.notify({ kind: 'mfa_cleared', account: String(id), to: user.email, at: now() });
     await audit.record({ type: 'mfa_cleared', userId: id, detail: `operator: ${removalDetail(this.deps.factors, counts)}` });
-    return { user, passkeys, totp };
+    return { user, removed: counts };
   }
 
   async user(id: number): Promise<UserSummary | undefined> {

@@ -1,10 +1,11 @@
 // Passkeys' part in removing a user's second factors: every credential, counted.
 import { sql } from 'drizzle-orm';
 import type { FactorRemoval } from '../shared/second-factors.js';
+import { secondFactor } from './vocabulary.js';
 import { webauthnCredentials } from './schema.js';
 
 export const passkeyRemoval: FactorRemoval = {
-  name: 'passkeys',
+  name: secondFactor.name,
   order: 1,
   ctes: (db, ofUser) => [db.$with('passkeys_gone').as(db.delete(webauthnCredentials).where(ofUser(webauthnCredentials.userId)).returning({ id: webauthnCredentials.id }))],
   count: sql<number>`(select count(*) from passkeys_gone)`.mapWith(Number),

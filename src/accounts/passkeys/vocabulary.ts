@@ -1,6 +1,7 @@
 // Passkeys: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
 // — its envelope codes, its rows of the error table, its audit event types. A leaf.
-import { SharedCode, type AccountErrorRow } from '../shared/vocabulary.js';
+import { z } from 'zod';
+import { SharedCode, type AccountErrorRow, type SecondFactorWords } from '../shared/vocabulary.js';
 
 export const codes = {
   /** A passkey ceremony's response did not verify (challenge, origin, RP ID, signature, counter or credential). */
@@ -49,3 +50,18 @@ export const auditTypes = [
 
 /** How a session was opened (a device's `method`). */
 export const signInMethods = ['passkey'] as const;
+
+/** How the texts that name every second factor name this one, and its fields when an operator clears them. */
+export const secondFactor = {
+  name: 'passkeys',
+  parts: 'passkeys',
+  named: 'passkeys',
+  every: 'every passkey',
+  adding: 'adding a passkey',
+  /** Its fields in the answer of DELETE /internal/v1/users/{id}/mfa and in auth.user.mfa_cleared, and their values from its count. */
+  cleared: {
+    answer: { passkeys_removed: z.int().min(0) },
+    event: { passkeys: z.int().min(0).describe('passkeys removed') },
+    values: (count: number) => ({ answer: { passkeys_removed: count }, event: { passkeys: count } }),
+  },
+} as const satisfies SecondFactorWords;

@@ -13,7 +13,7 @@ declare module '../feature.js' {
 }
 
 export const resetFeature: AccountFeature = {
-  services: ({ deps, db, now, logger, mailer, notices, audit, keys, factors, stores }) => ({
+  services: ({ deps, db, now, logger, mailer, notices, audit, keys, factors, addressProof, stores }) => ({
     reset:
       mailer && notices
         ? new PasswordReset({
@@ -25,6 +25,7 @@ export const resetFeature: AccountFeature = {
             audit,
             keys,
             factors,
+            addressProof,
             hashCost: deps.hashCost,
             budgets: {
               ...deps.config.passwordReset,

@@ -20,6 +20,7 @@ import { accountKey } from '../shared/login-guard.js';
 import { hashPassword, SHARED, type HashCost } from '../passwords.js';
 import { assertAcceptablePassword } from '../shared/password-policy.js';
 import { removalDetail, secondFactorRemovals, type FactorRemoval } from '../shared/second-factors.js';
+import type { AddressProof } from '../shared/address-proof.js';
 import { assertNotBanned } from '../shared/bans.js';
 import { ONE_TIME_CODE_MAX_FAILURES, ONE_TIME_CODE_TTL_MS, OneTimeCodes } from '../shared/one-time-code.js';
 
@@ -91,6 +92,8 @@ export class PasswordReset {
       budgets: ResetBudgets;
       /** The second factors a reset of an address never proved removes. */
       factors: readonly FactorRemoval[];
+      /** How the proof of the address is kept: a completed reset records it (its code came to the address). */
+      addressProof: AddressProof;
       answerMs?: number;
       /** argon2id's cost of the new password's hash; the production parameters when absent. */
       hashCost?: HashCost | undefined;
@@ -226,7 +229,7 @@ export class PasswordReset {
   }
 
   private async resetWithCode(email: string, code: string, newPassword: string, client: RequestClient, source: string): Promise<void> {
-    const { db, audit } = this.deps;
+    const { db, audit, addressProof } = this.deps;
     const now = this.deps.now();
     /**
      * A failed code, audited like a failed login. Only attempts that got this far (past the client's
@@ -237,7 +240,7 @@ export class PasswordReset {
       return new AuthError('invalid_reset_code');
     };
     const [user] = await db
-      .select({ id: users.id, username: users.username, email: users.email, emailVerifiedAt: users.emailVerifiedAt, bannedAt: users.bannedAt, bannedUntil: users.bannedUntil })
+      .select({ id: users.id, username: users.username, email: users.email, addressProved: addressProof.proved(), bannedAt: users.bannedAt, bannedUntil: users.bannedUntil })
       .from(users)
       .where(eq(users.email, email))
       .limit(1);
@@ -315,7 +318,7 @@ export class PasswordReset {
       db
         .update(users)
         // The code came to this address: it is proved.
-        .set({ passwordHash, updatedAt: at, emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${at.toISOString()}::timestamptz)` })
+        .set({ passwordHash, updatedAt: at, ...addressProof.record(at) })
         .where(sql`(${users.id}, ${passwordTagOf(users.passwordHash)}) in (select user_id, password_tag from used)`)
         .returning({ id: users.id }),
     );
@@ -328,8 +331,8 @@ export class PasswordReset {
     // An address not verified before this reset was never proved by whoever held the account until
     // now: every sign-in factor they may have added goes (passkeys, TOTP and its recovery codes, open
     // second steps). Every part of a statement reads the rows as they were before it, so this sees
-    // email_verified_at before `changed` sets it.
-    const unproved = sql`${users.id} in (select id from changed) and ${users.emailVerifiedAt} is null`;
+    // the proof as it was before `changed` records it.
+    const unproved = sql`${users.id} in (select id from changed) and not (${addressProof.proved()})`;
     const unprovedUser = sql`(select ${users.id} from ${users} where ${unproved})`;
     const removals = secondFactorRemovals(db, (userId) => sql`${userId} in ${unprovedUser}`, this.deps.factors);
     const rows = await db
@@ -356,7 +359,7 @@ export class PasswordReset {
     await audit.record(
       ...endedIds.map((id) => ({ type: 'session_ended' as const, userId: user.id, sessionId: id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent })),
       { type: 'password_reset', userId: user.id, ip: client.ip, userAgent: client.userAgent },
-      ...(user.emailVerifiedAt === null ? [{ type: 'email_verified' as const, userId: user.id, detail: 'password_reset', ip: client.ip, userAgent: client.userAgent }] : []),
+      ...(user.addressProved ? [] : [{ ...addressProof.audited('password_reset'), userId: user.id, ip: client.ip, userAgent: client.userAgent }]),
       ...(factorsRemoved
         ? [{ type: 'mfa_cleared' as const, userId: user.id, detail: `password_reset: ${removalDetail(this.deps.factors, row.removed)}`, ip: client.ip, userAgent: client.userAgent }]
         : []),

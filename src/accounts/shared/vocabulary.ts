@@ -31,14 +31,28 @@ export interface AccountErrorRow {
 }
 
 export const INVALID_MEANING = 'a field fails its rule, malformed JSON, or a body over 64 KiB (413)';
-export const RATE_LIMITED_MEANING =
-  "too many requests (per client; on login, password change, the second step of a login and disabling TOTP also too many failures for the account (wrong passwords and codes count together); on password forgot and reset also the client address's hourly reset budget); Retry-After is set";
+/** The actions whose failures spend the account's failure budget, as a 429's meaning names them (features add theirs). */
+export const failureBudgetActions = ['login', 'password change'] as const;
+
+/** What a 429 means, given every action that spends the account's failure budget (in the list's order). */
+export function rateLimitedMeaning(actions: readonly string[]): string {
+  const named = actions.length > 1 ? `${actions.slice(0, -1).join(', ')} and ${actions.at(-1)}` : actions.join('');
+  return `too many requests (per client; on ${named} also too many failures for the account (wrong passwords and codes count together); on password forgot and reset also the client address's hourly reset budget); Retry-After is set`;
+}
+
+/** The meanings the area's vocabulary assembles from every feature's part, for the rows that state them. */
+export interface AssembledMeanings {
+  /** Every 429. */
+  rateLimited: string;
+  /** Adding any second factor, as what needs a proved address: "adding a passkey or turning two-factor sign-in on". */
+  addingFactors: string;
+}
 
 /**
  * The failures of any endpoint. The services throw `AuthError(kind)` (they know nothing of HTTP);
  * the HTTP layer throws the same for what it refuses (a body that is not JSON, a route that does not exist).
  */
-export const errors = {
+export const errors = (meanings: AssembledMeanings) => ({
   internal: { code: ApiCode.INTERNAL, status: 500, message: 'internal error', meaning: 'internal error' },
   invalid_request: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request: invalid', meaning: INVALID_MEANING },
   not_json: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'request body must be JSON (Content-Type: application/json)', meaning: INVALID_MEANING },
@@ -48,8 +62,8 @@ export const errors = {
   weak_password: { code: ApiCode.INVALID_REQUEST, status: 400, message: 'password: must not be a common password', meaning: 'new password too common, or equal to the username or e-mail' },
   unauthenticated: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'missing or invalid access token', meaning: 'access token missing, malformed, expired or revoked' },
   invalid_access_token: { code: ApiCode.UNAUTHENTICATED, status: 401, message: 'access token is invalid, expired or revoked', meaning: 'access token missing, malformed, expired or revoked' },
-  rate_limited: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many requests, retry later', meaning: RATE_LIMITED_MEANING },
-  too_many_failures: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many failed attempts for this account, retry later', meaning: RATE_LIMITED_MEANING },
+  rate_limited: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many requests, retry later', meaning: meanings.rateLimited },
+  too_many_failures: { code: ApiCode.RATE_LIMITED, status: 429, message: 'too many failed attempts for this account, retry later', meaning: meanings.rateLimited },
   no_such_route: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such route', meaning: 'no such route' },
   method_not_allowed: { code: ApiCode.NOT_FOUND, status: 405, message: 'method not allowed', meaning: 'the path exists, not with this method; Allow lists its methods' },
   // In production without SMTP_URL the reset endpoints do not exist.
@@ -65,9 +79,33 @@ export const errors = {
   },
   // The caller is authenticated; a wrong old password refuses the action rather than the caller.
   wrong_old_password: { code: ApiCode.WRONG_PASSWORD, status: 403, message: 'old_password is wrong', meaning: 'old_password is wrong', guess: true },
-} as const satisfies Record<string, AccountErrorRow>;
+}) as const satisfies Record<string, AccountErrorRow>;
 
-/** Every second factor and passkey removed: by a reset of an unverified address, or by an operator. */
+/**
+ * How a second factor is named by the texts that name every one of them (an operator's clearing, a
+ * reset of an address never proved, what needs a proved address); each factor gives its words in
+ * its vocabulary, and src/accounts/vocabulary.ts lists the factors.
+ */
+export interface SecondFactorWords {
+  /** Its name among a removal's counts (its FactorRemoval's `name`). */
+  name: string;
+  /** What is removed, as a list of parts: "TOTP, recovery codes". */
+  parts: string;
+  /** Its short name: "two-factor sign-in". */
+  named: string;
+  /** All of it, in a sentence on what was removed: "the two-factor sign-in (authenticator app and recovery codes)". */
+  every: string;
+  /** Adding it, which needs a proved address: "turning two-factor sign-in on". */
+  adding: string;
+  /** Its fields in the answer and in the event of an operator's clearing (schemas), and their values from its count. */
+  cleared: {
+    answer: z.ZodRawShape;
+    event: z.ZodRawShape;
+    values(count: number): { answer: Record<string, unknown>; event: Record<string, unknown> };
+  };
+}
+
+/** Every second factor removed: by a reset of an unverified address, or by an operator. */
 export const auditTypes = ['mfa_cleared'] as const;
 
 /** Why a session ended, as auth.session.ended says it (the area's reasons; features add theirs). */

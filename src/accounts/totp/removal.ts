@@ -2,10 +2,11 @@
 // second steps; counted 1 when an enabled factor went (a setup never enabled does not count).
 import { sql } from 'drizzle-orm';
 import type { FactorRemoval } from '../shared/second-factors.js';
+import { secondFactor } from './vocabulary.js';
 import { mfaChallenges, recoveryCodes, totpFactors } from './schema.js';
 
 export const totpRemoval: FactorRemoval = {
-  name: 'totp',
+  name: secondFactor.name,
   order: 2,
   ctes: (db, ofUser) => [
     db.$with('totp_gone').as(db.delete(totpFactors).where(ofUser(totpFactors.userId)).returning({ enabledAt: totpFactors.enabledAt })),

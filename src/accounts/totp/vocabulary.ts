@@ -1,7 +1,7 @@
 // TOTP, recovery codes and the login's second step: what the feature adds to the account area's vocabulary (src/accounts/vocabulary.ts)
 // — its envelope codes, its rows of the error table, its audit event types. A leaf.
 import { z } from 'zod';
-import { SharedCode, type AccountErrorRow } from '../shared/vocabulary.js';
+import { SharedCode, type AccountErrorRow, type SecondFactorWords } from '../shared/vocabulary.js';
 
 export const codes = {
   /** The password was right; the account asks for its second factor (data: mfa_token, methods). */
@@ -56,3 +56,21 @@ export const auditTypes = [
 
 /** How a session was opened (a device's `method`). */
 export const signInMethods = ['password+totp', 'recovery_code'] as const;
+
+/** Its actions whose failures spend the account's failure budget (a 429's meaning names them). */
+export const failureBudgetActions = ['the second step of a login', 'disabling TOTP'] as const;
+
+/** How the texts that name every second factor name this one, and its fields when an operator clears them. */
+export const secondFactor = {
+  name: 'totp',
+  parts: 'TOTP, recovery codes',
+  named: 'two-factor sign-in',
+  every: 'the two-factor sign-in (authenticator app and recovery codes)',
+  adding: 'turning two-factor sign-in on',
+  /** Its fields in the answer of DELETE /internal/v1/users/{id}/mfa and in auth.user.mfa_cleared, and their values from its count. */
+  cleared: {
+    answer: { totp_removed: z.boolean().describe('whether an enabled TOTP factor was removed (its recovery codes with it)') },
+    event: { totp: z.boolean().describe('whether an enabled TOTP factor was removed') },
+    values: (count: number) => ({ answer: { totp_removed: count > 0 }, event: { totp: count > 0 } }),
+  },
+} as const satisfies SecondFactorWords;

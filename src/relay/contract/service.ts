@@ -1,7 +1,8 @@
 // The relay as a whole: its figures (GET /internal/info) and its drain.
 import { z } from 'zod';
 import { timeString } from './common.js';
-import { KIND_PLURALS, type KindPlural } from '../registry/kinds.js';
+import { KIND_PLURALS } from '../kinds/index.js';
+import type { KindPlural } from '../registry/kinds.js';
 import { relayRoute } from './route.js';
 
 const countsSchema = () => z.strictObject(Object.fromEntries(KIND_PLURALS.map((plural) => [plural, z.int()])) as Record<KindPlural, z.ZodInt>);

@@ -7,13 +7,14 @@
 import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
 import type { WorkerPool } from '../engine/pool.js';
-import { KINDS, type CloseReason, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
-import { resourceOf, type MediaRegistry } from '../registry/registry.js';
+import type { CloseReason, EntryOf, ResourceKind, RoomPart, RouterEntry } from '../registry/kinds.js';
+import type { MediaRegistry } from '../registry/registry.js';
 import type { RoomBook } from '../rooms/rooms.js';
 import type { RelayEventInput } from '../contract/events.js';
 import type { RelayBus } from './index.js';
 
 export interface EventBridgeDeps {
+  /** Also where it reads the kinds' rows (`registry.kinds`): close events, reasons, other events. */
   registry: MediaRegistry;
   /** Told of every close after the registry forgot it, and of each room part's close. */
   rooms: RoomBook;
@@ -46,6 +47,10 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
    */
   const afterDeath = new Map<ms.Worker, { routerIds: string[]; events: RelayEventInput[] }>();
 
+  const { kinds } = registry;
+  const resourceOf = registry.resourceOf.bind(registry);
+  const parentIdOf = registry.parentIdOf.bind(registry);
+
   const publish = (input: RelayEventInput): void => {
     bus.publish(input);
   };
@@ -60,14 +65,14 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
     // A room is closing when the relay closes it or when its last part has closed, not when one of its
     // parts does (a worker holding some of it died): the rest of it goes on.
     if (kind === 'router' ? [...(entry as RouterEntry).parts.values()].every((part) => part.router.closed) : resource.closed) return true;
-    return KINDS[kind].parents.some((parent) => isClosing(parent, parentIdOf(entry, parent)));
+    return kinds[kind].parents.some((parent) => isClosing(parent, parentIdOf(entry, parent)));
   }
 
   function reasonOf(kind: ResourceKind, entry: EntryOf[ResourceKind]): CloseReason {
     const own = registry.closeCauseOf(resourceOf(kind, entry));
     if (own) return own;
-    const parent = KINDS[kind].parents.find((p) => isClosing(p, parentIdOf(entry, p)));
-    if (parent) return `${snake(KINDS[parent].name)}_closed`;
+    const parent = kinds[kind].parents.find((p) => isClosing(p, parentIdOf(entry, p)));
+    if (parent) return `${snake(kinds[parent].name)}_closed`;
     if (entry.worker.died) return 'worker_died';
     if (entry.worker.closed) return 'shutdown';
     // Nothing the relay did explains it: mediasoup closed it on its own account.
@@ -81,7 +86,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
     const id = resourceOf(kind, entry).id;
     registry.remove(kind, id);
     rooms.afterClose(kind, entry);
-    const event = (KINDS[kind].closed as (entry: EntryOf[K], reason: CloseReason) => RelayEventInput)(entry, reason);
+    const event = (kinds[kind].closed as (entry: EntryOf[K], reason: CloseReason) => RelayEventInput)(entry, reason);
     if (entry.worker.died) {
       let pending = afterDeath.get(entry.worker);
       if (!pending) {
@@ -141,7 +146,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
           logger.error({ err: error, kind, id: resource.id }, 'media close handler failed');
         }
       });
-      (KINDS[kind] as { watch?: (entry: EntryOf[typeof kind], publish: (input: RelayEventInput) => void) => void }).watch?.(entry, (input) => {
+      (kinds[kind] as { watch?: (entry: EntryOf[typeof kind], publish: (input: RelayEventInput) => void) => void }).watch?.(entry, (input) => {
         try {
           publish(input);
         } catch (error) {
@@ -150,10 +155,6 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
       });
     },
   };
-}
-
-function parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
-  return (entry as unknown as Record<string, string>)[`${KINDS[parent].name}Id`]!;
 }
 
 /** `dataProducer` → `data_producer`, as the close reasons spell kinds. */

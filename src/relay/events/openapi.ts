@@ -75,10 +75,17 @@ export function eventStreamPath(errorSchema: Record<string, unknown> = jsonSchem
             explode: true,
           },
           {
+            name: 'since',
+            in: 'query',
+            required: false,
+            description: 'Resume after this event id, for a client that cannot set Last-Event-ID (the header wins when both are given)',
+            schema: { type: 'string', maxLength: MAX_LAST_EVENT_ID_LENGTH },
+          },
+          {
             name: 'Last-Event-ID',
             in: 'header',
             required: false,
-            description: `Resume after this event id (longer than ${MAX_LAST_EVENT_ID_LENGTH} characters: never one of ours, so resync)`,
+            description: `Resume after this event id, on any instance sharing the database: the durable events after it are replayed from the event log (longer than ${MAX_LAST_EVENT_ID_LENGTH} characters: never one of ours, so resync)`,
             schema: { type: 'string' },
           },
         ],

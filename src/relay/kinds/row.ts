@@ -50,8 +50,19 @@ export interface KindRow<Entry = unknown, Kind extends string = string> {
 }
 
 /**
+ * The kinds table as the types see it: each family's row.ts adds its kinds here by declaration merging
+ * (`declare module '../row.js' { interface KindTable { ... } }`). The machinery's types (ResourceKind,
+ * EntryOf, ...) read it instead of importing the table's value (kinds/index.ts), which imports the
+ * families whose ops use that machinery; the value is checked against it there.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the families' declarations
+export interface KindTable {}
+
+/**
  * A family's resource kinds, each checked against the row's shape with its entry type.
- * @example export const PLAIN_KINDS = { plainTransport: kindRow<PlainTransportEntry>()({ name: 'plainTransport', ... }) }
+ * @example
+ * export const PLAIN_KINDS = { plainTransport: kindRow<PlainTransportEntry>()({ name: 'plainTransport', ... }) }
+ * declare module '../row.js' { interface KindTable { plainTransport: (typeof PLAIN_KINDS)['plainTransport'] } }
  */
 export function kindRow<Entry>() {
   return <const R extends Omit<KindRow<Entry>, 'entry'>>(row: R): R & { readonly entry?: Entry } => row;

@@ -7,7 +7,7 @@ import type { WorkerPool } from '../engine/pool.js';
 import { conflict, type RelayError } from '../errors.js';
 import type { types as ms } from 'mediasoup';
 import { notFound } from '../errors.js';
-import { KINDS, RESOURCE_KINDS, type Direction, type EntryOf, type MediaCarrierKind, type TransportEntry } from '../registry/kinds.js';
+import type { Direction, EntryOf, MediaCarrierKind, TransportEntry } from '../registry/kinds.js';
 import type { RoomCaps } from '../registry/caps.js';
 import type { RouterPlacement } from '../registry/placement.js';
 import type { MediaRegistry } from '../registry/registry.js';
@@ -39,29 +39,27 @@ export type MediaTransport = {
   [K in MediaCarrierKind]: { readonly kind: K; readonly transport: ms.Transport; readonly entry: EntryOf[K]; readonly worker: ms.Worker; readonly routerId: string };
 }[MediaCarrierKind];
 
-/** The kinds producers and consumers are made on, the WebRTC transport first. */
-const MEDIA_CARRIERS = RESOURCE_KINDS.filter((kind): kind is MediaCarrierKind => 'carriesMedia' in KINDS[kind]);
-
 /**
  * The transport a producer or consumer body names as `transportId`: a WebRTC transport or another
- * kind that carries media (its row in the kinds table stands for a transport). NOT_FOUND names `transport`.
+ * kind that carries media (its row in the kinds table stands for a transport), the WebRTC transport
+ * first (the table's order). NOT_FOUND names `transport`.
  */
 export function requireMediaTransport(registry: MediaRegistry, id: string): MediaTransport {
-  for (const kind of MEDIA_CARRIERS) {
-    const entry = registry.get(kind, id);
-    if (entry) return { kind, transport: (entry as unknown as Record<string, ms.Transport>)[KINDS[kind].name]!, entry, worker: entry.worker, routerId: entry.routerId } as MediaTransport;
+  const { kinds } = registry;
+  for (const kind of registry.order) {
+    if (!('carriesMedia' in kinds[kind])) continue;
+    const entry = registry.get(kind as MediaCarrierKind, id);
+    if (entry) return { kind, transport: registry.resourceOf(kind, entry) as ms.Transport, entry, worker: entry.worker, routerId: entry.routerId } as MediaTransport;
   }
   throw notFound('transport', id);
 }
 
-/** The kinds that take ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers (their rows count them). */
-const PORT_TAKERS = RESOURCE_KINDS.filter((kind) => 'ports' in KINDS[kind]);
-
-/** Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry as many as its row says. */
+/** Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry of a kind whose row counts them, as many as it says. */
 export function workerPortsInUse(registry: MediaRegistry): number {
   let used = 0;
-  for (const kind of PORT_TAKERS) {
-    const row = KINDS[kind] as { ports(entry: EntryOf[typeof kind]): number };
+  for (const kind of registry.order) {
+    const row = registry.kinds[kind] as { ports?(entry: EntryOf[typeof kind]): number };
+    if (row.ports === undefined) continue;
     for (const entry of registry.all(kind)) used += row.ports(entry);
   }
   return used;

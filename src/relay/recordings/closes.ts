@@ -1,7 +1,7 @@
 // What a close elsewhere in the relay means for a recording under way: the bus tells the recorder, as it
 // tells every sink, and this says whether the recording stops (and why) or fails (and with what error).
 import type { RelayEvent } from '../contract/events.js';
-import { resourceClosed } from './resource-closed.js';
+import type { MediaService } from '../media-service.js';
 import type { Recording, StopReason } from './recording.js';
 
 export type CloseOutcome = StopReason | { error: string };
@@ -11,8 +11,11 @@ function byReason(reason: string, fallback: CloseOutcome): CloseOutcome {
   return reason === 'shutdown' ? 'shutdown' : reason === 'router_closed' ? 'router_closed' : reason === 'worker_died' ? { error: 'the media worker holding it died' } : fallback;
 }
 
-/** How `event` ends the recording `r`: a stop reason, a failure, or undefined when it does not concern it (or another event decides). */
-export function closeOutcome(r: Recording, event: RelayEvent): CloseOutcome | undefined {
+/**
+ * How `event` ends the recording `r`: a stop reason, a failure, or undefined when it does not concern
+ * it (or another event decides). `media` says which events are the close of a loopback transport.
+ */
+export function closeOutcome(r: Recording, event: RelayEvent, media: Pick<MediaService, 'loopbackClosed'>): CloseOutcome | undefined {
   const ownTransport = (id: string) => r.tracks.some((t) => t.transportId === id);
   const ownConsumer = (id: string) => r.tracks.some((t) => t.consumerId === id);
   if (event.type === 'router.closed' && event.routerId === r.routerId) return byReason(event.reason, 'router_closed');
@@ -29,7 +32,7 @@ export function closeOutcome(r: Recording, event: RelayEvent): CloseOutcome | un
     return byReason(event.reason, event.reason === 'producer_closed' ? 'producer_closed' : { error: `its consumer closed (${event.reason})` });
   }
   // The close of a track's loopback transport: "its plain transport closed (api)".
-  const closed = resourceClosed(event);
+  const closed = media.loopbackClosed(event);
   if (closed && ownTransport(closed.id)) return byReason(closed.reason, { error: `its ${closed.what} closed (${closed.reason})` });
   return undefined;
 }

@@ -97,7 +97,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   function onEvent(event: RelayEvent): void {
     for (const r of recordings.values()) {
       if (!isActive(r) || r.state === 'stopping') continue;
-      const outcome = closeOutcome(r, event);
+      const outcome = closeOutcome(r, event, media);
       if (outcome === undefined) continue;
       if (typeof outcome === 'string') void end(r, outcome);
       else fail(r, outcome.error);

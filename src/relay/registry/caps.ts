@@ -4,7 +4,7 @@
 import { RelayError } from '../errors.js';
 import type { Config } from '../../config/index.js';
 import type { RoomCapSetting } from '../kinds/row.js';
-import { KINDS, RESOURCE_KINDS, type RoomKind } from './kinds.js';
+import { kindsOf, type KindTable, type RoomKind } from './kinds.js';
 import type { MediaRegistry } from './registry.js';
 
 export type { RoomKind } from './kinds.js';
@@ -12,11 +12,11 @@ export type { RoomKind } from './kinds.js';
 /** The kinds of /internal/info's `largestRouter`. */
 export const ROOM_KINDS = ['transport', 'producer', 'consumer'] as const satisfies readonly RoomKind[];
 
-/** The per-router caps of the kinds whose row names a setting, from the media settings. */
-export function roomLimits(config: Config['media']): RoomLimits {
+/** The per-router caps of the kinds whose row (in `kinds`) names a setting, from the media settings. */
+export function roomLimits(config: Config['media'], kinds: KindTable): RoomLimits {
   const limits: Partial<RoomLimits> = {};
-  for (const kind of RESOURCE_KINDS) {
-    const row = KINDS[kind] as { roomCap?: RoomCapSetting };
+  for (const kind of kindsOf(kinds)) {
+    const row = kinds[kind] as { roomCap?: RoomCapSetting };
     if (row.roomCap !== undefined) limits[kind as RoomKind] = config[row.roomCap];
   }
   return limits as RoomLimits;
@@ -43,7 +43,7 @@ export class RoomCaps {
     const pending = this.pending.get(key) ?? 0;
     const max = this.limits[kind];
     if (this.registry.countInRoom(routerId, kind) + pending >= max) {
-      throw new RelayError('ROUTER_CAPACITY_EXCEEDED', `router ${routerId} already holds its maximum of ${max} ${KINDS[kind].plural}`, {
+      throw new RelayError('ROUTER_CAPACITY_EXCEEDED', `router ${routerId} already holds its maximum of ${max} ${this.registry.kinds[kind].plural}`, {
         routerId,
         resource: kind,
         max,
@@ -60,11 +60,11 @@ export class RoomCaps {
   }
 
   /** The most of each kind that any one router holds now (0 without routers), for /internal/info. */
-  largest(): Record<(typeof KINDS)[(typeof ROOM_KINDS)[number]]['plural'], number> {
+  largest(): Record<KindTable[(typeof ROOM_KINDS)[number]]['plural'], number> {
     const largest = { transports: 0, producers: 0, consumers: 0 };
     for (const routerId of this.registry.ids('router')) {
       for (const kind of ROOM_KINDS) {
-        const plural = KINDS[kind].plural;
+        const plural = this.registry.kinds[kind].plural;
         largest[plural] = Math.max(largest[plural], this.registry.countInRoom(routerId, kind));
       }
     }

@@ -5,11 +5,11 @@
 import type { types as ms } from 'mediasoup';
 import { notFound } from '../errors.js';
 import {
-  KINDS,
-  RESOURCE_KINDS,
+  kindsOf,
   type EngineResource,
   type EntryOf,
   type KindPlural,
+  type KindTable,
   type RegistryCounts,
   type ResourceKind,
 } from './kinds.js';
@@ -18,6 +18,8 @@ import {
 export type CloseCause = 'api' | 'shutdown';
 
 export interface MediaRegistryOptions {
+  /** The kinds table (kinds/index.ts): the kinds it keeps, their parents and what closes with what. */
+  kinds: KindTable;
   /**
    * Called once per added entry, before add() returns: the event bridge subscribes to its observers
    * here, and calls remove() when it closes. Required: without it no entry would ever go.
@@ -27,18 +29,16 @@ export interface MediaRegistryOptions {
 
 type IdSets = Map<ResourceKind, Set<string>>;
 
-/** Kinds that close with each kind (the inverse of the table's `closeWith`), computed once. */
-const CLOSED_WITH: ReadonlyMap<ResourceKind, readonly ResourceKind[]> = new Map(
-  RESOURCE_KINDS.map((parent) => [parent, RESOURCE_KINDS.filter((kind) => (KINDS[kind].closeWith as readonly ResourceKind[]).includes(parent))]),
-);
-
-/** Kinds that may stand for each kind as a parent (the table's `standsFor`). */
-const STAND_INS: ReadonlyMap<ResourceKind, readonly ResourceKind[]> = new Map(
-  RESOURCE_KINDS.map((parent) => [parent, RESOURCE_KINDS.filter((kind) => (KINDS[kind] as { standsFor?: ResourceKind }).standsFor === parent)]),
-);
-
 export class MediaRegistry {
-  private readonly entries = new Map<ResourceKind, Map<string, EntryOf[ResourceKind]>>(RESOURCE_KINDS.map((kind) => [kind, new Map()]));
+  /** The kinds table it was given: what the machinery around it (bridge, caps, ops) reads of the kinds. */
+  readonly kinds: KindTable;
+  /** Every kind in the table's order (parents before children): the order of counts and metrics. */
+  readonly order: readonly ResourceKind[];
+  /** Kinds that close with each kind (the inverse of the table's `closeWith`). */
+  private readonly closedWith: ReadonlyMap<ResourceKind, readonly ResourceKind[]>;
+  /** Kinds that may stand for each kind as a parent (the table's `standsFor`). */
+  private readonly standIns: ReadonlyMap<ResourceKind, readonly ResourceKind[]>;
+  private readonly entries: Map<ResourceKind, Map<string, EntryOf[ResourceKind]>>;
   /** `${parentKind}:${parentId}` → child kind → ids. */
   private readonly byParent = new Map<string, IdSets>();
   private readonly byWorker = new Map<ms.Worker, IdSets>();
@@ -46,14 +46,22 @@ export class MediaRegistry {
   private readonly byRoom = new Map<string, IdSets>();
   private readonly closing = new WeakMap<EngineResource, CloseCause>();
 
-  constructor(private readonly options: MediaRegistryOptions) {}
+  constructor(private readonly options: MediaRegistryOptions) {
+    const { kinds } = options;
+    const order = kindsOf(kinds);
+    this.kinds = kinds;
+    this.order = order;
+    this.closedWith = new Map(order.map((parent) => [parent, order.filter((kind) => (kinds[kind].closeWith as readonly ResourceKind[]).includes(parent))]));
+    this.standIns = new Map(order.map((parent) => [parent, order.filter((kind) => (kinds[kind] as { standsFor?: ResourceKind }).standsFor === parent)]));
+    this.entries = new Map(order.map((kind) => [kind, new Map<string, EntryOf[ResourceKind]>()]));
+  }
 
   /** Registers an entry; the watcher given at construction makes it go when its mediasoup object closes. */
   add<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EntryOf[K] {
-    const resource = resourceOf(kind, entry);
+    const resource = this.resourceOf(kind, entry);
     const { id } = resource;
     this.map(kind).set(id, entry);
-    for (const parent of KINDS[kind].parents) addTo(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
+    for (const parent of this.kinds[kind].parents) addTo(this.byParent, `${parent}:${this.parentIdOf(entry, parent)}`, kind, id);
     addTo(this.byWorker, entry.worker, kind, id);
     addTo(this.byRoom, roomOf(kind, entry), kind, id);
     this.options.onAdd(kind, entry);
@@ -103,7 +111,7 @@ export class MediaRegistry {
   parentOf(parentKind: ResourceKind, id: string): { kind: ResourceKind; entry: EntryOf[ResourceKind] } | undefined {
     const own = this.get(parentKind, id);
     if (own) return { kind: parentKind, entry: own };
-    for (const kind of STAND_INS.get(parentKind) ?? []) {
+    for (const kind of this.standIns.get(parentKind) ?? []) {
       const entry = this.get(kind, id);
       if (entry) return { kind, entry };
     }
@@ -138,7 +146,7 @@ export class MediaRegistry {
   dropWorker(worker: ms.Worker): void {
     const held = this.byWorker.get(worker);
     if (!held) return;
-    for (const kind of [...RESOURCE_KINDS].reverse()) {
+    for (const kind of [...this.order].reverse()) {
       for (const id of [...(held.get(kind) ?? [])]) this.remove(kind, id, false);
     }
   }
@@ -146,7 +154,7 @@ export class MediaRegistry {
   /** What one worker holds, for the per-worker metrics. */
   countsOn(worker: ms.Worker): RegistryCounts {
     const held = this.byWorker.get(worker);
-    return countsBy((kind) => held?.get(kind)?.size ?? 0);
+    return this.countsBy((kind) => held?.get(kind)?.size ?? 0);
   }
 
   countOn(worker: ms.Worker, kind: ResourceKind): number {
@@ -158,7 +166,7 @@ export class MediaRegistry {
   }
 
   counts(): RegistryCounts {
-    return countsBy((kind) => this.map(kind).size);
+    return this.countsBy((kind) => this.map(kind).size);
   }
 
   /**
@@ -169,17 +177,31 @@ export class MediaRegistry {
     const entry = this.map(kind).get(id);
     if (!entry) return;
     this.map(kind).delete(id);
-    for (const parent of KINDS[kind].parents) removeFrom(this.byParent, `${parent}:${parentIdOf(entry, parent)}`, kind, id);
+    for (const parent of this.kinds[kind].parents) removeFrom(this.byParent, `${parent}:${this.parentIdOf(entry, parent)}`, kind, id);
     removeFrom(this.byWorker, entry.worker, kind, id);
     removeFrom(this.byRoom, roomOf(kind, entry), kind, id);
     if (!cascade) return;
-    for (const child of CLOSED_WITH.get(kind) ?? []) {
+    for (const child of this.closedWith.get(kind) ?? []) {
       for (const childEntry of this.children(kind, id, child)) {
-        const resource = resourceOf(child, childEntry);
+        const resource = this.resourceOf(child, childEntry);
         this.remove(child, resource.id, true);
         resource.close();
       }
     }
+  }
+
+  /** The mediasoup object of an entry: held under the kind's name. */
+  resourceOf<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EngineResource {
+    return (entry as unknown as Record<string, EngineResource>)[this.kinds[kind].name]!;
+  }
+
+  /** The id of an entry's `parent`: its `<parent>Id` field. */
+  parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
+    return (entry as unknown as Record<string, string>)[`${this.kinds[parent].name}Id`]!;
+  }
+
+  private countsBy(count: (kind: ResourceKind) => number): RegistryCounts {
+    return Object.fromEntries(this.order.map((kind) => [this.kinds[kind].plural, count(kind)])) as Record<KindPlural, number>;
   }
 
   private map<K extends ResourceKind>(kind: K): Map<string, EntryOf[K]> {
@@ -193,22 +215,9 @@ export class MediaRegistry {
   }
 }
 
-/** The mediasoup object of an entry: held under the kind's name. */
-export function resourceOf<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EngineResource {
-  return (entry as unknown as Record<string, EngineResource>)[KINDS[kind].name]!;
-}
-
-function parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
-  return (entry as unknown as Record<string, string>)[`${KINDS[parent].name}Id`]!;
-}
-
 /** A router is its own room; everything else lives in its router's. */
 function roomOf(kind: ResourceKind, entry: EntryOf[ResourceKind]): string {
   return kind === 'router' ? (entry as EntryOf['router']).router.id : (entry as { routerId: string }).routerId;
-}
-
-function countsBy(count: (kind: ResourceKind) => number): RegistryCounts {
-  return Object.fromEntries(RESOURCE_KINDS.map((kind) => [KINDS[kind].plural, count(kind)])) as Record<KindPlural, number>;
 }
 
 function addTo<Key>(index: Map<Key, IdSets>, key: Key, kind: ResourceKind, id: string): void {

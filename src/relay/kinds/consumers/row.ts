@@ -1,4 +1,4 @@
-// The consumer's row in the kinds table (kinds/resources.ts): it closes with its producer at once.
+// The consumer's row in the kinds table (kinds/index.ts): it closes with its producer at once.
 import type { ConsumerEntry } from '../../registry/entries.js';
 import { kindRow } from '../row.js';
 
@@ -44,4 +44,11 @@ export const CONSUMER_KINDS = {
 
 function onConsumer({ consumer, routerId, transportId, producerId }: ConsumerEntry) {
   return { consumerId: consumer.id, producerId, transportId, routerId, appData: consumer.appData };
+}
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    consumer: (typeof CONSUMER_KINDS)['consumer'];
+  }
 }

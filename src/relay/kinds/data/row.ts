@@ -1,4 +1,4 @@
-// The data producer's and data consumer's rows in the kinds table (kinds/resources.ts); they are capped
+// The data producer's and data consumer's rows in the kinds table (kinds/index.ts); they are capped
 // per transport (MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT, ops.ts), not per router.
 import type { DataConsumerEntry, DataProducerEntry } from '../../registry/entries.js';
 import { kindRow } from '../row.js';
@@ -34,3 +34,11 @@ export const DATA_KINDS = {
     }),
   }),
 };
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    dataProducer: (typeof DATA_KINDS)['dataProducer'];
+    dataConsumer: (typeof DATA_KINDS)['dataConsumer'];
+  }
+}

@@ -10,7 +10,7 @@ import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../../engine/call.js';
 import { conflict, RelayError, validationError } from '../../errors.js';
 import type { ConnectPipeTransportBody, CreatePipeConsumerBody, CreatePipeProducerBody, CreatePipeTransportBody } from './contract.js';
-import { RESOURCE_KINDS, type ConsumerEntry } from '../../registry/kinds.js';
+import type { ConsumerEntry } from '../../registry/kinds.js';
 import type { PipeTransportEntry } from './row.js';
 import type { MediaRegistry } from '../../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../../rooms/rooms.js';
@@ -191,7 +191,7 @@ export async function createPipeProducer(deps: OpsDeps, id: string, input: Creat
  * events would mix two resources. Checked against every kind of the kinds table.
  */
 function refuseTakenId(registry: MediaRegistry, id: string): void {
-  for (const kind of RESOURCE_KINDS) {
+  for (const kind of registry.order) {
     const entry = registry.get(kind, id);
     if (!entry) continue;
     const where = 'routerId' in entry ? { routerId: entry.routerId, ...('transportId' in entry ? { transportId: entry.transportId } : {}) } : {};

@@ -1,4 +1,4 @@
-// The pipe transport's row in the kinds table (kinds/resources.ts): its entry, its place under the
+// The pipe transport's row in the kinds table (kinds/index.ts): its entry, its place under the
 // router, its close event, its cap and the port it takes.
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';
@@ -44,3 +44,10 @@ export const PIPE_KINDS = {
     }),
   }),
 };
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    pipeTransport: (typeof PIPE_KINDS)['pipeTransport'];
+  }
+}

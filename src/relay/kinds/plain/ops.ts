@@ -8,6 +8,7 @@ import { adopt, goneError } from '../../engine/call.js';
 import { conflict, RelayError, validationError } from '../../errors.js';
 import type { ConnectPlainTransportBody, CreatePlainTransportBody } from './contract.js';
 import type { PlainTransportEntry } from './row.js';
+import type { RelayEvent } from '../../contract/events.js';
 import { placeTransport } from '../../rooms/rooms.js';
 import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
 import { pipePeerProblem } from '../../ops/pipe-peer.js';
@@ -122,4 +123,22 @@ export async function connectLoopback(deps: OpsDeps, id: string, input: { ip: st
 /** Closes the loopback transport `id` (its consumer closes with it). */
 export function closeLoopback(deps: OpsDeps, id: string): void {
   closePlainTransport(deps, id);
+}
+
+/** A loopback transport's close as the recording holding it reads it. */
+export interface LoopbackClose {
+  readonly id: string;
+  /** The close event's reason (`api`, `router_closed`, `shutdown`, `worker_died`, ...). */
+  readonly reason: string;
+  /** What the transport is, in words, for the recording's error ("its plain transport closed (api)"). */
+  readonly what: string;
+}
+
+/**
+ * When `event` is the close of a loopback transport (a plain transport's close): its id and reason,
+ * so that a recording learns of its transport's close without naming the kind. Reads no deps.
+ */
+export function loopbackClosed(_deps: OpsDeps, event: RelayEvent): LoopbackClose | undefined {
+  if (event.type !== 'plainTransport.closed') return undefined;
+  return { id: event.plainTransportId, reason: event.reason, what: 'plain transport' };
 }

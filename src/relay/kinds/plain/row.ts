@@ -1,4 +1,4 @@
-// The plain transport's row in the kinds table (kinds/resources.ts): its entry, its place under the
+// The plain transport's row in the kinds table (kinds/index.ts): its entry, its place under the
 // router, its close event, its cap and the ports it takes.
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';
@@ -49,3 +49,10 @@ export const PLAIN_KINDS = {
     }),
   }),
 };
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    plainTransport: (typeof PLAIN_KINDS)['plainTransport'];
+  }
+}

@@ -1,4 +1,4 @@
-// The producer's row in the kinds table (kinds/resources.ts).
+// The producer's row in the kinds table (kinds/index.ts).
 import type { ProducerEntry } from '../../registry/entries.js';
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';
@@ -30,4 +30,11 @@ export const PRODUCER_KINDS = {
 
 function scoreOfStream(s: ms.ProducerScore) {
   return { ssrc: s.ssrc, score: s.score, ...(s.rid === undefined ? {} : { rid: s.rid }) };
+}
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    producer: (typeof PRODUCER_KINDS)['producer'];
+  }
 }

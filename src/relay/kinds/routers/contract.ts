@@ -9,14 +9,9 @@ import { relayRoute } from '../../contract/route.js';
 import { mediaCodecsSchema, rtpCapabilitiesView } from '../../contract/rtp.js';
 import { consumerReconcileSchema, producerStateSchema, type RoomStateShape } from '../../contract/room-state.js';
 import { speakerDetectionSchema } from '../../contract/speakers.js';
-import { KINDS, ROOM_STATE_KINDS } from '../resources.js';
+import { roomStateKindsOf, type KindTable } from '../../registry/kinds.js';
 
 export { consumerReconcileSchema, producerStateSchema } from '../../contract/room-state.js';
-
-/** What the kinds that stand for a transport add to a router's state, each under its plural (their rows' schemas). */
-function roomStateShape(): RoomStateShape<typeof KINDS> {
-  return Object.fromEntries(ROOM_STATE_KINDS.map((kind) => [KINDS[kind].plural, KINDS[kind].roomState.schema])) as RoomStateShape<typeof KINDS>;
-}
 
 export const createRouterBody = z.object({
   mediaCodecs: mediaCodecsSchema.optional(),
@@ -63,12 +58,6 @@ export const transportStateSchema = z.object({
 });
 
 
-export const routerStateSchema = routerSummarySchema.extend({
-  rtpCapabilities: appDataView,
-  transports: z.array(transportStateSchema),
-  ...roomStateShape(),
-});
-
 export const createRouter = relayRoute({
   method: 'post',
   path: '/v1/routers',
@@ -86,14 +75,6 @@ export const listRouters = relayRoute({
   errors: [],
 });
 
-export const getRouter = relayRoute({
-  method: 'get',
-  path: '/v1/routers/{id}',
-  summary: "A router with its transports, each transport's producers and consumers (bounded by the per-router caps)",
-  success: { 200: { description: 'the router and everything in it', schema: routerStateSchema } },
-  errors: [notFoundRow('router')],
-});
-
 export const closeRouter = relayRoute({
   method: 'delete',
   path: '/v1/routers/{id}',
@@ -101,3 +82,30 @@ export const closeRouter = relayRoute({
   success: { 204: { description: 'closed', schema: null } },
   errors: [notFoundRow('router')],
 });
+
+/** What the kinds that stand for a transport add to a router's state, each under its plural (their rows' schemas). */
+function roomStateShape(kinds: KindTable): RoomStateShape<KindTable> {
+  return Object.fromEntries(roomStateKindsOf(kinds).map((kind) => [kinds[kind].plural, kinds[kind].roomState.schema])) as RoomStateShape<KindTable>;
+}
+
+/**
+ * A router's state and its route: the kinds that stand for a transport add their lists to it, so both
+ * are made from the kinds table (kinds/index.ts), which imports this file.
+ */
+export function roomStateContract(kinds: KindTable) {
+  const routerStateSchema = routerSummarySchema.extend({
+    rtpCapabilities: appDataView,
+    transports: z.array(transportStateSchema),
+    ...roomStateShape(kinds),
+  });
+  const getRouter = relayRoute({
+    method: 'get',
+    path: '/v1/routers/{id}',
+    summary: "A router with its transports, each transport's producers and consumers (bounded by the per-router caps)",
+    success: { 200: { description: 'the router and everything in it', schema: routerStateSchema } },
+    errors: [notFoundRow('router')],
+  });
+  return { routerStateSchema, getRouter };
+}
+
+export type RoomStateContract = ReturnType<typeof roomStateContract>;

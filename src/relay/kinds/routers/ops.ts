@@ -5,8 +5,7 @@ import { adopt } from '../../engine/call.js';
 import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../../engine/codecs.js';
 import { RelayError } from '../../errors.js';
 import type { CreateRouterBody } from './contract.js';
-import { KINDS, type ConsumerEntry, type DataConsumerEntry, type DataProducerEntry, type EntryOf, type ProducerEntry, type RouterEntry, type TransportEntry } from '../../registry/kinds.js';
-import { ROOM_STATE_KINDS, type RoomStateKind } from '../resources.js';
+import { roomStateKindsOf, type ConsumerEntry, type DataConsumerEntry, type DataProducerEntry, type EntryOf, type ProducerEntry, type RoomStateKind, type RouterEntry, type TransportEntry } from '../../registry/kinds.js';
 import type { OpsDeps } from '../../ops/deps.js';
 import { closeRoom } from '../../rooms/rooms.js';
 import { startSpeakerDetection } from '../../ops/speakers.js';
@@ -107,10 +106,10 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
     })),
     // Their producers and consumers name it as `transportId` (kinds table: standsFor).
     standIns: Object.fromEntries(
-      ROOM_STATE_KINDS.map((kind) => [
+      roomStateKindsOf(registry.kinds).map((kind) => [
         kind,
         registry.children('router', id, kind).map((entry) => {
-          const transportId = (entry as unknown as Record<string, { id: string }>)[KINDS[kind].name]!.id;
+          const transportId = (entry as unknown as Record<string, { id: string }>)[registry.kinds[kind].name]!.id;
           return { entry, producers: registry.children('transport', transportId, 'producer'), consumers: registry.children('transport', transportId, 'consumer') };
         }),
       ]),

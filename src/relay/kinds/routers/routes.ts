@@ -2,24 +2,25 @@
 import type { types as ms } from 'mediasoup';
 import type { z } from 'zod';
 import { formatTime } from '../../../time.js';
-import { closeRouter, createRouter, getRouter, listRouters, routerSchema, routerStateSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema } from './contract.js';
+import { closeRouter, createRouter, listRouters, routerSchema, routerSummarySchema, type consumerReconcileSchema, type producerStateSchema, type RoomStateContract } from './contract.js';
 import type { FamilyMedia } from '../../ops/index.js';
 import type * as ops from './ops.js';
 import type { RouterState, RouterSummary } from './ops.js';
-import type { ConsumerEntry, ProducerEntry } from '../../registry/kinds.js';
+import { roomStateKindsOf, type ConsumerEntry, type KindTable, type ProducerEntry } from '../../registry/kinds.js';
 import { dataConsumerView, dataProducerView } from '../data/routes.js';
 import { relayRouter, withJsonBody } from '../../http/router.js';
 import type { RoomStateShape } from '../../contract/room-state.js';
-import { KINDS, ROOM_STATE_KINDS } from '../resources.js';
 
-export function routersRoutes(media: FamilyMedia<typeof ops>) {
+/** `state`: GET /v1/routers/{id} as made from the kinds table (`kinds`), whose rows give the views of its lists. */
+export function routersRoutes(media: FamilyMedia<typeof ops>, state: RoomStateContract, kinds: KindTable) {
+  const { getRouter } = state;
   return relayRouter()
     .openapi(withJsonBody(createRouter), async (c) => {
       const router = await media.forRequest(c.get('requestId')).createRouter(c.req.valid('json'));
       return c.json(routerView(router), 201);
     })
     .openapi(listRouters, (c) => c.json({ routers: media.listRouters().map(routerSummaryView) }, 200))
-    .openapi(getRouter, (c) => c.json(routerStateView(media.getRouter(c.req.valid('param').id)), 200))
+    .openapi(getRouter, (c) => c.json(routerStateView(kinds, media.getRouter(c.req.valid('param').id)), 200))
     .openapi(closeRouter, (c) => {
       media.closeRouter(c.req.valid('param').id);
       return c.body(null, 204);
@@ -56,7 +57,7 @@ function consumerReconcileView({ consumer, producerId }: ConsumerEntry): z.outpu
   return { id: consumer.id, producerId, paused: consumer.paused, producerPaused: consumer.producerPaused, appData: consumer.appData };
 }
 
-export function routerStateView(state: RouterState): z.output<typeof routerStateSchema> {
+export function routerStateView(kinds: KindTable, state: RouterState): z.output<RoomStateContract['routerStateSchema']> {
   return {
     ...routerSummaryView(state),
     rtpCapabilities: state.entry.router.rtpCapabilities,
@@ -73,19 +74,19 @@ export function routerStateView(state: RouterState): z.output<typeof routerState
       dataProducers: dataProducers.map((p) => ({ ...dataProducerView(p), appData: p.dataProducer.appData })),
       dataConsumers: dataConsumers.map((c) => ({ ...dataConsumerView(c), appData: c.dataConsumer.appData })),
     })),
-    ...roomStateView(state),
+    ...roomStateView(kinds, state),
   };
 }
 
 /** The lists of the kinds that stand for a transport, each under its plural, through its row's view. */
-function roomStateView(state: RouterState): RoomStateShapeOutput {
+function roomStateView(kinds: KindTable, state: RouterState): RoomStateShapeOutput {
   return Object.fromEntries(
-    ROOM_STATE_KINDS.map((kind) => {
-      const { plural, roomState } = KINDS[kind];
+    roomStateKindsOf(kinds).map((kind) => {
+      const { plural, roomState } = kinds[kind];
       const view = roomState.view as (entry: unknown, producers: unknown[], consumers: unknown[]) => unknown;
       return [plural, state.standIns[kind].map(({ entry, producers, consumers }) => view(entry, producers.map(producerStateView), consumers.map(consumerReconcileView)))];
     }),
   ) as RoomStateShapeOutput;
 }
 
-type RoomStateShapeOutput = { [P in keyof RoomStateShape<typeof KINDS>]: z.output<RoomStateShape<typeof KINDS>[P]> };
+type RoomStateShapeOutput = { [P in keyof RoomStateShape<KindTable>]: z.output<RoomStateShape<KindTable>[P]> };

@@ -1,4 +1,4 @@
-// The router's row in the kinds table (kinds/resources.ts): a room, named by its first router.
+// The router's row in the kinds table (kinds/index.ts): a room, named by its first router.
 import type { RouterEntry } from '../../registry/entries.js';
 import type { types as ms } from 'mediasoup';
 import { kindRow } from '../row.js';
@@ -31,3 +31,10 @@ export const ROUTER_KINDS = {
     closed: ({ router }, reason) => ({ type: 'router.closed', routerId: router.id, appData: router.appData, reason: reason as never }),
   }),
 };
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    router: (typeof ROUTER_KINDS)['router'];
+  }
+}

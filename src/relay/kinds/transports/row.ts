@@ -1,4 +1,4 @@
-// The WebRTC transport's row in the kinds table (kinds/resources.ts).
+// The WebRTC transport's row in the kinds table (kinds/index.ts).
 import type { TransportEntry } from '../../registry/entries.js';
 import { kindRow } from '../row.js';
 
@@ -25,3 +25,10 @@ export const TRANSPORT_KINDS = {
     }),
   }),
 };
+
+// Its kinds in the types' view of the table (row.ts KindTable).
+declare module '../row.js' {
+  interface KindTable {
+    transport: (typeof TRANSPORT_KINDS)['transport'];
+  }
+}

@@ -1,0 +1,233 @@
+// Issue 39: a reader resumes from the event log on any instance and after restarts, with no resync.
+// Real service processes on one database: on PostgreSQL (the `postgres` project) two instances at
+// once, then both restarted; on PGlite one instance restarted on its DATA_DIR.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createRelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
+import { usesPostgres } from '../support/app.js';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
+import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+const servers = new Set<ServerProcess>();
+afterAll(async () => {
+  for (const server of servers) await server.stop();
+  for (const cleanup of cleanups.reverse()) await cleanup();
+}, 60_000);
+
+/** The database the instances share: a fresh PostgreSQL database, or a DATA_DIR holding the migrated PGlite cluster. */
+async function sharedDatabase(): Promise<Record<string, string>> {
+  if (usesPostgres()) {
+    const admin = process.env.TEST_DATABASE_URL!;
+    const name = `events_${randomBytes(6).toString('hex')}`;
+    const sql = postgres(admin, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`create database ${name}`);
+    await sql.end();
+    cleanups.push(async () => {
+      const drop = postgres(admin, { max: 1, onnotice: () => {} });
+      await drop.unsafe(`drop database if exists ${name} with (force)`);
+      await drop.end();
+    });
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    return { DATABASE_URL: url.toString() };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'event-resume-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  await copyMigratedCluster(dir);
+  return { DATABASE_URL: '', DATA_DIR: dir };
+}
+
+async function start(database: Record<string, string>): Promise<ServerProcess> {
+  const server = await startServer({ ...database, EVENTS_HEARTBEAT_S: '1' }, { timeoutMs: 60_000 });
+  servers.add(server);
+  return server;
+}
+
+async function stop(server: ServerProcess): Promise<void> {
+  await server.stop();
+  servers.delete(server);
+}
+
+const headers = { 'X-Internal-Token': SERVER_TOKEN, 'content-type': 'application/json' };
+
+/** A room opened and closed on `server`: its router.closed is a durable event. */
+async function openAndClose(server: ServerProcess, room: string): Promise<string> {
+  const res = await fetch(`${server.url}/internal/v1/routers`, { method: 'POST', headers, body: JSON.stringify({ appData: { room } }) });
+  expect(res.status).toBe(201);
+  const { id } = (await res.json()) as { id: string };
+  expect((await fetch(`${server.url}/internal/v1/routers/${id}`, { method: 'DELETE', headers })).status).toBe(204);
+  return id;
+}
+
+interface Frame {
+  id: string;
+  event: string;
+  data: { type: string; id: string; routerId?: string; reason?: string; appData?: { room?: string } };
+}
+
+/**
+ * Reads the stream of `server` from `lastEventId` (none: from now) until `enough` holds for the events
+ * read, or 15 s; returns the events and the cursor a stream from now announced.
+ */
+async function read(server: ServerProcess, lastEventId: string | undefined, enough: (events: Frame[]) => boolean): Promise<{ events: Frame[]; cursor: string | undefined }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 15_000);
+  const events: Frame[] = [];
+  let cursor: string | undefined;
+  try {
+    const res = await fetch(`${server.url}/internal/v1/events`, { headers: { 'X-Internal-Token': SERVER_TOKEN, ...(lastEventId ? { 'Last-Event-ID': lastEventId } : {}) }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    const decoder = new TextDecoder();
+    let text = '';
+    for await (const chunk of res.body!) {
+      text += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = text.indexOf('\n\n')) >= 0) {
+        const block = text.slice(0, end);
+        text = text.slice(end + 2);
+        const cursorLine = /^: cursor (\S+)$/m.exec(block);
+        if (cursorLine) cursor = cursorLine[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (data === undefined) continue;
+        events.push({ id: /^id: (.*)$/m.exec(block)![1]!, event: /^event: (.*)$/m.exec(block)![1]!, data: JSON.parse(data) as Frame['data'] });
+      }
+      if (enough(events)) break;
+    }
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return { events, cursor };
+}
+
+/** The cursor of a new stream: where a reader that saw nothing stands now. */
+async function cursorOf(server: ServerProcess): Promise<string> {
+  let cursor: string | undefined;
+  const controller = new AbortController();
+  const res = await fetch(`${server.url}/internal/v1/events`, { headers: { 'X-Internal-Token': SERVER_TOKEN }, signal: controller.signal });
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const chunk of res.body!) {
+    text += decoder.decode(chunk, { stream: true });
+    cursor = /^: cursor (\S+)$/m.exec(text)?.[1];
+    if (cursor) break;
+  }
+  controller.abort();
+  return cursor!;
+}
+
+const closedRooms = (events: Frame[]) => events.filter((e) => e.data.type === 'router.closed').map((e) => e.data.appData?.room);
+
+function expectInIdOrder(events: Frame[]): void {
+  const ids = events.map((e) => BigInt(e.id));
+  for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!, `id ${ids[i]} after ${ids[i - 1]}`).toBe(true);
+  for (const e of events) expect(e.data.id).toBe(e.id);
+}
+
+describe('resuming from the event log (issue 39)', () => {
+  // Two processes at once need PostgreSQL (a PGlite folder is one process's own): the postgres project.
+  if (usesPostgres()) it('a reader on B resumes from an id of A’s stream: every durable event of A and B since, in id order, no resync; the same after both restart', { timeout: 240_000 }, async () => {
+    const database = await sharedDatabase();
+    let [a, b] = await Promise.all([start(database), start(database)]);
+    const from = await cursorOf(a);
+    const rooms = ['a-1', 'b-1', 'a-2', 'b-2'];
+    for (const room of rooms) await openAndClose(room.startsWith('a') ? a : b, room);
+    const onB = await read(b, from, (events) => closedRooms(events).length >= rooms.length);
+    expect(onB.events.map((e) => e.event)).not.toContain('resync');
+    expect(closedRooms(onB.events)).toEqual(rooms);
+    expectInIdOrder(onB.events);
+
+    // The same ids on A (the log's order is one for every instance).
+    const onA = await read(a, from, (events) => events.length >= onB.events.length);
+    expect(onA.events.map((e) => e.id)).toEqual(onB.events.map((e) => e.id));
+
+    await Promise.all([stop(a), stop(b)]);
+    [a, b] = await Promise.all([start(database), start(database)]);
+    await openAndClose(b, 'b-3');
+    const afterRestart = await read(a, from, (events) => closedRooms(events).includes('b-3'));
+    expect(afterRestart.events.map((e) => e.event)).not.toContain('resync');
+    expect(closedRooms(afterRestart.events)).toEqual([...rooms, 'b-3']);
+    expect(afterRestart.events.slice(0, onB.events.length).map((e) => e.id)).toEqual(onB.events.map((e) => e.id));
+    expectInIdOrder(afterRestart.events);
+  });
+
+  // Two processes at once: PostgreSQL only.
+  if (usesPostgres())
+    it('the typed client fails over: A is SIGKILLed, it goes on with B from its last id, with no resync and nothing missed', { timeout: 240_000 }, async () => {
+      const database = await sharedDatabase();
+      const [a, b] = await Promise.all([start(database), start(database)]);
+      const stop = new AbortController();
+      const got: RelayStreamEvent[] = [];
+      const relay = createRelayClient({ baseUrl: a.url, token: SERVER_TOKEN });
+      const iterator = relay.events({ failoverBaseUrls: [b.url], signal: stop.signal });
+      const reading = (async () => {
+        for await (const event of { [Symbol.asyncIterator]: () => iterator }) got.push(event);
+      })();
+      const rooms = (): string[] => got.flatMap((e) => (e.type === 'router.closed' ? [String(e.appData.room)] : []));
+      const until = async (what: () => boolean, label: string) => {
+        const deadline = Date.now() + 20_000;
+        while (!what() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(what(), label).toBe(true);
+      };
+      try {
+        await until(() => iterator.lastEventId !== undefined, 'the stream joined');
+        await openAndClose(a, 'on-a');
+        await until(() => rooms().includes('on-a'), 'the event made on A');
+        a.child.kill('SIGKILL');
+        await a.exited;
+        servers.delete(a);
+        await openAndClose(b, 'on-b');
+        await until(() => rooms().includes('on-b'), 'the event made on B, through the failover');
+        expect(got.map((e) => e.type)).not.toContain('resync');
+        expect(rooms()).toEqual(['on-a', 'on-b']);
+        const ids = got.map((e) => BigInt(e.id));
+        for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
+      } finally {
+        stop.abort();
+        await reading;
+      }
+    });
+
+  it('a reader resumes after a restart of the relay on the same database, with no resync; an id beyond the log answers resync', { timeout: 180_000 }, async () => {
+    const database = await sharedDatabase();
+    let server = await start(database);
+    const from = await cursorOf(server);
+    await openAndClose(server, 'before-1');
+    await openAndClose(server, 'before-2');
+    const before = await read(server, from, (events) => closedRooms(events).length >= 2);
+    await stop(server);
+    server = await start(database);
+    await openAndClose(server, 'after-1');
+    const resumed = await read(server, from, (events) => closedRooms(events).length >= 3);
+    expect(resumed.events.map((e) => e.event)).not.toContain('resync');
+    expect(closedRooms(resumed.events)).toEqual(['before-1', 'before-2', 'after-1']);
+    expect(resumed.events.slice(0, before.events.length).map((e) => e.id)).toEqual(before.events.map((e) => e.id));
+    expectInIdOrder(resumed.events);
+
+    const future = await read(server, `${BigInt(resumed.events.at(-1)!.id) + 1_000_000_000n}`, (events) => events.length >= 1);
+    expect(future.events[0]).toMatchObject({ event: 'resync', data: { reason: 'unknown_id' } });
+  });
+
+  it('a durable event a stream has shown survives a SIGKILL of the process: replayed after the restart', { timeout: 180_000 }, async () => {
+    const database = await sharedDatabase();
+    let server = await start(database);
+    const from = await cursorOf(server);
+    await openAndClose(server, 'before-kill');
+    // Shown on a stream: stored (a stream gets durable events from the log only).
+    const shown = await read(server, from, (events) => closedRooms(events).includes('before-kill'));
+    server.child.kill('SIGKILL');
+    await server.exited;
+    servers.delete(server);
+    server = await start(database);
+    const resumed = await read(server, from, (events) => closedRooms(events).includes('before-kill'));
+    expect(resumed.events.map((e) => e.event)).not.toContain('resync');
+    expect(resumed.events.map((e) => e.id)).toEqual(shown.events.map((e) => e.id));
+  });
+});
