@@ -141,7 +141,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
     async stop({ deadlineMs = 3500 } = {}) {
       // The modules first: the relay stores its last events (the shutdown's closes) in the event log,
       // which needs the database; each module's stop is bounded by the deadline.
-      await Promise.allSettled(modules.map((module) => module.stop?.({ deadlineMs })));
+      await Promise.allSettled(modules.map(async (module) => module.stop?.({ deadlineMs })));
       await Promise.allSettled([database.close(), ownStores ? rateLimitStores.close() : Promise.resolve()]);
     },
   };
