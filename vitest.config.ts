@@ -67,6 +67,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/accounts/password-reset-blocking.test.ts', db: true },
   // In-process argon2 queue: finishing order and a wait under 2 x 300 ms + 1.5 s depend on free CPU.
   { glob: 'test/accounts/hash-queue.test.ts', db: true },
+  // Writers' waits while the event log is pruned, against the same writers alone (100 ms bound).
+  { glob: 'test/db/event-retention.test.ts', db: true },
   // A webhook attempt must fail at its 800 ms deadline within 6 deadlines, in a child calling gc() all along.
   { glob: 'test/events/webhook-deadline.test.ts' },
   // The engine call's 200 ms deadline fires within 90-150 ms of it (timer precision; a second's run).

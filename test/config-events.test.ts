@@ -4,9 +4,10 @@ import { configIssues, PRODUCTION_ENV } from './support/config.js';
 
 describe('loadConfig: relay events', () => {
   it('applies the documented defaults, no webhook unless its URL is set', () => {
-    expect(loadConfig({}).events).toEqual({ bufferSize: 10_000, subscriberMaxQueued: 1_000, heartbeatS: 15, maxStreams: 50, webhook: undefined });
+    expect(loadConfig({}).events).toEqual({ bufferSize: 10_000, subscriberMaxQueued: 1_000, heartbeatS: 15, maxStreams: 50, retentionMs: 72 * 3_600_000, webhook: undefined });
+    expect(loadConfig({ EVENTS_RETENTION_HOURS: '0.01' }).events.retentionMs).toBe(36_000);
     const config = loadConfig({ EVENTS_WEBHOOK_URL: 'https://hooks.example.com/relay?key=k', EVENTS_WEBHOOK_SECRET: 'short-is-fine-outside-production', EVENTS_WEBHOOK_BATCH_MAX: '10', EVENTS_WEBHOOK_QUEUE_MAX: '500' });
-    expect(config.events.webhook).toEqual({ url: 'https://hooks.example.com/relay?key=k', secret: 'short-is-fine-outside-production', batchMax: 10, queueMax: 500 });
+    expect(config.events.webhook).toEqual({ url: 'https://hooks.example.com/relay?key=k', secret: 'short-is-fine-outside-production', batchMax: 10, queueMax: 500, giveUpMs: 86_400_000 });
   });
 
   it('bounds every variable', () => {
@@ -20,6 +21,10 @@ describe('loadConfig: relay events', () => {
       ['EVENTS_MAX_STREAMS', 'many'],
       ['EVENTS_WEBHOOK_BATCH_MAX', '1001'],
       ['EVENTS_WEBHOOK_QUEUE_MAX', '0'],
+      ['EVENTS_WEBHOOK_GIVE_UP_S', '0'],
+      ['EVENTS_WEBHOOK_GIVE_UP_S', '2592001'],
+      ['EVENTS_RETENTION_HOURS', '0'],
+      ['EVENTS_RETENTION_HOURS', 'long'],
     ] as const) {
       expect(configIssues({ [name]: value }).join('\n'), `${name}=${value}`).toContain(name);
     }

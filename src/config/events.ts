@@ -12,6 +12,9 @@ export const eventsVariables = {
   EVENTS_WEBHOOK_SECRET: optionalString.pipe(z.string().max(1024).optional()),
   EVENTS_WEBHOOK_BATCH_MAX: int(100, 1, 1_000),
   EVENTS_WEBHOOK_QUEUE_MAX: int(10_000, 1, 1_000_000),
+  EVENTS_WEBHOOK_GIVE_UP_S: int(86_400, 1, 2_592_000),
+  // Fractions accepted (0.01: 36 s); at most ten years.
+  EVENTS_RETENTION_HOURS: z.coerce.number().min(0.001).max(87_600).default(72),
 };
 
 // NODE_ENV belongs to the server slice; read here because production wants a long webhook secret.
@@ -39,10 +42,12 @@ export const eventsConfig = z
       subscriberMaxQueued: env.EVENTS_SUBSCRIBER_MAX_QUEUED,
       heartbeatS: env.EVENTS_HEARTBEAT_S,
       maxStreams: env.EVENTS_MAX_STREAMS,
+      /** How long the event log keeps an event (and at least until the webhook delivered it). */
+      retentionMs: Math.round(env.EVENTS_RETENTION_HOURS * 3_600_000),
       /** Undefined unless EVENTS_WEBHOOK_URL is set. */
       webhook:
         env.EVENTS_WEBHOOK_URL && env.EVENTS_WEBHOOK_SECRET
-          ? { url: env.EVENTS_WEBHOOK_URL, secret: env.EVENTS_WEBHOOK_SECRET, batchMax: env.EVENTS_WEBHOOK_BATCH_MAX, queueMax: env.EVENTS_WEBHOOK_QUEUE_MAX }
+          ? { url: env.EVENTS_WEBHOOK_URL, secret: env.EVENTS_WEBHOOK_SECRET, batchMax: env.EVENTS_WEBHOOK_BATCH_MAX, queueMax: env.EVENTS_WEBHOOK_QUEUE_MAX, giveUpMs: env.EVENTS_WEBHOOK_GIVE_UP_S * 1000 }
           : undefined,
     },
   }));

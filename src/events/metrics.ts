@@ -1,6 +1,8 @@
 // The event metrics (bus, streams, webhook), read from the sources' own counters when scraped.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { EventBus } from './bus.js';
+import type { AppenderStats } from './log/appender.js';
+import type { LogDeliveryStats } from './log/delivery.js';
 import type { EventStreams } from './sse.js';
 import type { WebhookSink } from './webhook.js';
 
@@ -8,14 +10,64 @@ export interface EventMetricSources {
   bus: Pick<EventBus, 'stats'>;
   streams?: Pick<EventStreams, 'stats'> | undefined;
   webhook?: Pick<WebhookSink, 'stats'> | undefined;
+  /** The event log's writer. */
+  log?: { appender: { stats(): AppenderStats } } | undefined;
+  /** The webhook's durable part: this instance's counts, and the lag and parked batches from the database. */
+  delivery?: { delivery: { stats(): LogDeliveryStats }; store: { lagSeconds(): Promise<number>; parkedCount(): Promise<number> } } | undefined;
 }
 
 /**
  * The relay event metrics, read from the sources' own counters when scraped (nothing on the publish path).
  * @example registerEventMetrics(metrics.registry, { bus, streams, webhook })
  */
-export function registerEventMetrics(registry: Registry, { bus, streams, webhook }: EventMetricSources): void {
+export function registerEventMetrics(registry: Registry, { bus, streams, webhook, log, delivery }: EventMetricSources): void {
   const registers = [registry];
+  if (log) {
+    new Counter({
+      name: 'events_log_appended_total',
+      help: 'Durable events this instance stored in the event log',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(log.appender.stats().appended);
+      },
+    });
+  }
+  if (delivery) {
+    new Gauge({
+      name: 'events_webhook_lag_seconds',
+      help: 'Age of the oldest durable event the webhook has not delivered (or parked) yet; 0 when none waits',
+      registers,
+      async collect() {
+        this.set(await delivery.store.lagSeconds().catch(() => NaN));
+      },
+    });
+    new Gauge({
+      name: 'events_webhook_parked',
+      help: 'Webhook batches parked as failed after EVENTS_WEBHOOK_GIVE_UP_S and not delivered again',
+      registers,
+      async collect() {
+        this.set(await delivery.store.parkedCount().catch(() => NaN));
+      },
+    });
+    new Counter({
+      name: 'events_webhook_parked_total',
+      help: 'Webhook batches this instance parked as failed after EVENTS_WEBHOOK_GIVE_UP_S',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(delivery.delivery.stats().parked);
+      },
+    });
+    new Gauge({
+      name: 'events_webhook_lease_held',
+      help: '1 when this instance holds the webhook lease (delivers durable events from the log)',
+      registers,
+      collect() {
+        this.set(delivery.delivery.stats().holder ? 1 : 0);
+      },
+    });
+  }
   new Counter({
     name: 'media_events_published_total',
     help: 'Relay events published on the bus, by type',

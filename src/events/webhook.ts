@@ -17,11 +17,24 @@ export function signWebhookBody(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
+/** The headers of a POST: both signature schemes over `raw` (the log's deliveries share them: log/delivery.ts). */
+export function webhookHeaders(raw: string, timestamp: number, id: string, secret: string, standardKey: Buffer): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': `chat-backend-relay/${packageJson.version}`,
+    [SIGNATURE_HEADER]: signWebhookBody(raw, secret),
+    [TIMESTAMP_HEADER]: String(timestamp),
+    [STANDARD_ID_HEADER]: id,
+    [STANDARD_TIMESTAMP_HEADER]: String(timestamp),
+    [STANDARD_SIGNATURE_HEADER]: signStandardWebhook(standardKey, id, timestamp, raw),
+  };
+}
+
 /**
  * A batch's webhook-id: random, kept with the batch for its retries. Not derived from its events'
  * ids: a gap marker has none, and a random id cannot name two different batches.
  */
-function newMessageId(): string {
+export function newMessageId(): string {
   return `msg_${randomBytes(16).toString('hex')}`;
 }
 
@@ -273,15 +286,7 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
     try {
       const response = await doFetch(target, {
         method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': `chat-backend-relay/${packageJson.version}`,
-          [SIGNATURE_HEADER]: signWebhookBody(raw, options.secret),
-          [TIMESTAMP_HEADER]: String(timestamp),
-          [STANDARD_ID_HEADER]: id,
-          [STANDARD_TIMESTAMP_HEADER]: String(timestamp),
-          [STANDARD_SIGNATURE_HEADER]: signStandardWebhook(standardKey, id, timestamp, raw),
-        },
+        headers: webhookHeaders(raw, timestamp, id, options.secret, standardKey),
         body: raw,
         redirect: 'manual',
         signal,

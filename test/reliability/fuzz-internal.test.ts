@@ -571,6 +571,34 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('webhook deliveries: GET the parked list, POST a redelivery', async () => {
+    const target = fc.oneof(
+      fc
+        .oneof(
+          fc.constantFrom('', '?status=failed', '?status=delivered', '?status=', '?limit=0', '?limit=1', '?limit=500', '?limit=501', '?limit=-1', '?limit=1e3', '?limit=abc', `?status=${'f'.repeat(300)}`, '?other=1'),
+          fc.string({ maxLength: 40 }).map((text) => `?limit=${encodeURIComponent(text)}`),
+        )
+        .map((query) => ({ method: 'GET', path: () => Promise.resolve(`/internal/v1/webhook/deliveries${query}`), success: 200, codes: ['VALIDATION_ERROR'], body: anyJson })),
+      idOf(() => Promise.resolve('msg_00000000000000000000000000000000')).map((id) => ({
+        method: 'POST',
+        path: async () => `/internal/v1/webhook/deliveries/${await id()}/redeliver`,
+        success: 202,
+        codes: ['NOT_FOUND', 'CONFLICT'],
+        body: anyJson,
+      })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 200) expect(Array.isArray((a.body as { deliveries: unknown }).deliveries)).toBe(true);
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(delivery|route)$/);
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('every field of every body too long, too many or too deep, in requests otherwise valid', async () => {
     // One field of a valid body made oversized (a string grown to 200 000 characters, an array of
     // 2 000 copies, nesting 100 000 deep …), sent with the token and as JSON, so that it meets the

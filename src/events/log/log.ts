@@ -100,17 +100,29 @@ export function createEventLog(database: Database) {
     },
 
     /**
-     * Deletes up to `batch` of the oldest events stored before `before`; resolves with how many. Small
-     * batches by id keep each delete short: writers never wait on it (they lock no row it deletes).
+     * Deletes up to `batch` of the oldest events stored before `before` (and with a log id of at most
+     * `upTo`, when given); resolves with how many. Small batches by id keep each delete short: writers
+     * never wait on it (they lock no row it deletes), and rows another instance's prune is deleting are
+     * skipped rather than waited for.
      */
-    async prune(before: Date, batch = 5_000): Promise<number> {
+    async prune(before: Date, batch = 5_000, upTo?: number): Promise<number> {
+      const bound = upTo === undefined ? sql`` : sql` and ${eventLog.id} <= ${upTo}`;
       const gone = db.$with('gone').as(
         db
           .delete(eventLog)
-          .where(sql`${eventLog.id} in (select ${eventLog.id} from ${eventLog} where ${eventLog.at} < ${before.toISOString()}::timestamptz order by ${eventLog.id} limit ${batch})`)
+          .where(sql`${eventLog.id} in (select ${eventLog.id} from ${eventLog} where ${eventLog.at} < ${before.toISOString()}::timestamptz${bound} order by ${eventLog.id} limit ${batch} for update skip locked)`)
           .returning({ id: eventLog.id }),
       );
       const [row] = await db.with(gone).select({ n: sql<number>`count(*)::int` }).from(gone);
+      return row?.n ?? 0;
+    },
+
+    /** How many events stored before `before` have a log id above `after` (what retention keeps for the webhook). */
+    async olderThanAfter(before: Date, after: number): Promise<number> {
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(eventLog)
+        .where(sql`${eventLog.at} < ${before.toISOString()}::timestamptz and ${eventLog.id} > ${after}`);
       return row?.n ?? 0;
     },
   };

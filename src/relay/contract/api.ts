@@ -9,15 +9,17 @@ import type * as iceServers from './ice-servers.js';
 import type * as recordings from './recordings.js';
 import type { AnyRelayRoute } from './route.js';
 import type * as service from './service.js';
+import type * as webhook from './webhook.js';
 
 type RoutesOf<Family> = Extract<Family[keyof Family], AnyRelayRoute>;
 
-/** Every route of the contract: each resource family's (kinds/index.ts), the recordings', the service's and TURN's. */
+/** Every route of the contract: each resource family's (kinds/index.ts), the recordings', the service's, TURN's and the webhook's. */
 export type RelayRoutes =
   | { [F in keyof FamilyContracts]: RoutesOf<FamilyContracts[F]> }[keyof FamilyContracts]
   | RoutesOf<typeof recordings>
   | RoutesOf<typeof service>
-  | RoutesOf<typeof iceServers>;
+  | RoutesOf<typeof iceServers>
+  | RoutesOf<typeof webhook>;
 
 /** `/v1/routers/{id}` → `/v1/routers/:id` (Hono's form). */
 type HonoPath<P extends string> = P extends `${infer Start}{${infer Param}}${infer Rest}` ? `${Start}:${Param}${HonoPath<Rest>}` : P;

@@ -4,7 +4,12 @@ import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/client.js';
 import type { Logger } from '../../logger.js';
 import { createEventBus, type EventBus } from '../../events/bus.js';
+import { randomUUID } from 'node:crypto';
+import { durableId } from '../../events/ids.js';
 import { createAppender, type Appender } from '../../events/log/appender.js';
+import { createDeliveryStore, type DeliveryStore, type ParkedDelivery } from '../../events/log/deliveries.js';
+import { createLogDelivery, type LogDelivery } from '../../events/log/delivery.js';
+import { createRetention, type Retention } from '../../events/log/retention.js';
 import { createEventLog, type EventLog } from '../../events/log/log.js';
 import { createTail, type Tail } from '../../events/log/tail.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
@@ -52,6 +57,24 @@ export interface RelayEventsInfo {
   webhook: (WebhookStats & { enabled: true }) | { enabled: false };
 }
 
+/** A parked webhook batch as the internal API shows it: event ids in the wire's form. */
+export interface WebhookDeliveryView {
+  id: string;
+  firstEventId: string;
+  lastEventId: string;
+  events: number;
+  attempts: number;
+  lastError: string;
+  parkedAt: string;
+}
+
+/** The parked webhook batches (GET /internal/v1/webhook/deliveries, POST …/{id}/redeliver). */
+export interface WebhookDeliveries {
+  list(options: { status: 'failed'; limit: number }): Promise<WebhookDeliveryView[]>;
+  /** Asks for a parked batch to be sent again: the batch, or why not. */
+  redeliver(id: string): Promise<WebhookDeliveryView | 'unknown' | 'not_failed'>;
+}
+
 export interface RelayEvents {
   bus: RelayBus;
   /** The event log, its writer and its follower (issue 39); absent without a database (a bus of its own). */
@@ -59,7 +82,12 @@ export interface RelayEvents {
   /** Joins the event log (before anything is published): the bus follows it from its newest event. */
   start(): Promise<void>;
   streams: EventStreams;
+  /** The webhook's in-memory sink: every event without a database, the live-only ones with it. */
   webhook: WebhookSink<RelayEvent> | undefined;
+  /** The webhook's durable part, from the event log under a lease (with a database and a webhook). */
+  delivery: { delivery: LogDelivery; store: DeliveryStore } | undefined;
+  deliveries: WebhookDeliveries;
+  retention: Retention | undefined;
   /** For /internal/info. */
   info(): RelayEventsInfo;
   /** Shutdown, first step (before server.close()): ends the open streams, which would hold the server open. */
@@ -77,7 +105,14 @@ export interface RelayEvents {
  */
 export function createRelayEvents(config: Config['events'], logger: Logger, database?: Database): RelayEvents {
   const log = database ? createEventLog(database) : undefined;
-  const appender = log ? createAppender({ log, onStored: () => tail?.wake(), logger }) : undefined;
+  const appender = log ? createAppender({
+        log,
+        onStored: () => {
+          tail?.wake();
+          delivery?.wake();
+        },
+        logger,
+      }) : undefined;
   const bus = createRelayBus({
     bufferSize: config.bufferSize,
     maxQueued: config.subscriberMaxQueued,
@@ -95,15 +130,62 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
   const webhook = config.webhook
     ? createWebhookSink<RelayEvent>({ url: config.webhook.url, secret: config.webhook.secret, batchMax: config.webhook.batchMax, queueMax: config.webhook.queueMax, logger })
     : undefined;
-  if (webhook) bus.follow((event) => webhook.enqueue(event));
+  // With the log, durable events go to the webhook from it (one instance, at least once: delivery.ts);
+  // this instance's live-only ones still through the in-memory sink, as it publishes them.
+  const store = database && config.webhook ? createDeliveryStore(database, { holder: randomUUID(), leaseMs: 10_000, exclusive: database.kind === 'pglite' }) : undefined;
+  const delivery =
+    log && store && config.webhook
+      ? createLogDelivery({ url: config.webhook.url, secret: config.webhook.secret, log, store, batchMax: config.webhook.batchMax, giveUpMs: config.webhook.giveUpMs, logger })
+      : undefined;
+  if (webhook) bus.follow(delivery ? (event) => !isDurable(event.type) && webhook.enqueue(event) : (event) => webhook.enqueue(event));
+
+  const view = (row: ParkedDelivery): WebhookDeliveryView => ({
+    id: row.id,
+    firstEventId: String(durableId(row.firstLogId)),
+    lastEventId: String(durableId(row.lastLogId)),
+    events: row.events,
+    attempts: row.attempts,
+    lastError: row.lastError,
+    parkedAt: row.parkedAt.toISOString(),
+  });
+  // Parked rows are read from the database also where no webhook is configured now (they stay listed).
+  const parkedStore = store ?? (database ? createDeliveryStore(database, { holder: 'none', leaseMs: 0, exclusive: false }) : undefined);
+  // Retention keeps what the webhook has not delivered: this instance's cursor when it has a webhook;
+  // without one, the cursor while another instance holds the lease (a webhook configured there).
+  const retention = log
+    ? createRetention({
+        log,
+        retentionMs: config.retentionMs,
+        ...(store ? { delivered: () => store.cursor() } : parkedStore ? { delivered: () => parkedStore.leasedCursor() } : {}),
+        logger,
+      })
+    : undefined;
+  const deliveries: WebhookDeliveries = {
+    async list({ status, limit }) {
+      return parkedStore ? (await parkedStore.list(status, limit)).map(view) : [];
+    },
+    async redeliver(id) {
+      if (!parkedStore) return 'unknown';
+      const asked = await parkedStore.requestRedelivery(id);
+      if (typeof asked === 'string') return asked;
+      delivery?.redeliverSoon();
+      return view(asked);
+    },
+  };
   return {
     bus,
     log: log && appender && tail ? { log, appender, tail } : undefined,
     async start() {
-      if (tail) bus.start(await tail.start());
+      const joined = tail ? await tail.start() : undefined;
+      if (joined !== undefined) bus.start(joined);
+      delivery?.start(joined);
+      retention?.start();
     },
     streams,
     webhook,
+    delivery: delivery && store ? { delivery, store } : undefined,
+    deliveries,
+    retention,
     info() {
       const stats = bus.stats();
       return {
@@ -125,7 +207,9 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
         await appender.flush({ deadlineMs: left() });
         await tail.catchUp({ deadlineMs: left() });
       }
+      await delivery?.stop({ deadlineMs: left() });
       await webhook?.stop({ deadlineMs: left() });
+      await retention?.stop();
       await tail?.stop();
     },
   };

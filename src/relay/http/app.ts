@@ -8,6 +8,7 @@ import type { Recordings } from '../recordings/recorder.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
 import { recordingsRoutes } from './recordings.routes.js';
 import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
+import { webhookRoutes } from './webhook.routes.js';
 
 export type InternalAppDeps = ServiceRoutesDeps & {
   recordings: Recordings;
@@ -27,7 +28,8 @@ export function createInternalApp(deps: InternalAppDeps) {
     .route('/v1', deps.events.streams.routes)
     .route('/', familyRoutes(deps))
     .route('/', recordingsRoutes(deps.recordings))
-    .route('/', iceServersRoutes(deps.turn));
+    .route('/', iceServersRoutes(deps.turn))
+    .route('/', webhookRoutes(deps.events.deliveries));
 }
 
 /** Every resource family's routes (kinds/index.ts), in the table's order. */

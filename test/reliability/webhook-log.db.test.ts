@@ -1,0 +1,176 @@
+// The webhook delivers durable events from the event log (issue 39), as real processes with real kills.
+// - Crash between commit and delivery (PGlite with its data folder, and PostgreSQL): a process bans a
+//   user and closes a router while the receiver holds its answer; it is SIGKILLed; a new process on
+//   the same database delivers exactly the events those made (duplicates allowed, none missing).
+// - The lease (PostgreSQL): two processes, one webhook URL: no event posted by both while both live;
+//   the delivering one SIGKILLed, the other takes over within 15 s and every event arrives.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyWebhook } from '../../src/client/relay-client.js';
+import { usesPostgres } from '../support/app.js';
+import { copyMigratedCluster } from '../support/pglite-snapshot.js';
+import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { eventually, openStream, type SseReader } from '../events/support.js';
+import { Receiver } from '../events/webhook-receiver.js';
+
+const SECRET = 'webhook-log-secret-0123456789abcdef0123';
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+}, 60_000);
+
+/** A new PostgreSQL database on TEST_DATABASE_URL's server, dropped after the file. */
+async function freshPostgres(): Promise<string> {
+  const admin = process.env.TEST_DATABASE_URL!;
+  const name = `webhook_log_${randomBytes(6).toString('hex')}`;
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`create database ${name}`);
+  await sql.end();
+  cleanups.push(async () => {
+    const drop = postgres(admin, { max: 1, onnotice: () => {} });
+    await drop.unsafe(`drop database if exists ${name} with (force)`);
+    await drop.end();
+  });
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** The database the processes of a test share: a fresh PostgreSQL database, or a DATA_DIR holding the migrated PGlite cluster. */
+async function sharedDatabase(): Promise<Record<string, string>> {
+  if (usesPostgres()) return { DATABASE_URL: await freshPostgres() };
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'webhook-log-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  await copyMigratedCluster(dir);
+  return { DATABASE_URL: '', DATA_DIR: dir };
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver = await new Receiver().start();
+  cleanups.push(() => receiver.stop());
+  return receiver;
+}
+
+async function start(env: Record<string, string>, receiver: Receiver): Promise<ServerProcess> {
+  const server = await startServer({ ...env, EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET, EVENTS_HEARTBEAT_S: '1' }, { timeoutMs: 90_000 });
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+async function kill(server: ServerProcess): Promise<void> {
+  server.child.kill('SIGKILL');
+  await server.exited;
+}
+
+/** How many times the receiver accepted each event id (signatures checked). */
+function acceptedIds(receiver: Receiver): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const delivery of receiver.deliveries) {
+    if (delivery.status < 200 || delivery.status >= 300) continue;
+    for (const event of verifyWebhook(delivery.raw, delivery.headers, SECRET).events) counts.set(event.id, (counts.get(event.id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+async function internal(server: ServerProcess, method: string, route: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}/internal${route}`, {
+    method,
+    headers: { 'X-Internal-Token': SERVER_TOKEN, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** A user with a live session, banned: auth.session.ended and auth.user.banned, committed with the ban. */
+async function banUser(server: ServerProcess): Promise<void> {
+  const username = `wl_${randomBytes(5).toString('hex')}`;
+  const res = await fetch(`${server.url}/api/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, email: `${username}@example.com`, password: 'webhook-log-pw-1' }),
+  });
+  const reply = (await res.json()) as { code: number; data: { user: { id: number } } };
+  expect(reply.code).toBe(0);
+  expect((await internal(server, 'POST', `/v1/users/${reply.data.user.id}/ban`, { reason: 'spam' })).status).toBe(200);
+}
+
+/** A router created and closed: router.closed, appended by the relay. */
+async function closeRouter(server: ServerProcess): Promise<void> {
+  const created = await internal(server, 'POST', '/v1/routers', {});
+  expect(created.status).toBe(201);
+  expect((await internal(server, 'DELETE', `/v1/routers/${String(created.body.id)}`)).status).toBe(204);
+}
+
+async function stream(server: ServerProcess): Promise<SseReader> {
+  const abort = new AbortController();
+  cleanups.push(() => Promise.resolve(abort.abort()));
+  const { reader } = await openStream(server.url, { token: SERVER_TOKEN, signal: abort.signal });
+  return reader!;
+}
+
+describe('the webhook delivers from the event log', () => {
+  it('crash between commit and delivery: a new process on the same database delivers exactly the events made before the kill', { timeout: 180_000 }, async () => {
+    const database = await sharedDatabase();
+    const receiver = await startReceiver();
+    receiver.answer = () => 'hang';
+    const a = await start(database, receiver);
+    const reader = await stream(a);
+    await banUser(a);
+    await closeRouter(a);
+    await reader.until(() => reader.events().some((e) => e.type === 'router.closed') && reader.events().some((e) => e.type === 'auth.user.banned'), 10_000, 'the events on the stream');
+    const made = reader.frames.map((frame) => frame.id!);
+    expect(reader.events().map((e) => e.type)).toEqual(expect.arrayContaining(['auth.session.ended', 'auth.user.banned', 'router.closed']));
+    // The receiver holds a POST of them when the process dies.
+    await eventually(() => receiver.deliveries.length > 0, 10_000, 'a POST in flight');
+    await kill(a);
+    expect(acceptedIds(receiver).size).toBe(0);
+
+    receiver.answer = () => 204;
+    const b = await start(database, receiver);
+    // PostgreSQL: B takes the lease once A's expires (10 s); PGlite: the folder is B's alone, at once.
+    await eventually(() => made.every((id) => acceptedIds(receiver).has(id)), 30_000, 'every event made before the kill');
+    // Exactly those, beside what the start made before the stream opened (worker.* events).
+    const firstMade = made.map(BigInt).reduce((a, b) => (a < b ? a : b));
+    expect([...acceptedIds(receiver).keys()].filter((id) => !made.includes(id) && BigInt(id) > firstMade)).toEqual([]);
+    await b.stop();
+  });
+
+  it.runIf(usesPostgres())('lease: two processes, one delivers; killed, the other takes over within 15 s and nothing is lost', { timeout: 180_000 }, async () => {
+    const database = await sharedDatabase();
+    const receiver = await startReceiver();
+    const a = await start(database, receiver);
+    const b = await start(database, receiver);
+    const reader = await stream(b);
+    const work = async (n: number) => {
+      for (let i = 0; i < n; i++) await closeRouter(i % 2 === 0 ? a : b);
+    };
+    await work(20);
+    await reader.until(() => reader.frames.length >= 20, 10_000, '20 router.closed');
+    const first = reader.frames.map((frame) => frame.id!);
+    await eventually(() => first.every((id) => acceptedIds(receiver).has(id)), 10_000, 'the first events');
+    // The normal case: each event posted once, by one of them.
+    expect([...acceptedIds(receiver).values()].every((count) => count === 1)).toBe(true);
+
+    // Which one delivers: its metric says so.
+    const holds = async (server: ServerProcess) => /^events_webhook_lease_held 1$/m.test(await (await fetch(`${server.url}/internal/metrics`, { headers: { 'X-Internal-Token': SERVER_TOKEN } })).text());
+    const [holderA, holderB] = [await holds(a), await holds(b)];
+    expect(holderA !== holderB).toBe(true);
+    const [holder, other] = holderA ? [a, b] : [b, a];
+    // Events made on the survivor while the holder dies, and after.
+    const otherReader = holder === b ? await stream(a) : reader;
+    const before = otherReader.frames.length;
+    await kill(holder);
+    const killedAt = Date.now();
+    for (let i = 0; i < 5; i++) await closeRouter(other);
+    await otherReader.until(() => otherReader.frames.length >= before + 5, 10_000, 'the events after the kill');
+    const all = [...new Set([...first, ...otherReader.frames.map((frame) => frame.id!)])];
+    await eventually(() => all.every((id) => acceptedIds(receiver).has(id)), 20_000, 'every event after the kill');
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    await other.stop();
+  });
+});
