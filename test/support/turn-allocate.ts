@@ -171,18 +171,32 @@ export async function openTurnSession(options: TurnSessionOptions): Promise<Turn
   const exchange = (request: Buffer) =>
     new Promise<Parsed>((resolve, reject) => {
       const id = request.subarray(8, 20);
+      // Over UDP the request is sent again, as STUN clients do (RFC 8489 6.2.1: RTO 500 ms, doubling):
+      // a datagram lost, or sent before a server just started had bound its UDP socket, is not a failure.
+      let rto = 500;
+      let resend: NodeJS.Timeout | undefined;
+      const retransmit = () => {
+        resend = setTimeout(() => {
+          write(request);
+          rto *= 2;
+          retransmit();
+        }, rto);
+      };
       const timer = setTimeout(() => {
+        clearTimeout(resend);
         listeners.delete(onAnswer);
         reject(new Error(`no answer from ${ip}:${port} within ${timeoutMs} ms`));
       }, timeoutMs);
       const onAnswer = (answer: Parsed) => {
         if (!answer.transactionId.equals(id)) return;
         clearTimeout(timer);
+        clearTimeout(resend);
         listeners.delete(onAnswer);
         resolve(answer);
       };
       listeners.add(onAnswer);
       write(request);
+      if (control === 'udp') retransmit();
     });
 
   let realm: Buffer | undefined;
