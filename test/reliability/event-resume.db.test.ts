@@ -1,46 +1,19 @@
 // Issue 39: a reader resumes from the event log on any instance and after restarts, with no resync.
 // Real service processes on one database: on PostgreSQL (the `postgres` project) two instances at
 // once, then both restarted; on PGlite one instance restarted on its DATA_DIR.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
 import { usesPostgres } from '../support/app.js';
-import { copyMigratedCluster } from '../support/pglite-snapshot.js';
+import { removeSharedDatabases, sharedDatabase as sharedDb } from '../support/shared-database.js';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 
-const cleanups: Array<() => Promise<void>> = [];
 const servers = new Set<ServerProcess>();
 afterAll(async () => {
   for (const server of servers) await server.stop();
-  for (const cleanup of cleanups.reverse()) await cleanup();
+  await removeSharedDatabases();
 }, 60_000);
 
-/** The database the instances share: a fresh PostgreSQL database, or a DATA_DIR holding the migrated PGlite cluster. */
-async function sharedDatabase(): Promise<Record<string, string>> {
-  if (usesPostgres()) {
-    const admin = process.env.TEST_DATABASE_URL!;
-    const name = `events_${randomBytes(6).toString('hex')}`;
-    const sql = postgres(admin, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`create database ${name}`);
-    await sql.end();
-    cleanups.push(async () => {
-      const drop = postgres(admin, { max: 1, onnotice: () => {} });
-      await drop.unsafe(`drop database if exists ${name} with (force)`);
-      await drop.end();
-    });
-    const url = new URL(admin);
-    url.pathname = `/${name}`;
-    return { DATABASE_URL: url.toString() };
-  }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'event-resume-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  await copyMigratedCluster(dir);
-  return { DATABASE_URL: '', DATA_DIR: dir };
-}
+const sharedDatabase = () => sharedDb('events');
 
 async function start(database: Record<string, string>): Promise<ServerProcess> {
   const server = await startServer({ ...database, EVENTS_HEARTBEAT_S: '1' }, { timeoutMs: 60_000 });

@@ -5,14 +5,10 @@
 // - The lease (PostgreSQL): two processes, one webhook URL: no event posted by both while both live;
 //   the delivering one SIGKILLed, the other takes over within 15 s and every event arrives.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../src/client/relay-client.js';
 import { usesPostgres } from '../support/app.js';
-import { copyMigratedCluster } from '../support/pglite-snapshot.js';
+import { removeSharedDatabases, sharedDatabase as sharedDb } from '../support/shared-database.js';
 import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 import { eventually, openStream, type SseReader } from '../events/support.js';
 import { Receiver } from '../events/webhook-receiver.js';
@@ -21,33 +17,9 @@ const SECRET = 'webhook-log-secret-0123456789abcdef0123';
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  await removeSharedDatabases();
 }, 60_000);
-
-/** A new PostgreSQL database on TEST_DATABASE_URL's server, dropped after the file. */
-async function freshPostgres(): Promise<string> {
-  const admin = process.env.TEST_DATABASE_URL!;
-  const name = `webhook_log_${randomBytes(6).toString('hex')}`;
-  const sql = postgres(admin, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`create database ${name}`);
-  await sql.end();
-  cleanups.push(async () => {
-    const drop = postgres(admin, { max: 1, onnotice: () => {} });
-    await drop.unsafe(`drop database if exists ${name} with (force)`);
-    await drop.end();
-  });
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** The database the processes of a test share: a fresh PostgreSQL database, or a DATA_DIR holding the migrated PGlite cluster. */
-async function sharedDatabase(): Promise<Record<string, string>> {
-  if (usesPostgres()) return { DATABASE_URL: await freshPostgres() };
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'webhook-log-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  await copyMigratedCluster(dir);
-  return { DATABASE_URL: '', DATA_DIR: dir };
-}
+const sharedDatabase = () => sharedDb('webhook_log');
 
 async function startReceiver(): Promise<Receiver> {
   const receiver = await new Receiver().start();
