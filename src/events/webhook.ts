@@ -38,6 +38,11 @@ export function newMessageId(): string {
   return `msg_${randomBytes(16).toString('hex')}`;
 }
 
+/** Whether `id` has the shape newMessageId() gives (anything else names no batch, and is never sent to the database). */
+export function isMessageId(id: string): boolean {
+  return /^msg_[0-9a-f]{32}$/.test(id);
+}
+
 export interface WebhookSinkOptions {
   /** EVENTS_WEBHOOK_URL */
   url: string;

@@ -14,7 +14,7 @@ import { createEventLog, type EventLog } from '../../events/log/log.js';
 import { createTail, type Tail } from '../../events/log/tail.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
 import type { ResyncEvent as BusResyncEvent } from '../../events/types.js';
-import { createWebhookSink, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
+import { createWebhookSink, isMessageId, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
 import { eventSchemas, LIVE_ONLY_TYPES, routersOf, type RelayEvent, type ResyncEvent } from '../contract/events.js';
 
 export { createEventStreams, type EventStreams } from '../../events/sse.js';
@@ -165,7 +165,8 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
       return parkedStore ? (await parkedStore.list(status, limit)).map(view) : [];
     },
     async redeliver(id) {
-      if (!parkedStore) return 'unknown';
+      // Not one of ours (a NUL byte, 10 KB of text): unknown, without a query PostgreSQL would refuse.
+      if (!parkedStore || !isMessageId(id)) return 'unknown';
       const asked = await parkedStore.requestRedelivery(id);
       if (typeof asked === 'string') return asked;
       delivery?.redeliverSoon();
