@@ -53,6 +53,18 @@ export interface DeliveryStoreOptions {
  * const store = createDeliveryStore(database, { holder: randomUUID(), leaseMs: 10_000, exclusive: database.kind === 'pglite' })
  * const cursor = await store.acquire()   // undefined: another instance delivers
  */
+/** What a parked batch's listing and its redelivery's answer read of its row. */
+const PARKED_FIELDS = {
+  id: webhookDeliveries.id,
+  firstLogId: webhookDeliveries.firstLogId,
+  lastLogId: webhookDeliveries.lastLogId,
+  events: webhookDeliveries.events,
+  attempts: webhookDeliveries.attempts,
+  lastError: webhookDeliveries.lastError,
+  status: sql<DeliveryStatus>`${webhookDeliveries.status}`,
+  parkedAt: webhookDeliveries.parkedAt,
+};
+
 export function createDeliveryStore(database: Database, options: DeliveryStoreOptions) {
   const { db } = database;
   const leaseEnd = sql`now() + ${`${options.leaseMs} milliseconds`}::interval`;
@@ -146,16 +158,7 @@ export function createDeliveryStore(database: Database, options: DeliveryStoreOp
     /** Parked batches of `status`, oldest first. */
     async list(status: DeliveryStatus, limit: number): Promise<ParkedDelivery[]> {
       return db
-        .select({
-          id: webhookDeliveries.id,
-          firstLogId: webhookDeliveries.firstLogId,
-          lastLogId: webhookDeliveries.lastLogId,
-          events: webhookDeliveries.events,
-          attempts: webhookDeliveries.attempts,
-          lastError: webhookDeliveries.lastError,
-          status: sql<DeliveryStatus>`${webhookDeliveries.status}`,
-          parkedAt: webhookDeliveries.parkedAt,
-        })
+        .select(PARKED_FIELDS)
         .from(webhookDeliveries)
         .where(eq(webhookDeliveries.status, status))
         .orderBy(asc(webhookDeliveries.parkedAt), asc(webhookDeliveries.id))
@@ -168,16 +171,7 @@ export function createDeliveryStore(database: Database, options: DeliveryStoreOp
         .update(webhookDeliveries)
         .set({ status: 'redeliver' })
         .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, 'failed')))
-        .returning({
-          id: webhookDeliveries.id,
-          firstLogId: webhookDeliveries.firstLogId,
-          lastLogId: webhookDeliveries.lastLogId,
-          events: webhookDeliveries.events,
-          attempts: webhookDeliveries.attempts,
-          lastError: webhookDeliveries.lastError,
-          status: sql<DeliveryStatus>`${webhookDeliveries.status}`,
-          parkedAt: webhookDeliveries.parkedAt,
-        });
+        .returning(PARKED_FIELDS);
       if (rows[0]) return rows[0];
       const [known] = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
       return known ? 'not_failed' : 'unknown';
