@@ -5,48 +5,22 @@
 // lock); the release command with DATABASE_URL alone. The secret case runs on PGlite too, one process
 // after the other on one DATA_DIR.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { usesPostgres } from '../support/app.js';
-import { copyMigratedCluster } from '../support/pglite-snapshot.js';
+import { freshPostgres as freshDb, removeSharedDatabases, sharedDatabase as sharedDb } from '../support/shared-database.js';
 import { ROOT, startServer, type ServerProcess } from '../support/server-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
+  await removeSharedDatabases();
 }, 60_000);
 
-/** A new, empty PostgreSQL database on TEST_DATABASE_URL's server; dropped after the file. */
-async function freshPostgres(): Promise<string> {
-  const admin = process.env.TEST_DATABASE_URL!;
-  const name = `instances_${randomBytes(6).toString('hex')}`;
-  const sql = postgres(admin, { max: 1, onnotice: () => {} });
-  await sql.unsafe(`create database ${name}`);
-  await sql.end();
-  cleanups.push(async () => {
-    const drop = postgres(admin, { max: 1, onnotice: () => {} });
-    await drop.unsafe(`drop database if exists ${name} with (force)`);
-    await drop.end();
-  });
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** The database every instance of a test shares: a fresh PostgreSQL database, or a DATA_DIR with the migrated PGlite cluster. */
-async function sharedDatabase(): Promise<Record<string, string>> {
-  if (usesPostgres()) return { DATABASE_URL: await freshPostgres() };
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'instances-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  await copyMigratedCluster(dir);
-  return { DATABASE_URL: '', DATA_DIR: dir };
-}
+const freshPostgres = () => freshDb('instances');
+const sharedDatabase = () => sharedDb('instances');
 
 async function login(server: ServerProcess, route: string, body: unknown): Promise<{ status: number; code: number }> {
   const res = await fetch(`${server.url}/api/v1/auth${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
