@@ -214,7 +214,12 @@ function setAt(root: unknown, path: Path, action: Action, value: unknown, at: nu
   if (path.length === 0) return action === 'delete' ? undefined : action === 'add' ? root : replacement;
   const copy: any = structuredClone(root);
   let node = copy;
-  for (const key of path.slice(0, -1)) node = node[key];
+  for (const key of path.slice(0, -1)) {
+    node = node[key];
+    // A path through a key structuredClone does not carry (an own `__proto__` that anyJson made):
+    // nothing to change there, the body goes as it is.
+    if (node === null || typeof node !== 'object') return copy;
+  }
   const last = path.at(-1)!;
   if (action === 'delete') {
     if (Array.isArray(node)) node.splice(Number(last), 1);
