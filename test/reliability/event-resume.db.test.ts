@@ -1,6 +1,7 @@
 // Issue 39: a reader resumes from the event log on any instance and after restarts, with no resync.
 // Real service processes on one database: on PostgreSQL (the `postgres` project) two instances at
 // once, then both restarted; on PGlite one instance restarted on its DATA_DIR.
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRelayClient, type RelayStreamEvent } from '../../src/client/relay-client.js';
 import { usesPostgres } from '../support/app.js';
@@ -166,6 +167,85 @@ describe('resuming from the event log (issue 39)', () => {
         stop.abort();
         await reading;
       }
+    });
+
+  // Two processes at once: PostgreSQL only.
+  if (usesPostgres())
+    it('no skipped ids under concurrency: writers on two instances, a reader resuming at arbitrary ids on either gets exactly what was committed after each, in order, once', { timeout: 240_000 }, async () => {
+      const database = await sharedDatabase();
+      const nodes = await Promise.all([start(database), start(database)]);
+      const from = await cursorOf(nodes[0]);
+      const TARGET = 2_500;
+      let produced = 0;
+      const writersUntil = Date.now() + 60_000;
+      const going = () => produced < TARGET && Date.now() < writersUntil;
+
+      // Relay writers: a router and 0-4 transports, closed at once (one cascade: 1-5 events, batched by the appender).
+      const relayWriter = async (server: ServerProcess) => {
+        while (going()) {
+          const router = await fetch(`${server.url}/internal/v1/routers`, { method: 'POST', headers, body: '{}' });
+          expect(router.status).toBe(201);
+          const { id } = (await router.json()) as { id: string };
+          const transports = Math.floor(Math.random() * 5);
+          for (let i = 0; i < transports; i++) {
+            const res = await fetch(`${server.url}/internal/v1/transports`, { method: 'POST', headers, body: JSON.stringify({ routerId: id, direction: 'send' }) });
+            expect(res.status).toBe(201);
+          }
+          expect((await fetch(`${server.url}/internal/v1/routers/${id}`, { method: 'DELETE', headers })).status).toBe(204);
+          produced += 1 + transports;
+        }
+      };
+      // Account writers: a ban (and its session end) and an unban, each committed with its change (the outbox).
+      const register = async (server: ServerProcess, name: string): Promise<number> => {
+        const res = await fetch(`${server.url}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: name, email: `${name}@example.com`, password: 'event-resume-pw-1' }) });
+        const reply = (await res.json()) as { code: number; data: { user: { id: number } } };
+        expect(reply.code).toBe(0);
+        return reply.data.user.id;
+      };
+      const accountWriter = async (server: ServerProcess, user: number) => {
+        while (going()) {
+          expect((await fetch(`${server.url}/internal/v1/users/${user}/ban`, { method: 'POST', headers, body: JSON.stringify({ reason: 'spam' }) })).status).toBe(200);
+          expect((await fetch(`${server.url}/internal/v1/users/${user}/ban`, { method: 'DELETE', headers })).status).toBe(200);
+          produced += 2;
+        }
+      };
+      const users = await Promise.all(nodes.map((server, i) => register(server, `er_${i}_${Date.now().toString(36)}`)));
+
+      // The reader: sessions on either instance, each resuming after an id picked at random among those seen.
+      const seen: string[] = [from];
+      const sessions: { after: string; ids: string[] }[] = [];
+      let writing = true;
+      const reader = (async () => {
+        for (let turn = 0; writing && turn < 400; turn++) {
+          const after = seen[Math.floor(Math.random() * seen.length)]!;
+          const want = 20 + Math.floor(Math.random() * 200);
+          const session = await read(nodes[turn % 2]!, after, (events) => events.length >= want || !writing);
+          expect(session.events.map((e) => e.event)).not.toContain('resync');
+          const ids = session.events.map((e) => e.id);
+          sessions.push({ after, ids });
+          seen.push(...ids);
+        }
+      })();
+      await Promise.all([...nodes.flatMap((server) => [relayWriter(server), relayWriter(server), relayWriter(server)]), ...nodes.map((server, i) => accountWriter(server, users[i]!))]);
+      writing = false;
+      await reader;
+
+      // The truth, from the table itself: every event committed after the first cursor.
+      const sql = postgres(database.DATABASE_URL!, { max: 1, onnotice: () => {} });
+      const rows = await sql<{ id: string }[]>`select id::text as id from event_log where event_log.id > ${Math.floor(Number(from) / 1_000_000)} order by event_log.id`;
+      await sql.end();
+      const committed = rows.map((row) => String(BigInt(row.id) * 1_000_000n));
+      expect(committed.length).toBeGreaterThanOrEqual(produced);
+      expect(sessions.length).toBeGreaterThan(5);
+
+      // Each session got exactly the committed events after its id, from the first one on, none twice, none skipped.
+      for (const { after, ids } of sessions) {
+        const expected = committed.filter((id) => BigInt(id) > BigInt(after)).slice(0, ids.length);
+        expect(ids, `resumed after ${after}`).toEqual(expected);
+      }
+      // A last reader from the start gets them all.
+      const all = await read(nodes[1], from, (events) => events.length >= committed.length);
+      expect(all.events.map((e) => e.id)).toEqual(committed);
     });
 
   it('a reader resumes after a restart of the relay on the same database, with no resync; an id beyond the log answers resync', { timeout: 180_000 }, async () => {
