@@ -3,11 +3,11 @@
 // even on failure.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, version as esbuildVersion } from 'esbuild';
 import { migratedDataDir } from './pglite-snapshot.js';
 import { childServerRtcPorts } from './ports.js';
@@ -17,6 +17,14 @@ export const SERVER_TOKEN = 'reliability-internal-token-0123456789abcdef';
 export const SERVER_AUTH_KEY_SECRET = 'reliability-auth-key-secret-0123456789abcdef';
 
 const COMPILED_PREFIX = '.test-server-';
+/**
+ * Loaded first in every child server (`--import`): the server kills itself once the test process that
+ * started it is gone (its parent changed), also when that process was killed and no exit handler ran
+ * (a vitest fork ended at a timeout): such a server would hold its ports for the rest of the run.
+ */
+const EXIT_WITH_PARENT = `const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, 'SIGKILL'); }, 1000).unref();
+`;
 let compiled: Promise<string> | undefined;
 
 /**
@@ -36,7 +44,7 @@ export function compiledServer(): Promise<string> {
 async function compile(): Promise<string> {
   const src = path.join(ROOT, 'src');
   const files = (readdirSync(src, { recursive: true }) as string[]).filter((name) => name.endsWith('.ts')).sort();
-  const hash = createHash('sha256').update(esbuildVersion).update(readFileSync(path.join(ROOT, 'tsconfig.json')));
+  const hash = createHash('sha256').update(esbuildVersion).update(EXIT_WITH_PARENT).update(readFileSync(path.join(ROOT, 'tsconfig.json')));
   for (const name of files) hash.update(name).update(readFileSync(path.join(src, name)));
   const name = `${COMPILED_PREFIX}${hash.digest('hex').slice(0, 16)}`;
   const dir = path.join(ROOT, name);
@@ -55,6 +63,7 @@ async function compile(): Promise<string> {
     tsconfig: path.join(ROOT, 'tsconfig.json'),
     logLevel: 'error',
   });
+  writeFileSync(path.join(partial, 'exit-with-parent.mjs'), EXIT_WITH_PARENT);
   try {
     await rename(partial, dir);
   } catch (error) {
@@ -137,7 +146,8 @@ export async function startServer(
   const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
   const rtc = childServerRtcPorts(workers);
   const host = options.host ?? '127.0.0.1';
-  const nodeArgs = [await compiledServer()];
+  const server = await compiledServer();
+  const nodeArgs = ['--import', pathToFileURL(path.join(path.dirname(server), 'exit-with-parent.mjs')).href, server];
   // `ip netns exec` execs node in place: the child's pid is the server's, so stop() signals it.
   const [command, args] = options.netns ? ['ip', ['netns', 'exec', options.netns, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const dataDir = 'DATABASE_URL' in env || 'DATA_DIR' in env ? undefined : await migratedDataDir();
