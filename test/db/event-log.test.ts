@@ -5,7 +5,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
+import { createAppender } from '../../src/events/log/appender.js';
 import { createEventLog, logEvents, type EventLog } from '../../src/events/log/log.js';
+import { createTail } from '../../src/events/log/tail.js';
 import { eventLog } from '../../src/events/log/schema.js';
 import { openTestDatabase, usesPostgres } from '../support/app.js';
 
@@ -147,4 +149,52 @@ describe('the event log (issue 39)', () => {
     expect(left.map((row) => Number(row.id))).toEqual([kept]);
     expect(await log.bounds()).toEqual({ first: kept, last: kept, given: kept });
   }, 60_000);
+});
+
+describe('the tail and the appender', () => {
+  it("hands this instance's stored batch over without reading it back, and reads when another writer's events are between; the appender spaces its inserts", async () => {
+    const log = createEventLog(test.database);
+    const other = createEventLog(await anotherInstance());
+    let reads = 0;
+    const counted = { after: (id: number, limit?: number) => (reads++, log.after(id, limit)), bounds: () => log.bounds() };
+    const got: number[] = [];
+    const tail = createTail({ log: counted, deliver: (logId) => got.push(logId), intervalMs: 60_000 });
+    await tail.start();
+    // The follower reads once at its start, then sleeps for the interval: reads from now on are wakes and catch-ups.
+    for (let i = 0; reads === 0 && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const starts: number[] = [];
+    const appender = createAppender({
+      log: { append: (events) => (starts.push(performance.now()), log.append(events)) },
+      onStored: (lastId, events) => tail.stored(lastId, events),
+      minIntervalMs: 40,
+    });
+    reads = 0;
+    appender.enqueue('test.event', payload(1, 1));
+    appender.enqueue('test.event', payload(1, 2));
+    await appender.flush();
+    expect(reads).toBe(0);
+    expect(got).toHaveLength(2);
+    expect(got[1]).toBe(got[0]! + 1);
+
+    // Another instance writes in between: the next batch of ours is not next to what was handed over.
+    const between = await other.append([{ type: 'test.event', payload: payload(2, 1) }]);
+    const appender2 = createAppender({ log, onStored: (lastId, events) => tail.stored(lastId, events), minIntervalMs: 40 });
+    appender2.enqueue('test.event', payload(1, 3));
+    await appender2.flush();
+    expect(got).toHaveLength(2); // not handed over out of order: left to a read
+    for (let i = 0; got.length < 4 && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(got).toEqual([got[0], got[0]! + 1, between, between! + 1]);
+    expect(reads).toBeGreaterThan(0);
+    await tail.stop();
+
+    // Two enqueues on different turns: the second insert starts 40 ms after the first at the earliest.
+    const spaced = createAppender({ log: { append: (events) => (starts.push(performance.now()), log.append(events)) }, minIntervalMs: 40 });
+    starts.length = 0;
+    spaced.enqueue('test.event', payload(3, 1));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    spaced.enqueue('test.event', payload(3, 2));
+    await spaced.flush();
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(39);
+  });
 });

@@ -1,5 +1,7 @@
-// Writes published durable events to the event log in batches (issue 39): one statement in flight at
-// a time, up to MAX_BATCH events each, so a burst of closes costs a few inserts instead of thousands.
+// Writes published durable events to the event log in batches: one statement in flight at a time, up
+// to MAX_BATCH events each, and at least `minIntervalMs` between two statements' starts, so a busy
+// relay costs the database a few inserts a second (each holding the log's commit lock) instead of one
+// per request, and an idle one writes an event on the next turn.
 // An event survives a crash from the moment its batch is stored. While the database refuses, the
 // batch is retried with backoff and new events wait behind it, up to `maxQueued`: beyond that the
 // oldest waiting are dropped, counted and logged (memory is bounded; the database is the problem then,
@@ -10,6 +12,8 @@ import type { EventLog, EventToStore } from './log.js';
 /** Events one insert stores at most. */
 export const MAX_BATCH = 1_000;
 export const DEFAULT_MAX_QUEUED = 100_000;
+/** Between two inserts' starts at least: at most 20 statements a second; an event waits 50 ms at most for it. */
+export const DEFAULT_MIN_INTERVAL_MS = 50;
 const RETRY_MIN_MS = 50;
 const RETRY_MAX_MS = 2_000;
 
@@ -26,9 +30,10 @@ export interface AppenderStats {
 
 export interface AppenderOptions {
   log: Pick<EventLog, 'append'>;
-  /** Called after each stored batch with the id of its last event (the instance's tail reads at once). */
-  onStored?: (lastId: number) => void;
+  /** Called after each stored batch with the ids it took (one after the other, under the commit lock) and its events. */
+  onStored?: (lastId: number, events: readonly EventToStore[]) => void;
   maxQueued?: number;
+  minIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -39,6 +44,9 @@ export interface AppenderOptions {
  */
 export function createAppender(options: AppenderOptions) {
   const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  const minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS;
+  /** When the last insert started (performance.now()). */
+  let lastStart = -Infinity;
   let queue: EventToStore[] = [];
   let inFlight: EventToStore[] = [];
   let running: Promise<void> | undefined;
@@ -53,11 +61,13 @@ export function createAppender(options: AppenderOptions) {
       inFlight = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
       queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
       try {
-        const last = await options.log.append(inFlight);
-        stats.appended += inFlight.length;
+        lastStart = performance.now();
+        const stored = inFlight;
+        const last = await options.log.append(stored);
+        stats.appended += stored.length;
         inFlight = [];
         delay = RETRY_MIN_MS;
-        if (last !== undefined) options.onStored?.(last);
+        if (last !== undefined) options.onStored?.(last, stored);
       } catch (err) {
         stats.failures++;
         queue = inFlight.concat(queue);
@@ -77,8 +87,10 @@ export function createAppender(options: AppenderOptions) {
 
   function kick(): void {
     if (running || stopped) return;
-    // Started on the next turn: events published in the same tick (a close cascade) share the batch.
-    running = new Promise<void>((resolve) => setImmediate(resolve))
+    // Started on the next turn at the earliest (events published in the same tick, a close cascade,
+    // share the batch), and minIntervalMs after the previous insert's start.
+    const wait = lastStart + minIntervalMs - performance.now();
+    running = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
       .then(run)
       .finally(() => {
         running = undefined;

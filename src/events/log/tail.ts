@@ -30,7 +30,7 @@ export function createTail(options: TailOptions) {
   let pending = false;
 
   async function sleep(ms: number): Promise<void> {
-    if (pending) {
+    if (pending || stopped) {
       pending = false;
       return;
     }
@@ -70,6 +70,11 @@ export function createTail(options: TailOptions) {
     }
   }
 
+  function tailWake(): void {
+    if (wake) wake();
+    else pending = true;
+  }
+
   return {
     /** Starts following after the newest stored event; resolves with its log id (0: none). */
     async start(): Promise<number> {
@@ -78,9 +83,20 @@ export function createTail(options: TailOptions) {
       return last;
     },
     /** Reads now (after this instance stored events) instead of at the next interval. */
-    wake(this: void): void {
-      if (wake) wake();
-      else pending = true;
+    wake: tailWake,
+    /**
+     * This instance stored `events` with the ids up to `lastId` (consecutive: taken under the commit
+     * lock). Right after the last one handed over, nothing can be between: they are handed over at
+     * once, without reading them back; otherwise (another writer's events between) the follower reads.
+     */
+    stored(this: void, lastId: number, events: readonly { payload: string }[]): void {
+      const firstId = lastId - events.length + 1;
+      if (stopped || firstId !== last + 1) {
+        if (lastId > last) tailWake();
+        return;
+      }
+      events.forEach((event, i) => options.deliver(firstId + i, event.payload));
+      last = lastId;
     },
     /** The log id of the last event handed over. */
     last: () => last,

@@ -107,8 +107,8 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
   const log = database ? createEventLog(database) : undefined;
   const appender = log ? createAppender({
         log,
-        onStored: () => {
-          tail?.wake();
+        onStored: (lastId, events) => {
+          tail?.stored(lastId, events);
           delivery?.wake();
         },
         logger,
