@@ -80,7 +80,7 @@ export const oidcCallback = accountRoute(
     request: { params: provider, query: callbackQuery },
     responses: { 302: redirect("to the app's redirect_uri with code (sign-in), linked=<provider> (link), or error and error_code") },
   },
-  ['oidc_refused', ...PROVIDER_ERRORS],
+  ['invalid_request', 'oidc_refused', ...PROVIDER_ERRORS],
 );
 
 export const oidcExchange = accountRoute(
@@ -141,7 +141,7 @@ export const unlinkIdentity = accountRoute(
     path: '/identities/{id}',
     summary: 'Unlink one of the caller\'s identities; refused when it is the last way to sign in (no password, passkey or other identity); the owner is mailed a notice',
     security: BEARER,
-    request: { params: z.object({ id: z.string().max(64) }) },
+    request: { params: z.object({ id: z.string() }) },
     responses: { 200: okResponse('identity unlinked', z.null()) },
   },
   ['invalid_access_token', 'no_such_identity', 'oidc_last_method'],

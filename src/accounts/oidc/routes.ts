@@ -12,7 +12,7 @@ import { FLOW_COOKIE, FLOW_TTL_MS, type OidcService } from './service.js';
 import { identityView } from './views.js';
 
 export function oidcRoutes(kit: RouteKit, oidc: OidcService, options: { secureCookies: boolean }) {
-  // Without OIDC_PROVIDERS the provider endpoints do not exist (1004): checked before the body is read.
+  // Without OIDC_PROVIDERS the provider endpoints answer 1004: checked after the rate limit, before the body is read.
   const enabled: MiddlewareHandler = async function oidcEnabled(_c, next) {
     if (oidc.providerNames.length === 0) throw new AuthError('no_such_provider');
     await next();
@@ -21,31 +21,31 @@ export function oidcRoutes(kit: RouteKit, oidc: OidcService, options: { secureCo
   const flowCookie = (c: Context, provider: string, value: string) =>
     setCookie(c, FLOW_COOKIE, value, { path: `/api/v1/auth/oidc/${provider}/callback`, httpOnly: true, secure: options.secureCookies, sameSite: 'Lax', maxAge: FLOW_TTL_MS / 1000 });
   return createRouter()
-    .openapi({ ...oidcIdToken, middleware: [kit.countOutcome('login'), enabled, kit.authLimit] }, async (c) => {
+    .openapi({ ...oidcIdToken, middleware: [kit.countOutcome('login'), kit.authLimit, enabled] }, async (c) => {
       const { id_token, nonce } = c.req.valid('json');
       return ok(c, sessionView(await oidc.signInWithIdToken(c.req.valid('param').provider, id_token, nonce, kit.sessionClient(c))));
     })
-    .openapi({ ...oidcStart, middleware: [enabled, kit.authLimit] }, async (c) => {
+    .openapi({ ...oidcStart, middleware: [kit.authLimit, enabled] }, async (c) => {
       const { provider } = c.req.valid('param');
       const { url, cookie } = await oidc.start(provider, c.req.valid('query').redirect_uri);
       flowCookie(c, provider, cookie);
       return c.redirect(url, 302);
     })
-    .openapi({ ...oidcCallback, middleware: [enabled, kit.authLimit] }, async (c) => {
+    .openapi({ ...oidcCallback, middleware: [kit.authLimit, enabled] }, async (c) => {
       const { provider } = c.req.valid('param');
       const { location } = await oidc.callback(provider, new URL(c.req.url), getCookie(c, FLOW_COOKIE), kit.sessionClient(c));
       setCookie(c, FLOW_COOKIE, '', { path: `/api/v1/auth/oidc/${provider}/callback`, maxAge: 0 });
       return c.redirect(location, 302);
     })
     .openapi({ ...oidcExchange, middleware: [kit.countOutcome('login'), kit.authLimit] }, async (c) => ok(c, sessionView(await oidc.exchange(c.req.valid('json').code, kit.sessionClient(c)))))
-    .openapi({ ...oidcLinkStart, middleware: [enabled, ...authenticated] }, async (c) => {
+    .openapi({ ...oidcLinkStart, middleware: [...authenticated, enabled] }, async (c) => {
       const { provider } = c.req.valid('param');
       const { url, cookie } = await oidc.start(provider, c.req.valid('query').redirect_uri, c.var.auth);
       flowCookie(c, provider, cookie);
       if (/application\/json/i.test(c.req.header('accept') ?? '')) return ok(c, { url });
       return c.redirect(url, 302);
     })
-    .openapi({ ...oidcLinkIdToken, middleware: [enabled, ...authenticated] }, async (c) => {
+    .openapi({ ...oidcLinkIdToken, middleware: [...authenticated, enabled] }, async (c) => {
       const { id_token, nonce } = c.req.valid('json');
       return ok(c, identityView(await oidc.linkWithIdToken(c.var.auth, c.req.valid('param').provider, id_token, nonce, kit.sessionClient(c))));
     })
