@@ -247,7 +247,10 @@ export class OidcService {
       const { configuration } = await provider.configuration();
       let tokens;
       try {
-        tokens = await client.authorizationCodeGrant(configuration, currentUrl, { pkceCodeVerifier: flowCookie.v, expectedState: flowCookie.s, expectedNonce: flowCookie.n, idTokenExpected: true });
+        // The redirect URI as registered (behind a proxy the request's own URL differs), with the provider's parameters.
+        const redirected = new URL(provider.callbackUrl);
+        redirected.search = currentUrl.search;
+        tokens = await client.authorizationCodeGrant(configuration, redirected, { pkceCodeVerifier: flowCookie.v, expectedState: flowCookie.s, expectedNonce: flowCookie.n, idTokenExpected: true });
       } catch (error) {
         throw await refusal(`exchange:${(error as { code?: string }).code ?? 'failed'}`);
       }
