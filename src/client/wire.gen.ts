@@ -1259,6 +1259,14 @@ export interface OperatorUserDetail {
   } | null;
   /** live sessions */
   sessions: number;
+  /** identities at sign-in providers (OpenID Connect) linked to the account, oldest first */
+  identities: {
+    provider: string;
+    email: string | null;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    linked_at: string;
+    last_used_at: string | null;
+  }[];
 }
 
 export interface MfaCleared {

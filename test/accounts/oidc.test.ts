@@ -34,7 +34,7 @@ beforeAll(async () => {
   });
 }, APP_TIMEOUT);
 afterAll(() => apple?.close());
-const { t, smtp } = useMailingApp(env);
+const { t, smtp, clock } = useMailingApp(env);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const newNonce = () => randomBytes(16).toString('base64url');
@@ -134,6 +134,9 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     const signedIn = await signIn({ id_token: await token({ email_verified: true }), nonce });
     expectOk(signedIn);
     expect(signedIn.body.data.user.id).toBe(user.id);
+    // Operators see it in the user view.
+    const operator = (await (await t.app.request(`/internal/v1/users/${user.id}`, { headers: { 'X-Internal-Token': t.internalToken } })).json()) as { identities: Array<{ provider: string; email: string }> };
+    expect(operator.identities.map((i) => [i.provider, i.email])).toEqual([['apple', user.email]]);
     expect((await eventsOf(user.id, 'auth.identity.linked')).map((e) => e.identityId)).toEqual([linked.body.data.id]);
     expect((await audit(user.id, 'identity_linked')).map((e) => e.detail)).toEqual(['oidc:apple']);
     // An identity linked here cannot be linked to another account.
@@ -146,6 +149,36 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expect((await eventsOf(user.id, 'auth.identity.unlinked')).map((e) => e.provider)).toEqual(['apple']);
     await smtp.waitFor((m) => m.to.includes(user.email) && /linked to your account/.test(m.subject));
     await smtp.waitFor((m) => m.to.includes(user.email) && /removed from your account/.test(m.subject));
+  });
+
+  it('links only from a fresh session (REAUTH_WINDOW_S): a stale one answers 2017 and links nothing', async () => {
+    const user = await registerVerified(t);
+    clock.offsetMs += 301_000;
+    const body = await appleToken({ email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true });
+    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body }), 403, 2017);
+    const started = await t.app.request(`/api/v1/auth/oidc/apple/link/start?redirect_uri=${encodeURIComponent('https://app.example.com/signed-in')}`, { method: 'POST', headers: { authorization: `Bearer ${user.tokens.token}` } });
+    expect(started.status).toBe(403);
+    expect(await t.database.db.select().from(oidcIdentities).where(eq(oidcIdentities.userId, user.id))).toEqual([]);
+    // A re-authentication makes it fresh again.
+    expectOk(await call(t.app, 'POST', '/reauth', { token: user.tokens.token, body: { password: user.password } }));
+    expectOk(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body }));
+  });
+
+  it('a deleted account is gone with its identities: the provider signs in to a new account, never the old one', async () => {
+    const email = `${randomBytes(4).toString('hex')}@example.com`;
+    const sub = newSub();
+    const token = async () => {
+      const nonce = newNonce();
+      return { id_token: await apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce), email, email_verified: true }), nonce };
+    };
+    const first = await signIn(await token());
+    expectOk(first);
+    const oldId = first.body.data.user.id;
+    expectOk(await call(t.app, 'POST', '/password/set', { token: first.body.data.token, body: { password: 'a-long-new-password-1' } }));
+    expectOk(await call(t.app, 'DELETE', '/account', { token: first.body.data.token, body: { password: 'a-long-new-password-1' } }));
+    const again = await signIn(await token());
+    expectOk(again);
+    expect(again.body.data.user.id).not.toBe(oldId);
   });
 
   it('refuses to unlink the last way to sign in; after POST /password/set it may', async () => {
