@@ -107,4 +107,16 @@ describe('the web flow against a real OpenID Provider', () => {
     expectOk(session);
     expect(session.body.data.user.id).toBe(user.id);
   });
+
+  it('does not link when the session that started the link has ended meanwhile', async () => {
+    const user = await register(t.app);
+    acme.account = { sub: `a-${randomBytes(6).toString('hex')}`, email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true };
+    const started = await t.app.request(`/api/v1/auth/oidc/acme/link/start?redirect_uri=${encodeURIComponent(RETURN)}`, { method: 'POST', headers: { authorization: `Bearer ${user.tokens.token}`, accept: 'application/json' } });
+    const { url } = ((await started.clone().json()) as { data: { url: string } }).data;
+    const { callback, cookie } = await toCallback(acme, 'acme', () => Promise.resolve(new Response(null, { status: 302, headers: { location: url, 'set-cookie': started.headers.getSetCookie()[0]! } })));
+    expectOk(await call(t.app, 'POST', '/logout', { token: user.tokens.token }));
+    const to = new URL((await back(callback, cookie)).headers.get('location')!);
+    expect(to.searchParams.get('error_code')).toBe('2019');
+    expect(to.searchParams.get('linked')).toBeNull();
+  });
 });

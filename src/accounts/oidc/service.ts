@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, lte, sql } from 'drizzle-orm';
 import * as client from 'openid-client';
 import type { Db } from '../../db/client.js';
-import { oidcFlows, oidcIdentities, oidcLoginCodes, users, webauthnCredentials } from '../../db/schema.js';
+import { oidcFlows, oidcIdentities, oidcLoginCodes, sessions, users, webauthnCredentials } from '../../db/schema.js';
 import { insertSelect, uniqueViolation } from '../../db/sql.js';
 import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
@@ -259,6 +259,13 @@ export class OidcService {
       // Verified again by the same rules as a native token (signature by the JWKS, allowed algorithms).
       const identity = await this.verified(provider, idToken, flowCookie.n, client_, flow.userId ?? undefined, 'raw');
       if (flow.userId !== null) {
+        // The session that started the link must still be alive (a logout or a password change since ends it).
+        const [alive] = await db
+          .select({ id: sessions.id })
+          .from(sessions)
+          .where(and(eq(sessions.publicId, flow.sessionPublicId ?? '00000000-0000-0000-0000-000000000000'), eq(sessions.userId, flow.userId)))
+          .limit(1);
+        if (!alive) throw await refusal('link_session_ended');
         await this.linkTo(flow.userId, flow.sessionPublicId, identity, client_);
         return back({ linked: provider.name });
       }
