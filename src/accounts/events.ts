@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { event, userId } from './shared/event-kit.js';
 import { moderationEvents } from './moderation/events.js';
+import { oidcEvents } from './oidc/events.js';
 import { SESSION_END_REASONS } from './vocabulary.js';
 
 export { SESSION_END_REASONS, type SessionEndReason } from './vocabulary.js';
@@ -17,6 +18,7 @@ export const accountEventSchemas = {
   ),
   'auth.user.deleted': event('auth.user.deleted', { userId }, 'A user deleted the account (each session also gets auth.session.ended account_deleted).'),
   ...moderationEvents,
+  ...oidcEvents,
 } as const;
 
 export type AccountEventType = keyof typeof accountEventSchemas;

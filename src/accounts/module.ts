@@ -18,6 +18,7 @@ import { emailFeature } from './email/index.js';
 import type { AccountFeature, FeatureContext } from './feature.js';
 import { iceServersFeature } from './ice-servers/index.js';
 import { moderationFeature } from './moderation/index.js';
+import { oidcFeature } from './oidc/index.js';
 import { passkeysFeature } from './passkeys/index.js';
 import { passwordFeature } from './password/index.js';
 import { profileFeature } from './profile/index.js';
@@ -43,6 +44,7 @@ const FEATURES: readonly AccountFeature[] = [
   emailFeature,
   totpFeature,
   passkeysFeature,
+  oidcFeature,
   reauthFeature,
   auditFeature,
   moderationFeature,

@@ -224,7 +224,18 @@ export function hashPassword(password: string, options: HashOptions = SHARED): P
 }
 
 /** False for a wrong password and for a stored hash that cannot be parsed; AuthError `server_busy` when the queue is full. */
+/**
+ * The password_hash of an account without a password (one a provider created): no password matches
+ * it, and checking one costs what a real verification does, so timing does not tell.
+ */
+export const NO_PASSWORD = '!';
+
+export function hasPassword(user: { passwordHash: string }): boolean {
+  return user.passwordHash !== NO_PASSWORD;
+}
+
 export async function verifyPassword(passwordHash: string, password: string, options: HashOptions = SHARED): Promise<boolean> {
+  if (passwordHash === NO_PASSWORD) return verifyAgainstDummy(password, options);
   const verified = await limited(options, async () => {
     try {
       return await verify(passwordHash, password);

@@ -6,6 +6,7 @@ import * as account from './account/vocabulary.js';
 import * as devices from './devices/vocabulary.js';
 import * as email from './email/vocabulary.js';
 import * as moderation from './moderation/vocabulary.js';
+import * as oidc from './oidc/vocabulary.js';
 import * as passkeys from './passkeys/vocabulary.js';
 import * as password from './password/vocabulary.js';
 import * as reauth from './reauth/vocabulary.js';
@@ -49,7 +50,7 @@ const MEANINGS: shared.AssembledMeanings = {
 };
 
 /** The envelope codes: 0 for success, 1xxx for any endpoint, 2xxx for account rules. */
-export const ApiCode = { ...shared.SharedCode, ...sessions.codes, ...reset.codes, ...totp.codes, ...email.codes, ...passkeys.codes, ...reauth.codes };
+export const ApiCode = { ...shared.SharedCode, ...sessions.codes, ...reset.codes, ...totp.codes, ...email.codes, ...passkeys.codes, ...reauth.codes, ...oidc.codes };
 export type ApiCode = (typeof ApiCode)[keyof typeof ApiCode];
 
 /** Every failure of the area by kind: its envelope code, HTTP status, default message and meaning. */
@@ -62,6 +63,7 @@ export const ACCOUNT_ERRORS = {
   ...email.errors(MEANINGS),
   ...passkeys.errors,
   ...reauth.errors,
+  ...oidc.errors,
 };
 export type AccountErrorKind = keyof typeof ACCOUNT_ERRORS;
 
@@ -76,12 +78,15 @@ export const AUTH_EVENT_TYPES = [
   ...totp.auditTypes,
   ...passkeys.auditTypes,
   ...reauth.auditTypes,
+  ...oidc.auditTypes,
   ...shared.auditTypes,
 ] as const;
 export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** How a session was opened (a device's `method`). */
 export const SIGN_IN_METHODS = [...sessions.signInMethods, ...totp.signInMethods, ...passkeys.signInMethods] as const;
+/** The ways of opening a session that name a configured part (`oidc:<provider>`), beside SIGN_IN_METHODS. */
+export const SIGN_IN_METHOD_FORMS = [oidc.signInMethod] as const;
 
 /** Why a session ended, as auth.session.ended says it (the order is the event's enum order). */
 export const SESSION_END_REASONS = [...shared.sessionEndReasons, ...email.sessionEndReasons] as const;

@@ -1259,6 +1259,14 @@ export interface OperatorUserDetail {
   } | null;
   /** live sessions */
   sessions: number;
+  /** identities at sign-in providers (OpenID Connect) linked to the account, oldest first */
+  identities: {
+    provider: string;
+    email: string | null;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    linked_at: string;
+    last_used_at: string | null;
+  }[];
 }
 
 export interface MfaCleared {
@@ -1340,7 +1348,31 @@ export interface UserMfaClearedEvent {
   totp: boolean;
 }
 
-export type AccountEvent = SessionEndedEvent | UserDeletedEvent | UserBannedEvent | UserUnbannedEvent | UserMfaClearedEvent;
+export type AccountEvent = SessionEndedEvent | UserDeletedEvent | UserBannedEvent | UserUnbannedEvent | UserMfaClearedEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'auth.identity.linked';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  /** the user id */
+  userId: number;
+  /** the provider, as named in OIDC_PROVIDERS */
+  provider: string;
+  /** the identity id (GET /api/v1/auth/identities) */
+  identityId: string;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events, the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'auth.identity.unlinked';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  /** the user id */
+  userId: number;
+  /** the provider, as named in OIDC_PROVIDERS */
+  provider: string;
+  /** the identity id (GET /api/v1/auth/identities) */
+  identityId: string;
+};
 
 export type RelayEventType = RelayEvent['type'];
 

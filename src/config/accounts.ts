@@ -66,7 +66,10 @@ export const accountsVariables = {
 /** Its part of .env.example: the area's title, the headings of its parts, and the defaults that depend on other variables. */
 export const accountsEnvDocs = {
   title: 'The account API: tokens, budgets, rate limits, mail',
-  sections: { WEBAUTHN_RP_ID: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in' },
+  sections: {
+    WEBAUTHN_RP_ID: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in',
+    OIDC_PROVIDERS: 'Sign in with OpenID Connect providers; per provider <NAME>: OIDC_<NAME>_ISSUER, OIDC_<NAME>_CLIENT_ID, OIDC_<NAME>_CLIENT_SECRET, OIDC_<NAME>_SCOPES (default "email profile"), OIDC_<NAME>_NONCE (raw or sha256)',
+  },
   notes: {
     AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)',
     WEBAUTHN_RP_ID: 'localhost outside production; in production passkeys are off until it is set',
@@ -210,5 +213,103 @@ const webauthnConfig = z
     };
   });
 
-/** The slice: the account API's variables and passkeys', each part checked as a whole. */
-export const accountsConfig = accountApiConfig.and(webauthnConfig);
+/** A provider's name in OIDC_PROVIDERS: lower case, as its routes and `auth_method` (`oidc:<name>`) say it. */
+export const OIDC_PROVIDER_NAME = /^[a-z][a-z0-9]{0,14}$/;
+/** Providers one deployment may name. */
+export const MAX_OIDC_PROVIDERS = 10;
+/** What the per-provider variables take: the provider's name in upper case, OIDC_<NAME>_<PART>. */
+type OidcPart = 'ISSUER' | 'CLIENT_ID' | 'CLIENT_SECRET' | 'SCOPES' | 'NONCE';
+
+const oidcVariables = {
+  // Comma-separated provider names (google,apple,acme); each has OIDC_<NAME>_ISSUER and _CLIENT_ID. Unset: no provider sign-in.
+  OIDC_PROVIDERS: optionalString.pipe(z.string().max(200).optional()),
+  // Comma-separated return addresses of the client apps (exact match) the web flow may redirect to.
+  OIDC_REDIRECT_URIS: optionalString.pipe(z.string().max(8192).optional()),
+  // Apple's client secret is a JWT the service signs (ES256) with the key Apple issued: its team, key id and PEM.
+  OIDC_APPLE_TEAM_ID: optionalString.pipe(z.string().regex(/^[A-Z0-9]{10}$/, 'must be the 10-character Apple team id').optional()),
+  OIDC_APPLE_KEY_ID: optionalString.pipe(z.string().regex(/^[A-Z0-9]{10}$/, 'must be the 10-character id of the Sign in with Apple key').optional()),
+  OIDC_APPLE_PRIVATE_KEY: optionalString.pipe(z.string().max(4096).optional()),
+};
+
+export interface OidcProviderConfig {
+  name: string;
+  /** The issuer exactly as the provider's discovery document and ID tokens give it. */
+  issuer: string;
+  clientId: string;
+  /** client_secret_post / basic; undefined for Apple's signed secret or a public client. */
+  clientSecret: string | undefined;
+  /** Apple: the client secret is a JWT signed with this key (team, key id, PKCS#8 PEM). */
+  appleKey: { teamId: string; keyId: string; privateKey: string } | undefined;
+  scopes: string[];
+  /** `sha256`: the ID token carries the hex SHA-256 of the nonce the client holds (Apple's SDKs). */
+  nonce: 'raw' | 'sha256';
+}
+
+/** OIDC_<NAME>_<PART> of a provider. */
+const oidcVariable = (name: string, part: OidcPart) => `OIDC_${name.toUpperCase()}_${part}`;
+const oidcNames = (value: string | undefined) => [...new Set((value ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))];
+
+/** Sign-in with OpenID Connect providers: the names, the per-provider variables (read by name), the allowed return addresses. */
+const oidcConfig = z
+  .looseObject({ NODE_ENV: serverVariables.NODE_ENV, ...oidcVariables })
+  .superRefine((env, ctx) => {
+    const raw = env as Record<string, unknown>;
+    const text = (key: string) => (typeof raw[key] === 'string' && (raw[key]).trim() !== '' ? (raw[key]).trim() : undefined);
+    const names = oidcNames(env.OIDC_PROVIDERS);
+    if (names.length > MAX_OIDC_PROVIDERS) ctx.addIssue({ code: 'custom', path: ['OIDC_PROVIDERS'], message: `at most ${MAX_OIDC_PROVIDERS} providers` });
+    for (const name of names) {
+      if (!OIDC_PROVIDER_NAME.test(name)) {
+        ctx.addIssue({ code: 'custom', path: ['OIDC_PROVIDERS'], message: `"${name.slice(0, 40)}": a provider name is a letter and then at most 14 letters or digits` });
+        continue;
+      }
+      const issuer = text(oidcVariable(name, 'ISSUER'));
+      if (issuer === undefined || !URL.canParse(issuer) || !['https:', 'http:'].includes(new URL(issuer).protocol) || issuer.length > 512) {
+        ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'ISSUER')], message: `must be the provider's issuer URL (https://accounts.google.com) for ${name} in OIDC_PROVIDERS` });
+      } else if (new URL(issuer).protocol === 'http:' && env.NODE_ENV === 'production') {
+        ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'ISSUER')], message: 'must be https when NODE_ENV=production' });
+      }
+      const clientId = text(oidcVariable(name, 'CLIENT_ID'));
+      if (clientId === undefined || clientId.length > 512) ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'CLIENT_ID')], message: `must be the client id registered at ${name} (at most 512 characters)` });
+      if ((text(oidcVariable(name, 'CLIENT_SECRET'))?.length ?? 0) > 2048) ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'CLIENT_SECRET')], message: 'at most 2048 characters' });
+      const nonce = text(oidcVariable(name, 'NONCE'));
+      if (nonce !== undefined && nonce !== 'raw' && nonce !== 'sha256') ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'NONCE')], message: 'must be raw or sha256' });
+      const scopes = text(oidcVariable(name, 'SCOPES'));
+      if (scopes !== undefined && (scopes.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scopes))) {
+        ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'SCOPES')], message: 'must be scopes separated by single spaces (openid is always asked)' });
+      }
+      if (name === 'apple' && text(oidcVariable(name, 'CLIENT_SECRET')) === undefined && (!env.OIDC_APPLE_TEAM_ID || !env.OIDC_APPLE_KEY_ID || !env.OIDC_APPLE_PRIVATE_KEY)) {
+        ctx.addIssue({ code: 'custom', path: ['OIDC_APPLE_PRIVATE_KEY'], message: 'apple needs OIDC_APPLE_TEAM_ID, OIDC_APPLE_KEY_ID and OIDC_APPLE_PRIVATE_KEY (or OIDC_APPLE_CLIENT_SECRET)' });
+      }
+    }
+    const uris = (env.OIDC_REDIRECT_URIS ?? '').split(',').map((v) => v.trim()).filter(Boolean);
+    if (uris.length > 50) ctx.addIssue({ code: 'custom', path: ['OIDC_REDIRECT_URIS'], message: 'at most 50 addresses' });
+    for (const uri of uris) {
+      const url = URL.canParse(uri) ? new URL(uri) : undefined;
+      if (!url || url.hash !== '' || url.username !== '' || url.password !== '' || ['javascript:', 'data:', 'file:', 'blob:'].includes(url.protocol)) {
+        ctx.addIssue({ code: 'custom', path: ['OIDC_REDIRECT_URIS'], message: `"${uri.slice(0, 100)}": must be an absolute URL without a fragment or credentials (https://app.example.com/signed-in, or an app's scheme)` });
+      }
+    }
+  })
+  .transform((env) => {
+    const raw = env as Record<string, unknown>;
+    const text = (key: string) => (typeof raw[key] === 'string' && (raw[key]).trim() !== '' ? (raw[key]).trim() : undefined);
+    const providers: OidcProviderConfig[] = oidcNames(env.OIDC_PROVIDERS).map((name) => ({
+      name,
+      issuer: text(oidcVariable(name, 'ISSUER'))!,
+      clientId: text(oidcVariable(name, 'CLIENT_ID'))!,
+      clientSecret: text(oidcVariable(name, 'CLIENT_SECRET')),
+      appleKey:
+        name === 'apple' && text(oidcVariable(name, 'CLIENT_SECRET')) === undefined
+          ? { teamId: env.OIDC_APPLE_TEAM_ID!, keyId: env.OIDC_APPLE_KEY_ID!, privateKey: env.OIDC_APPLE_PRIVATE_KEY!.replaceAll('\\n', '\n') }
+          : undefined,
+      scopes: [...new Set(['openid', ...(text(oidcVariable(name, 'SCOPES')) ?? 'email profile').split(' ')])],
+      nonce: text(oidcVariable(name, 'NONCE')) === 'sha256' ? 'sha256' : 'raw',
+    }));
+    return {
+      /** Sign-in with OpenID Connect providers (/api/v1/auth/oidc/*); no providers: the endpoints answer 1004. */
+      oidc: { providers, redirectUris: [...new Set((env.OIDC_REDIRECT_URIS ?? '').split(',').map((v) => v.trim()).filter(Boolean))] },
+    };
+  });
+
+/** The slice: the account API's variables, passkeys' and the OpenID Connect providers', each part checked as a whole. */
+export const accountsConfig = accountApiConfig.and(webauthnConfig).and(oidcConfig);

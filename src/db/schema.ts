@@ -6,4 +6,5 @@ export * from '../accounts/audit/schema.js';
 export * from '../accounts/email/schema.js';
 export * from '../accounts/totp/schema.js';
 export * from '../accounts/passkeys/schema.js';
+export * from '../accounts/oidc/schema.js';
 export * from '../events/log/schema.js';

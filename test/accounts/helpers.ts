@@ -8,6 +8,7 @@ import type * as accountContract from '../../src/accounts/account/contract.js';
 import type * as devicesContract from '../../src/accounts/devices/contract.js';
 import type * as emailContract from '../../src/accounts/email/contract.js';
 import type * as iceServersContract from '../../src/accounts/ice-servers/contract.js';
+import type * as oidcContract from '../../src/accounts/oidc/contract.js';
 import type * as passkeysContract from '../../src/accounts/passkeys/contract.js';
 import type * as passwordContract from '../../src/accounts/password/contract.js';
 import type * as profileContract from '../../src/accounts/profile/contract.js';
@@ -37,6 +38,7 @@ type AccountContract = typeof accountContract &
   typeof devicesContract &
   typeof emailContract &
   typeof iceServersContract &
+  typeof oidcContract &
   typeof passkeysContract &
   typeof passwordContract &
   typeof profileContract &

@@ -104,7 +104,7 @@ describe('users for operators', () => {
     await login(user.username, user.password);
     const res = await internal('GET', `/users/${user.id}`);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['ban', 'created_at', 'email', 'email_verified', 'id', 'nickname', 'roles', 'sessions', 'username']);
+    expect(Object.keys(res.body).sort()).toEqual(['ban', 'created_at', 'email', 'email_verified', 'id', 'identities', 'nickname', 'roles', 'sessions', 'username']);
     expect(res.body.email_verified).toBe(false); // registered, its code not typed
     expect(res.body).toMatchObject({ id: user.id, username: user.username, email: user.email, sessions: 2, ban: null });
   });

@@ -63,7 +63,7 @@ describe('the documents of every area composed', () => {
       }
       return Object.keys(byTag).sort();
     };
-    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'e-mail', 'ice-servers', 'keys', 'observability', 'passkeys', 'password', 'profile', 'session', 'sessions', 'two-factor']);
+    expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'e-mail', 'ice-servers', 'keys', 'observability', 'oidc', 'passkeys', 'password', 'profile', 'session', 'sessions', 'two-factor']);
     expect(tagsOf(internalDoc)).toEqual(
       ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports', 'webhook'].sort(),
     );

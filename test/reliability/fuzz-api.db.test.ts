@@ -7,6 +7,7 @@ import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_TIMEOUT, register, registerVerified, uniqueName, type Registered } from '../accounts/helpers.js';
 import { buildTestApp, type TestApp } from '../support/app.js';
+import { startTestIssuer, type TestIssuer } from '../support/oidc-issuer.js';
 import { SoftAuthenticator } from '../support/webauthn.js';
 import {
   answerOf,
@@ -49,9 +50,18 @@ let mailOwner: Registered;
 let pendingTotp: Registered;
 let twoFactor: Registered;
 let mfaToken: string;
+/** The provider the /oidc endpoints are fuzzed against (an Apple-style issuer on loopback, raw nonces). */
+let issuer: TestIssuer;
+const OIDC_CLIENT_ID = 'fuzz-client';
+const OIDC_RETURN = 'https://app.example.com/signed-in';
 
 beforeAll(async () => {
+  issuer = await startTestIssuer();
   t = await buildTestApp({
+    OIDC_PROVIDERS: 'acme',
+    OIDC_ACME_ISSUER: issuer.issuer,
+    OIDC_ACME_CLIENT_ID: OIDC_CLIENT_ID,
+    OIDC_REDIRECT_URIS: OIDC_RETURN,
     TRUST_PROXY: 'xff',
     RATE_LIMIT_AUTH_PER_MIN: '1000000',
     RATE_LIMIT_REFRESH_PER_MIN: '1000000',
@@ -101,6 +111,7 @@ beforeAll(async () => {
 afterAll(async () => {
   console.log(stats.summary());
   await t?.close();
+  await issuer?.close();
 }, APP_TIMEOUT);
 
 const forwardedFor = fc.oneof(
@@ -752,6 +763,80 @@ describe('fuzz /api/v1/auth/passkeys', () => {
         }
         if (method === 'GET' && (a.body as { code: number }).code === 0) expect((a.body as { data: unknown[] }).data.length, what).toBeLessThanOrEqual(20);
       }),
+      fuzzParameters(),
+    );
+    expect(stats.serverErrors).toBe(0);
+  });
+});
+
+describe('fuzz /api/v1/auth/oidc and /identities', () => {
+  let oidcOwner: Registered;
+  let nonce = 'fuzz-nonce';
+  const idToken = (claims: Record<string, unknown> = {}) =>
+    issuer.sign({ aud: OIDC_CLIENT_ID, sub: `fz-${uniqueName()}`, nonce, email: `${uniqueName('oi')}@example.com`, email_verified: true, ...claims });
+  let valid = '';
+  beforeAll(async () => {
+    oidcOwner = await register(t.app);
+    valid = await idToken();
+    nonce = 'fuzz-nonce';
+  }, APP_TIMEOUT);
+  const bearer = () => fc.oneof({ arbitrary: fc.constant(null).map(() => `Bearer ${oidcOwner.tokens.token}`), weight: 4 }, authorization(() => oidcOwner.tokens.token));
+  const provider = fc.oneof({ arbitrary: fc.constant('acme'), weight: 6 }, fc.constantFrom('google', 'ACME', 'a'.repeat(40), '%2e%2e', 'acme%00'));
+  const tokenFields = () =>
+    fc.record(
+      { id_token: fc.oneof(fc.constant(null).map(() => valid), corrupted(fc.constant(null).map(() => valid)), anyString, anyJson), nonce: fc.oneof(fc.constant('fuzz-nonce'), anyString, anyJson) },
+      { requiredKeys: [] },
+    );
+
+  it('POST /oidc/{provider}/id-token and /link/id-token', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('id-token', 'link/id-token'), provider, requests(fc.oneof(anyJson, mutated(() => ({ id_token: valid, nonce: 'fuzz-nonce' })), tokenFields()), bearer()), async (kind, name, r) => {
+        const path = `/api/v1/auth/oidc/${name}/${kind}`;
+        const a = await send('POST', path, r);
+        expectApiAnswer(a, kind === 'id-token' ? [0, 1001, 2019, 2020, 2021] : [0, 1001, 1002, 2017, 2019, 2022], describeRequest('POST', path, r));
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('GET /oidc/{provider}/start and /callback, POST /oidc/{provider}/link/start: a redirect or the envelope, never a 5xx', async () => {
+    const redirect = fc.oneof(fc.constant(OIDC_RETURN), fc.constant(`${OIDC_RETURN}/x`), anyString.map((v) => (typeof v === 'string' ? v : '')));
+    const callbackQuery = fc.record({ state: fc.option(anyString.map(String), { nil: undefined }), code: fc.option(fc.string({ maxLength: 40 }), { nil: undefined }), iss: fc.option(fc.constant(issuer.issuer), { nil: undefined }) });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('start', 'callback', 'link/start'), provider, redirect, callbackQuery, requests(anyJson, bearer()), async (kind, name, to, cb, r) => {
+        const params = kind === 'callback' ? Object.entries(cb).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(wellFormed(String(v)))}`).join('&') : `redirect_uri=${encodeURIComponent(wellFormed(to))}`;
+        const path = `/api/v1/auth/oidc/${name}/${kind}`;
+        const method = kind === 'link/start' ? 'POST' : 'GET';
+        const a = await send(method, path, { ...r, query: `?${params}` });
+        const what = describeRequest(method, path, r);
+        if (a.status === 302) {
+          expect(kind, what).not.toBe('callback');
+          return;
+        }
+        expectApiAnswer(a, kind === 'callback' ? [1001, 2019] : kind === 'start' ? [1001] : [0, 1001, 1002, 2017], what);
+      }),
+      fuzzParameters(),
+    );
+  });
+
+  it('POST /oidc/exchange, GET /identities, DELETE /identities/:id, POST /password/set', async () => {
+    const id = fc.oneof(notAnId, fc.uuid());
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('exchange', 'list', 'unlink', 'password'),
+        id,
+        requests(fc.oneof(anyJson, fc.record({ code: fc.oneof(anyString, anyJson) }, { requiredKeys: [] }), fc.record({ password: fc.oneof(anyString, anyJson, fc.constant('a-long-password-1')) }, { requiredKeys: [] })), bearer()),
+        async (kind, identityId, r) => {
+          const [method, path, codes] = {
+            exchange: ['POST', '/api/v1/auth/oidc/exchange', [1001, 2019]],
+            list: ['GET', '/api/v1/auth/identities', [0, 1002]],
+            unlink: ['DELETE', `/api/v1/auth/identities/${identityId}`, [1002]],
+            password: ['POST', '/api/v1/auth/password/set', [1001, 1002]],
+          }[kind] as [string, string, number[]];
+          const a = await send(method, path, r);
+          expectApiAnswer(a, codes, describeRequest(method, path.slice(0, 120), r));
+        },
+      ),
       fuzzParameters(),
     );
     expect(stats.serverErrors).toBe(0);

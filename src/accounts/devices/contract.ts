@@ -1,14 +1,15 @@
 // The caller's sessions as devices: list them, end one.
 import { z } from 'zod';
 import { accountRoute, BEARER, okResponse, timeString } from '../shared/contract.js';
-import { SIGN_IN_METHODS } from '../vocabulary.js';
+import { SIGN_IN_METHOD_FORMS, SIGN_IN_METHODS } from '../vocabulary.js';
 
 /** One entry of GET /sessions: the public id only, never a token id or a digest. */
 /**
  * How a session signed in. `password+totp`: the password and then a TOTP code; `recovery_code`: the
- * password and then a recovery code; `passkey`: a WebAuthn assertion (it satisfies the second factor too).
+ * password and then a recovery code; `passkey`: a WebAuthn assertion (it satisfies the second factor too);
+ * `oidc:<provider>`: an OpenID Connect provider's ID token.
  */
-export const authMethod = z.enum(SIGN_IN_METHODS);
+export const authMethod = z.union([z.enum(SIGN_IN_METHODS), ...SIGN_IN_METHOD_FORMS]);
 export type AuthMethod = z.output<typeof authMethod>;
 
 export const deviceSession = z.strictObject({

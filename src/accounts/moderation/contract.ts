@@ -84,7 +84,12 @@ export const operatorUser = z.strictObject({
   ban,
 });
 
-export const operatorUserDetail = operatorUser.extend({ sessions: z.int().min(0).describe('live sessions') });
+export const operatorUserDetail = operatorUser.extend({
+  sessions: z.int().min(0).describe('live sessions'),
+  identities: z
+    .array(z.strictObject({ provider: z.string(), email: z.string().nullable(), linked_at: timeString, last_used_at: timeString.nullable() }))
+    .describe('identities at sign-in providers (OpenID Connect) linked to the account, oldest first'),
+});
 
 export const usersPage = z.strictObject({ users: z.array(operatorUser), next_cursor: z.string().nullable() });
 
@@ -100,7 +105,7 @@ export const getUser = createRoute({
   tags: ['users'],
   method: 'get',
   path: '/v1/users/{id}',
-  summary: 'A user, for operators: profile fields, the ban in force, live sessions',
+  summary: 'A user, for operators: profile fields, the ban in force, live sessions, linked identities at sign-in providers',
   request: { params: userIdParam },
   responses: { 200: { description: 'the user', content: { 'application/json': { schema: operatorUserDetail } } }, 400: VALIDATION, 404: NOT_FOUND },
 });

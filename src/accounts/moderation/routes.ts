@@ -75,7 +75,8 @@ export function moderationRoutes(moderation: Moderation, now: () => Date) {
       const { id } = c.req.valid('param');
       const found = await moderation.user(id);
       if (!found) throw noSuchUser(id);
-      return c.json({ ...operatorView(found.user, now()), sessions: found.sessions }, 200);
+      const identities = found.identities.map((i) => ({ provider: i.provider, email: i.email, linked_at: formatTime(i.linkedAt), last_used_at: i.lastUsedAt ? formatTime(i.lastUsedAt) : null }));
+      return c.json({ ...operatorView(found.user, now()), sessions: found.sessions, identities }, 200);
     })
     .openapi(banUser, async (c) => {
       const { id } = c.req.valid('param');

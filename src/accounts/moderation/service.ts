@@ -2,7 +2,7 @@
 // ban. Reached through /internal with the internal token. Knows nothing of HTTP.
 import { and, asc, count, eq, gt, like, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { sessions, users } from '../../db/schema.js';
+import { oidcIdentities, sessions, users } from '../../db/schema.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import { formatTime } from '../../time.js';
 import type { AuditLog } from '../audit/log.js';
@@ -15,6 +15,8 @@ export interface UserSummary {
   user: User;
   /** Live sessions (refresh token not expired). */
   sessions: number;
+  /** Its identities at sign-in providers, oldest first. */
+  identities: { provider: string; email: string | null; linkedAt: Date; lastUsedAt: Date | null }[];
 }
 
 export interface UserQuery {
@@ -90,7 +92,12 @@ export class Moderation {
       .select({ n: count() })
       .from(sessions)
       .where(and(eq(sessions.userId, id), gt(sessions.refreshExpiresAt, now())));
-    return { user, sessions: live?.n ?? 0 };
+    const identities = await db
+      .select({ provider: oidcIdentities.provider, email: oidcIdentities.email, linkedAt: oidcIdentities.linkedAt, lastUsedAt: oidcIdentities.lastUsedAt })
+      .from(oidcIdentities)
+      .where(eq(oidcIdentities.userId, id))
+      .orderBy(asc(oidcIdentities.id));
+    return { user, sessions: live?.n ?? 0, identities };
   }
 
   /** A page of users by id; `prefix` matches the start of the username or the e-mail address. */

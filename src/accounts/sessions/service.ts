@@ -57,8 +57,17 @@ export class SessionService {
       }
       throw error;
     }
+    return this.afterFirstFactor(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
+  }
+
+  /**
+   * What every login does once its first factor is proven (a password, a provider's ID token) and
+   * the ban checked: the features' second step (a user with TOTP on gets 2007 and a challenge
+   * instead of a session), then the session.
+   */
+  async afterFirstFactor(user: User, client: SessionClient, method: AuthMethod, proof: { passwordHash?: string; account?: string } = {}): Promise<{ user: User; tokens: TokenSet }> {
     await this.deps.beforeSession?.(user, client);
-    return this.signIn(user, client, 'password', { passwordHash: user.passwordHash, account: normaliseAccount(account) });
+    return this.signIn(user, client, method, proof);
   }
 
   /**

@@ -1,0 +1,30 @@
+// Sign-in with OpenID Connect providers (Google, Apple, any by configuration): the native and web
+// flows, linked identities, and a first password for accounts a provider created.
+import { lt } from 'drizzle-orm';
+import type { AccountFeature } from '../feature.js';
+import { OIDC_NOTICE_TEXT } from './mail.js';
+import { OidcProviders } from './providers.js';
+import { oidcRoutes } from './routes.js';
+import { oidcFlows, oidcLoginCodes } from './schema.js';
+import { OidcService } from './service.js';
+
+declare module '../feature.js' {
+  interface AccountServices {
+    oidc: OidcService;
+  }
+}
+
+export const oidcFeature: AccountFeature = {
+  services: ({ deps, db, keys, now, logger, audit, fresh, factorNotices }, { auth, sessions }) => {
+    const { config } = deps;
+    const providers = new OidcProviders(config.oidc.providers, { logger, issuer: config.auth.issuer, production: config.nodeEnv === 'production' });
+    providers.warmUp();
+    return { oidc: new OidcService({ db, keys, now, logger, audit, providers, auth, sessions, fresh, redirectUris: config.oidc.redirectUris, notices: factorNotices }) };
+  },
+  api: ({ kit, services, deps }) => oidcRoutes(kit, services.oidc, { secureCookies: deps.config.auth.issuer.startsWith('https:') }),
+  factorNoticeTexts: OIDC_NOTICE_TEXT,
+  prune: async (db, before) => {
+    await db.delete(oidcFlows).where(lt(oidcFlows.expiresAt, before));
+    await db.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, before));
+  },
+};

@@ -1,0 +1,97 @@
+// A real OpenID Provider (panva's certified oidc-provider) on loopback for the web flow's tests: one
+// confidential client whose redirect URI is the service's callback, its own RSA key, and an
+// interaction endpoint that logs in the account the test names and grants consent (a real Grant),
+// so the authorization code flow runs end to end without a browser. `browse` follows the redirects
+// with the provider's cookies as a browser would.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider from 'oidc-provider';
+
+export interface TestAccount {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+}
+
+export interface TestProvider {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Who the next interaction logs in. */
+  account: TestAccount;
+  /** Follows the provider's redirects from `url` (with its cookies) until one leaves the provider: that Location. */
+  browse(url: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startTestProvider(options: { clientId: string; callbackUrl: string }): Promise<TestProvider> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'test-rs256', alg: 'RS256', use: 'sig' };
+  const clientSecret = `secret-${options.clientId}-0123456789abcdef0123456789`;
+  const accounts = new Map<string, TestAccount>();
+  const state: { account: TestAccount } = { account: { sub: 'nobody' } };
+  const server: Server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provider = new Provider(issuer, {
+    clients: [{ client_id: options.clientId, client_secret: clientSecret, redirect_uris: [options.callbackUrl], token_endpoint_auth_method: 'client_secret_post' }],
+    jwks: { keys: [jwk] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // The scopes' claims in the ID token itself (as Google's), not only at the userinfo endpoint.
+    conformIdTokenClaims: false,
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    findAccount: (_ctx: unknown, sub: string) => {
+      const account = accounts.get(sub);
+      return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined;
+    },
+  });
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (!req.url?.startsWith('/interaction/')) return callback(req, res);
+    void (async () => {
+      const details = await provider.interactionDetails(req, res);
+      if (details.prompt.name === 'login') {
+        accounts.set(state.account.sub, state.account);
+        return provider.interactionFinished(req, res, { login: { accountId: state.account.sub } }, { mergeWithLastSubmission: false });
+      }
+      const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
+      grant.addOIDCScope(String(details.params.scope));
+      return provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+    })().catch((error: unknown) => {
+      res.writeHead(500).end(String(error));
+    });
+  });
+  const cookies = new Map<string, string>();
+  return {
+    issuer,
+    clientId: options.clientId,
+    clientSecret,
+    get account() {
+      return state.account;
+    },
+    set account(value) {
+      state.account = value;
+    },
+    async browse(start) {
+      cookies.clear();
+      let url = start;
+      for (let hop = 0; hop < 10; hop++) {
+        if (!url.startsWith(issuer)) return url;
+        const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+        for (const line of res.headers.getSetCookie()) {
+          const [pair] = line.split(';');
+          const at = pair!.indexOf('=');
+          cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+        }
+        const location = res.headers.get('location');
+        if (!location) throw new Error(`the provider answered ${res.status} without a redirect: ${(await res.text()).slice(0, 300)}`);
+        url = new URL(location, url).href;
+      }
+      throw new Error('too many redirects at the provider');
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
