@@ -468,6 +468,42 @@ export interface RouterState {
   pipeTransports: PipeTransportState[];
   /** plain RTP transports (ingest, recordings) */
   plainTransports: PlainTransportState[];
+  /** WHIP endpoints (POST /v1/whip-endpoints), without their tokens */
+  whipEndpoints: {
+    id: string;
+    url: string;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    createdAt: string;
+    /** ISO 8601 */
+    expiresAt: string;
+    appData: AppData;
+    /** WHEP: the producers it plays; absent: every producer of the room */
+    producerIds?: string[] | undefined;
+    /** open sessions: their transport and producers (WHIP: made; WHEP: played) */
+    sessions: {
+      id: string;
+      transportId: string;
+      producerIds: string[];
+    }[];
+  }[];
+  /** WHEP endpoints (POST /v1/whep-endpoints), without their tokens */
+  whepEndpoints: {
+    id: string;
+    url: string;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    createdAt: string;
+    /** ISO 8601 */
+    expiresAt: string;
+    appData: AppData;
+    /** WHEP: the producers it plays; absent: every producer of the room */
+    producerIds?: string[] | undefined;
+    /** open sessions: their transport and producers (WHIP: made; WHEP: played) */
+    sessions: {
+      id: string;
+      transportId: string;
+      producerIds: string[];
+    }[];
+  }[];
 }
 
 export interface IceCandidate {
@@ -672,6 +708,8 @@ export interface ResourceCounts {
   dataConsumers: number;
   pipeTransports: number;
   plainTransports: number;
+  whipEndpoints: number;
+  whepEndpoints: number;
 }
 
 export interface RelayInfo {
@@ -701,6 +739,8 @@ export interface RelayInfo {
       dataConsumers: number;
       pipeTransports: number;
       plainTransports: number;
+      whipEndpoints: number;
+      whepEndpoints: number;
     };
     /** CPU time (user + system, ms) the live worker has used, from mediasoup's getResourceUsage; null while the slot waits for a restart */
     cpuMs: number | null;
@@ -1186,10 +1226,162 @@ export interface ResyncEvent {
 }
 
 /** An event of the media relay */
-export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent;
+export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whipEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whepEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent;
 
 /** An event of the relay event stream */
-export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | ResyncEvent;
+export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whipEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whepEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | ResyncEvent;
 
 /** A webhook delivery: a batch of events in order, signed as a whole */
 export interface WebhookBatch {
