@@ -1,11 +1,13 @@
 // WHIP and WHEP end to end on one test app: endpoints minted on the internal surface, a werift peer
 // publishing opus and VP8 by one POST of its offer (RTP counted at the relay's producers), a second
 // werift peer playing them by WHEP, and every refusal with its status and nothing left behind.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RTCPeerConnection, RTCRtpCodecParameters, RTCRtpHeaderExtensionParameters, type RTCRtpTransceiver } from 'werift';
 import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { opusPacket, vp8Packet } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
+import { fuzzParameters } from '../reliability/support/fuzz.js';
 
 const internal = { 'X-Internal-Token': TEST_INTERNAL_TOKEN, 'Content-Type': 'application/json' };
 const MID_URI = 'urn:ietf:params:rtp-hdrext:sdes:mid';
@@ -234,6 +236,47 @@ describe('WHIP refusals', () => {
       vi.useRealTimers();
     }
     expect(counts()).toEqual(before);
+    await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
+describe('WHIP offers fuzzed', () => {
+  it('answers a mutated offer with 201, 400 or 422 (never a 5xx), and a failed one leaves nothing behind', { timeout: 30_000 }, async () => {
+    const routerId = await newRouter();
+    const endpoint = await mint('whip', { routerId });
+    const auth = { Authorization: `Bearer ${endpoint.token}` };
+    const { sdp } = await publisherOffer();
+    const lines = sdp.split('\r\n').filter(Boolean);
+    const hostile = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('a=ssrc:4294967296 cname:x', 'a=rid:' + 'r'.repeat(300) + ' send', 'a=extmap:999 urn:ietf:params:rtp-hdrext:sdes:mid', 'a=rtpmap:300 VP8/90000', 'a=fmtp:96 ' + 'x=1;'.repeat(500), 'a=mid:' + 'm'.repeat(100), 'a=simulcast:send a;b;c', 'a=setup:holdconn', 'a=fingerprint:md5 00', 'm=video 9 UDP/TLS/RTP/SAVPF 96', 'a=rtpmap:96 VP8/0', 'a=candidate:1 1 udp 1 127.0.0.1 9 typ host'),
+    );
+    const mutatedOffer = fc
+      .array(fc.oneof(fc.record({ op: fc.constant('drop' as const), at: fc.nat() }), fc.record({ op: fc.constant('insert' as const), at: fc.nat(), line: hostile }), fc.record({ op: fc.constant('dup' as const), at: fc.nat() })), { minLength: 1, maxLength: 6 })
+      .map((edits) => {
+        const out = [...lines];
+        for (const edit of edits) {
+          const at = edit.at % out.length;
+          if (edit.op === 'drop') out.splice(at, 1);
+          else if (edit.op === 'dup') out.splice(at, 0, out[at]!);
+          else out.splice(at, 0, edit.line);
+        }
+        return `${out.join('\r\n')}\r\n`;
+      });
+    const before = counts();
+    await fc.assert(
+      fc.asyncProperty(mutatedOffer, async (offer) => {
+        const res = await post(endpoint.url, offer, auth);
+        const text = await res.text();
+        expect([201, 400, 422], `${res.status} ${text}\n${offer}`).toContain(res.status);
+        if (res.status === 201) {
+          const ended = await t.app.request(res.headers.get('location')!, { method: 'DELETE', headers: auth });
+          expect(ended.status).toBe(200);
+        }
+        await waitFor(() => counts().transports === before.transports && counts().producers === before.producers, { timeoutMs: 2000, what: 'nothing left behind' });
+      }),
+      fuzzParameters(Number(process.env.WHIP_FUZZ_RUNS ?? 60)),
+    );
     await call('DELETE', `/internal/v1/routers/${routerId}`);
   });
 });
