@@ -280,7 +280,9 @@ export async function playWhep(deps: OpsDeps, endpoint: Endpoint, offerText: str
 function capabilitiesOf(plan: SectionPlan, routerCaps: ms.RtpCapabilities): ms.RtpCapabilities {
   const kind = plan.section.kind as ms.MediaKind;
   const codecs = (routerCaps.codecs ?? []).filter((cap) => cap.kind === kind && plan.codecs.some((c) => c.mimeType.toLowerCase() === cap.mimeType.toLowerCase() || (cap.mimeType.toLowerCase().endsWith('/rtx') && c.mimeType.toLowerCase().endsWith('/rtx'))));
-  const headerExtensions = (routerCaps.headerExtensions ?? []).filter((h) => h.kind === kind && plan.headerExtensions.some((e) => e.uri === h.uri));
+  // mediasoup writes a consumer's extensions with the router's ids: only those the offer gave the same id
+  // are taken (a browser refuses an answer that moves an id), the others are left out.
+  const headerExtensions = (routerCaps.headerExtensions ?? []).filter((h) => h.kind === kind && plan.headerExtensions.some((e) => e.uri === h.uri && e.id === h.preferredId));
   return { codecs, headerExtensions };
 }
 
