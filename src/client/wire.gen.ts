@@ -240,6 +240,24 @@ export interface ConnectPlainTransportBody {
   srtpParameters?: SrtpParameters | undefined;
 }
 
+export interface CreateWhipEndpointBody {
+  routerId: string;
+  /** given to the endpoint's sessions: their transports' and producers' appData carry it */
+  appData?: Record<string, unknown> | undefined;
+  /** seconds the token is taken for new sessions (10-86400, default 3600); sessions already started go on */
+  ttlS?: number | undefined;
+}
+
+export interface CreateWhepEndpointBody {
+  routerId: string;
+  /** the producers a session plays; absent: every producer of the room, present and future (those that appear while a session is open are added to it) */
+  producerIds?: string[] | undefined;
+  /** given to the endpoint's sessions: their transports' and consumers' appData carry it */
+  appData?: Record<string, unknown> | undefined;
+  /** seconds the token is taken for new sessions (10-86400, default 3600); sessions already started go on */
+  ttlS?: number | undefined;
+}
+
 export interface CreateRecordingBody {
   routerId: string;
   /** one audio and/or one video producer of the router (Opus; VP8, VP9 or H264); a simulcast producer is recorded at its highest layer */
@@ -637,6 +655,16 @@ export interface PlainTransport {
   rtcpMux: boolean;
   /** present when SRTP is on: give it to the RTP peer */
   srtpParameters?: SrtpParameters | undefined;
+}
+
+export interface MintedEndpoint {
+  id: string;
+  /** absolute URL a client posts its offer to (WHIP_PUBLIC_URL, else the forwarded origin under TRUST_PROXY, else this request's origin) */
+  url: string;
+  /** the bearer token (Authorization: Bearer …); shown once, kept only as a digest */
+  token: string;
+  /** ISO 8601: after it, the token is refused (401) for new sessions */
+  expiresAt: string;
 }
 
 export type RecordingState = 'starting' | 'recording' | 'stopping' | 'stopped' | 'failed';

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RTCPeerConnection, RTCRtpCodecParameters, RTCRtpHeaderExtensionParameters, type RTCRtpTransceiver } from 'werift';
+import { createRelayClient } from '../../src/client/relay-client.js';
 import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { opusPacket, vp8Packet } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
@@ -116,6 +117,13 @@ describe('WHIP and WHEP endpoints (internal API)', () => {
     expect((await call('DELETE', `/internal/v1/whip-endpoints/${minted.id}`)).status).toBe(404);
     const revoked = await post(minted.url, 'v=0', { Authorization: `Bearer ${minted.token}` });
     expect(revoked.status).toBe(404);
+
+    // The typed client mints and revokes too.
+    const relay = createRelayClient({ baseUrl: 'http://relay.test', token: TEST_INTERNAL_TOKEN, fetch: t.app.request });
+    const typed = await relay.createWhipEndpoint({ routerId, ttlS: 60 });
+    expect(typed.url).toMatch(/\/whip\//);
+    await relay.closeWhipEndpoint(typed.id);
+    await expect(relay.closeWhipEndpoint(typed.id)).rejects.toMatchObject({ status: 404 });
 
     expect((await call('DELETE', `/internal/v1/routers/${routerId}`)).status).toBe(204);
     expect((await call('DELETE', `/internal/v1/whep-endpoints/${whep.id}`)).status).toBe(404);
