@@ -1,6 +1,7 @@
 // WHIP and WHEP end to end on one test app: endpoints minted on the internal surface, a werift peer
 // publishing opus and VP8 by one POST of its offer (RTP counted at the relay's producers), a second
 // werift peer playing them by WHEP, and every refusal with its status and nothing left behind.
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RTCPeerConnection, RTCRtpCodecParameters, RTCRtpHeaderExtensionParameters, type RTCRtpTransceiver } from 'werift';
@@ -17,8 +18,11 @@ let t: TestApp;
 const peers: RTCPeerConnection[] = [];
 const timers: NodeJS.Timeout[] = [];
 
+const TURN_SECRET = 'whip-test-turn-secret-0123456789';
+
 beforeAll(async () => {
-  t = await buildTestApp();
+  // TURN configured: a WHIP answer carries one Link header per TURN URL (the URLs are never dialled here).
+  t = await buildTestApp({ TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turns:turn.example.com:5349?transport=tcp', TURN_SECRET });
 });
 afterAll(async () => {
   for (const timer of timers) clearInterval(timer);
@@ -152,6 +156,12 @@ describe('WHIP publish and WHEP play (werift)', () => {
     const etag = res.headers.get('etag')!;
     expect(etag).toMatch(/^"[0-9a-f-]{36}"$/);
     expect(res.headers.get('access-control-expose-headers')).toContain('Location');
+    // One Link per TURN URL, with a TURN REST credential: HMAC-SHA1 of the username under TURN_SECRET.
+    const links = res.headers.get('link')!.split(/,\s*(?=<)/);
+    expect(links).toHaveLength(2);
+    const link = /^<(turn:127\.0\.0\.1:3478\?transport=udp)>; rel="ice-server"; username="([^"]+)"; credential="([^"]+)"; credential-type="password"$/.exec(links[0]!);
+    expect(link, links[0]).not.toBeNull();
+    expect(link![3]).toBe(createHmac('sha1', TURN_SECRET).update(link![2]!).digest('base64'));
     expect(counts()).toMatchObject({ transports: before.transports + 1, producers: before.producers + 2 });
 
     await publisher.pc.setRemoteDescription({ type: 'answer', sdp: answer });
