@@ -231,7 +231,11 @@ describe('WHIP refusals', () => {
     const before = counts();
     const path = new URL(endpoint.url).pathname;
 
-    expect((await post(endpoint.url, sdp, {})).status).toBe(401);
+    const noToken = await post(endpoint.url, sdp, { Origin: 'https://player.example' });
+    expect(noToken.status).toBe(401);
+    // A refusal carries the CORS headers too, so a page can read it.
+    expect(noToken.headers.get('access-control-allow-origin')).toBe('*');
+    expect(noToken.headers.get('content-type')).toMatch(/^text\/plain/);
     expect((await post(endpoint.url, sdp, { Authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await t.app.request(path, { method: 'POST', headers: { ...auth, 'Content-Type': 'text/plain' }, body: sdp })).status).toBe(415);
     expect((await post(endpoint.url, 'garbage', auth)).status).toBe(400);
