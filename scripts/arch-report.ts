@@ -29,6 +29,7 @@ export const FEATURES: ReadonlyArray<{ area: 'accounts' | 'relay'; name: string;
   { area: 'relay', name: 'producers', folder: 'src/relay/kinds/producers', terms: /(?<!data[-_ ]?|pipe[-_ ]?)producer|kinds\/producers/i },
   { area: 'relay', name: 'routers', folder: 'src/relay/kinds/routers', terms: /(?<!create)router(?!s?\b)|^routers$|mediasoup[-_ ]?router|kinds\/routers/i },
   { area: 'relay', name: 'transports', folder: 'src/relay/kinds/transports', terms: /web[-_ ]?rtc[-_ ]?transport|kinds\/transports/i },
+  { area: 'relay', name: 'whip', folder: 'src/relay/kinds/whip', terms: /whip|whep|kinds\/whip/i },
 ];
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

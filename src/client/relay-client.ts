@@ -10,6 +10,7 @@ import { controlsClient, type ControlsClient } from '../relay/kinds/controls/cli
 import { dataClient, type DataClient } from '../relay/kinds/data/client.js';
 import { pipesClient, type PipesClient } from '../relay/kinds/pipes/client.js';
 import { plainClient, type PlainClient } from '../relay/kinds/plain/client.js';
+import { whipClient, type WhipClient } from '../relay/kinds/whip/client.js';
 import { producersClient, type ProducersClient } from '../relay/kinds/producers/client.js';
 import { routersClient, type RoutersClient } from '../relay/kinds/routers/client.js';
 import { transportsClient, type TransportsClient } from '../relay/kinds/transports/client.js';
@@ -31,7 +32,7 @@ export type * from './types.js';
  * factories in the same order (the compiler checks that the two agree). The declarations name only
  * the interfaces: the factories' kit holds the relay's API type, which the package must not carry.
  */
-type KindClients = [RoutersClient, TransportsClient, ProducersClient, ConsumersClient, ControlsClient, DataClient, PipesClient, PlainClient];
+type KindClients = [RoutersClient, TransportsClient, ProducersClient, ConsumersClient, ControlsClient, DataClient, PipesClient, PlainClient, WhipClient];
 type Factories<T extends unknown[]> = { [K in keyof T]: (kit: ClientKit) => T[K] };
 const KIND_CLIENTS: Factories<KindClients> = [
   routersClient,
@@ -42,6 +43,7 @@ const KIND_CLIENTS: Factories<KindClients> = [
   dataClient,
   pipesClient,
   plainClient,
+  whipClient,
 ];
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;

@@ -240,6 +240,24 @@ export interface ConnectPlainTransportBody {
   srtpParameters?: SrtpParameters | undefined;
 }
 
+export interface CreateWhipEndpointBody {
+  routerId: string;
+  /** given to the endpoint's sessions: their transports' and producers' appData carry it */
+  appData?: Record<string, unknown> | undefined;
+  /** seconds the token is taken for new sessions (10-86400, default 3600); sessions already started go on */
+  ttlS?: number | undefined;
+}
+
+export interface CreateWhepEndpointBody {
+  routerId: string;
+  /** the producers a session plays; absent: every producer of the room, present and future (those that appear while a session is open are added to it) */
+  producerIds?: string[] | undefined;
+  /** given to the endpoint's sessions: their transports' and consumers' appData carry it */
+  appData?: Record<string, unknown> | undefined;
+  /** seconds the token is taken for new sessions (10-86400, default 3600); sessions already started go on */
+  ttlS?: number | undefined;
+}
+
 export interface CreateRecordingBody {
   routerId: string;
   /** one audio and/or one video producer of the router (Opus; VP8, VP9 or H264); a simulcast producer is recorded at its highest layer */
@@ -468,6 +486,42 @@ export interface RouterState {
   pipeTransports: PipeTransportState[];
   /** plain RTP transports (ingest, recordings) */
   plainTransports: PlainTransportState[];
+  /** WHIP endpoints (POST /v1/whip-endpoints), without their tokens */
+  whipEndpoints: {
+    id: string;
+    url: string;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    createdAt: string;
+    /** ISO 8601 */
+    expiresAt: string;
+    appData: AppData;
+    /** WHEP: the producers it plays; absent: every producer of the room */
+    producerIds?: string[] | undefined;
+    /** open sessions: their transport and producers (WHIP: made; WHEP: played) */
+    sessions: {
+      id: string;
+      transportId: string;
+      producerIds: string[];
+    }[];
+  }[];
+  /** WHEP endpoints (POST /v1/whep-endpoints), without their tokens */
+  whepEndpoints: {
+    id: string;
+    url: string;
+    /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+    createdAt: string;
+    /** ISO 8601 */
+    expiresAt: string;
+    appData: AppData;
+    /** WHEP: the producers it plays; absent: every producer of the room */
+    producerIds?: string[] | undefined;
+    /** open sessions: their transport and producers (WHIP: made; WHEP: played) */
+    sessions: {
+      id: string;
+      transportId: string;
+      producerIds: string[];
+    }[];
+  }[];
 }
 
 export interface IceCandidate {
@@ -603,6 +657,16 @@ export interface PlainTransport {
   srtpParameters?: SrtpParameters | undefined;
 }
 
+export interface MintedEndpoint {
+  id: string;
+  /** absolute URL a client posts its offer to (WHIP_PUBLIC_URL, else the forwarded origin under TRUST_PROXY, else this request's origin) */
+  url: string;
+  /** the bearer token (Authorization: Bearer …); shown once, kept only as a digest */
+  token: string;
+  /** ISO 8601: after it, the token is refused (401) for new sessions */
+  expiresAt: string;
+}
+
 export type RecordingState = 'starting' | 'recording' | 'stopping' | 'stopped' | 'failed';
 
 export type RecordingStopReason = 'api' | 'producer_closed' | 'router_closed' | 'max_duration' | 'shutdown';
@@ -672,6 +736,8 @@ export interface ResourceCounts {
   dataConsumers: number;
   pipeTransports: number;
   plainTransports: number;
+  whipEndpoints: number;
+  whepEndpoints: number;
 }
 
 export interface RelayInfo {
@@ -701,6 +767,8 @@ export interface RelayInfo {
       dataConsumers: number;
       pipeTransports: number;
       plainTransports: number;
+      whipEndpoints: number;
+      whepEndpoints: number;
     };
     /** CPU time (user + system, ms) the live worker has used, from mediasoup's getResourceUsage; null while the slot waits for a restart */
     cpuMs: number | null;
@@ -1186,10 +1254,162 @@ export interface ResyncEvent {
 }
 
 /** An event of the media relay */
-export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent;
+export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whipEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whepEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent;
 
 /** An event of the relay event stream */
-export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | ResyncEvent;
+export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whipEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whepEndpoint.closed';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  reason: TransportCloseReason;
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whip.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.started';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+} | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'whep.session.ended';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  endpointId: string;
+  sessionId: string;
+  transportId: string;
+  routerId: string;
+  /** the resource's appData as given at creation (the signaling server's own keys) */
+  appData: Record<string, unknown>;
+  producerIds: string[];
+  reason: 'api' | 'endpoint_closed' | 'transport_closed';
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | ResyncEvent;
 
 /** A webhook delivery: a batch of events in order, signed as a whole */
 export interface WebhookBatch {

@@ -105,6 +105,13 @@ export const relayVariables = {
   // A room's new transports stay on the worker that holds it until that worker carries this many
   // consumers, then spread to the least-loaded worker (docs/media-relay.md, "Scaling out").
   MEDIASOUP_WORKER_MAX_CONSUMERS: int(400, 1, 1_000_000),
+  // WHIP/WHEP (docs/media-relay.md "WHIP and WHEP"): the public origin endpoint URLs are made of (unset:
+  // the forwarded host under TRUST_PROXY, else the Host the internal call came with), and the caps.
+  WHIP_PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).max(2048).optional()),
+  WHIP_MAX_SESSIONS_PER_ENDPOINT: int(1, 1, 1000),
+  WHEP_MAX_SESSIONS_PER_ENDPOINT: int(100, 1, 10_000),
+  WHIP_MAX_ENDPOINTS_PER_ROUTER: int(64, 1, 10_000),
+  WHEP_MAX_ENDPOINTS_PER_ROUTER: int(64, 1, 10_000),
 };
 
 // NODE_ENV belongs to the server slice; read here to refuse announcing a wildcard address in production.
@@ -213,5 +220,13 @@ export const relayConfig = z
       workerMaxConsumers: env.MEDIASOUP_WORKER_MAX_CONSUMERS,
       /** Data producers and data consumers one transport may hold together. */
       maxDataChannelsPerTransport: env.MEDIASOUP_MAX_DATA_CHANNELS_PER_TRANSPORT,
+      maxWhipEndpointsPerRouter: env.WHIP_MAX_ENDPOINTS_PER_ROUTER,
+      maxWhepEndpointsPerRouter: env.WHEP_MAX_ENDPOINTS_PER_ROUTER,
+      /** WHIP/WHEP endpoints (src/relay/kinds/whip/): their public origin and sessions per endpoint. */
+      whip: {
+        /** Without a trailing slash; undefined: taken from the internal request (forwarded host under TRUST_PROXY). */
+        publicUrl: env.WHIP_PUBLIC_URL?.replace(/\/+$/, ''),
+        maxSessionsPerEndpoint: { whip: env.WHIP_MAX_SESSIONS_PER_ENDPOINT, whep: env.WHEP_MAX_SESSIONS_PER_ENDPOINT },
+      },
     },
   }));

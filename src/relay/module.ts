@@ -12,10 +12,11 @@ import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/open
 import { createInternalApp } from './http/app.js';
 import { createMedia, type MediaService, type MediaServiceOptions } from './media-service.js';
 import { registerRelayMetrics } from './metrics.js';
+import { whipDocumentPaths, whipErrorScopes, whipPublicRoutes } from './kinds/whip/public.js';
 import { createRecordings, type Recordings, type RecordingsDeps } from './recordings/recorder.js';
 
 export interface RelayDeps {
-  config: Pick<Config, 'media' | 'events' | 'recordings'> & Partial<Pick<Config, 'turn'>>;
+  config: Pick<Config, 'media' | 'events' | 'recordings'> & Partial<Pick<Config, 'turn' | 'rateLimit'>>;
   logger: Logger;
   /** Where the rate limits count now, for /internal/info. */
   rateLimitMode?: () => RateLimitMode;
@@ -77,13 +78,28 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     media,
     events,
     recordings,
-    mounts: [{ prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, recordings, turn: deps.config.turn }) }],
+    mounts: [
+      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
+      // WHIP and WHEP (kinds/whip/public.ts): what publishers and players reach with an endpoint's URL and token.
+      { prefix: '/', surface: 'public', routes: whipPublicRoutes({ media, turn: deps.config.turn }) },
+    ],
+    errors: whipErrorScopes(deps.logger),
     ready: () => ({
       media: media.aliveWorkerCount() > 0 ? 'ok' : 'no live worker',
       // A draining relay takes no new clients: the proxy routes them to another machine at once.
       relay: media.draining ? 'draining' : 'ok',
     }),
-    documents: { internal: relayDocumentPart(deps.otherEvents ?? []) },
+    documents: {
+      internal: relayDocumentPart(deps.otherEvents ?? []),
+      public: {
+        paths: whipDocumentPaths(),
+        tags: [
+          { name: 'whip', description: 'WHIP (RFC 9725): publish into a room with one POST of an SDP offer' },
+          { name: 'whep', description: 'WHEP: play a room with one POST of an SDP offer' },
+        ],
+        securitySchemes: { whipBearer: { type: 'http', scheme: 'bearer', description: 'the token POST /internal/v1/whip-endpoints (or whep-endpoints) returned' } },
+      },
+    },
     collect(registry) {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);

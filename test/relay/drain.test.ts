@@ -72,7 +72,7 @@ describe('POST /internal/v1/drain', () => {
     const info = await api.get('/internal/info');
     expect(infoSchema.safeParse(info.body).error?.issues ?? []).toEqual([]);
     expect(info.body.draining).toBe(true);
-    expect(info.body.workers[0].counts).toEqual({ routers: 1, transports: 3, producers: 2, consumers: 1, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+    expect(info.body.workers[0].counts).toEqual({ routers: 1, transports: 3, producers: 2, consumers: 1, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
 
     const types: string[] = [];
     for (let event = subscription.poll(); event; event = subscription.poll()) types.push(event.type);

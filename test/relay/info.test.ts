@@ -32,16 +32,16 @@ describe('GET /internal/info', () => {
       workers: [
         {
           pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 1, port: rtcMinPort, lastRestartDelayMs: null,
-          counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 },
+          counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 },
           cpuMs: expect.any(Number),
         },
         {
           pid: expect.any(Number), alive: true, restarts: 0, deaths: 0, routers: 0, port: rtcMinPort + 1, lastRestartDelayMs: null,
-          counts: { routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 },
+          counts: { routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 },
           cpuMs: expect.any(Number),
         },
       ],
-      counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 },
+      counts: { routers: 1, transports: 2, producers: 1, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 },
       limits: { maxRouters: 50, maxTransportsPerRouter: 500, maxProducersPerRouter: 1000, maxConsumersPerRouter: 20000, rtcMinPort, rtcMaxPort },
       largestRouter: { transports: 2, producers: 1, consumers: 0 },
       rate_limits: { store: 'memory' },

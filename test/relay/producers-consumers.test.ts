@@ -241,6 +241,8 @@ describe('closing and cascades', () => {
       dataConsumers: 0,
       pipeTransports: 0,
       plainTransports: 0,
+      whipEndpoints: 0,
+      whepEndpoints: 0,
     });
   });
 
@@ -271,6 +273,8 @@ describe('closing and cascades', () => {
       dataConsumers: 0,
       pipeTransports: 0,
       plainTransports: 0,
+      whipEndpoints: 0,
+      whepEndpoints: 0,
     });
 
     // Closing a recv transport takes only its consumers; their producer keeps serving others.

@@ -75,6 +75,8 @@ describe('GET /internal/v1/routers and /internal/v1/routers/:id', () => {
       ],
       pipeTransports: [],
       plainTransports: [],
+      whipEndpoints: [],
+      whepEndpoints: [],
     });
 
     // Closes show at once: the producer's consumer goes with it, the closed router leaves the list.

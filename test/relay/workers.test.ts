@@ -93,7 +93,7 @@ describe('a single worker killed with SIGKILL', () => {
       const recv = await api.transport(router.id, 'recv');
       const producer = await api.producer(send.id, 'audio');
       const consumer = await api.consumer(recv.id, producer.id, router.rtpCapabilities);
-      expect((await info(t)).counts).toEqual({ routers: 1, transports: 2, producers: 1, consumers: 1, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+      expect((await info(t)).counts).toEqual({ routers: 1, transports: 2, producers: 1, consumers: 1, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
 
       const measured: number[] = [];
       for (const expectedDelay of [300, 600, 1000]) {
@@ -124,7 +124,7 @@ describe('a single worker killed with SIGKILL', () => {
 
       const final = await info(t);
       expect(final.workers[0]).toMatchObject({ alive: true, restarts: 3, deaths: 3, routers: 0 });
-      expect(final.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+      expect(final.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
 
       const scheduled = lines.filter((l) => l.msg === 'media worker restart scheduled').map((l) => l.delayMs);
       expect(scheduled).toEqual([300, 600, 1000]);

@@ -48,7 +48,7 @@ let countsBefore: Record<string, number>;
 /** Long-lived resources the fuzzed requests point at. */
 const base = { plain: '', routerId: '', rtpCapabilities: {} as any, send: '', recv: '', producerId: '', producerSsrc: 0, sctpSend: '', sctpRecv: '', dataProducerId: '', srtp: {} as { cryptoSuite: string; keyBase64: string } };
 /** Resources created by fuzzed requests that succeeded; closed after each run. */
-type CreatedKind = 'recordings' | 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports';
+type CreatedKind = 'recordings' | 'routers' | 'transports' | 'producers' | 'consumers' | 'data-producers' | 'data-consumers' | 'pipe-transports' | 'plain-transports' | 'whip-endpoints' | 'whep-endpoints';
 const created: { kind: CreatedKind; id: string }[] = [];
 
 async function call(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -550,6 +550,38 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('WHIP and WHEP endpoints: POST, DELETE', async () => {
+    const freshEndpoint = (kind: 'whip' | 'whep') => async () => {
+      await makeRoom();
+      const id = (await must('POST', `/internal/v1/${kind}-endpoints`, { routerId: base.routerId }, 201)).id as string;
+      created.push({ kind: `${kind}-endpoints`, id });
+      return id;
+    };
+    const codes = ['VALIDATION_ERROR', 'NOT_FOUND', 'ROUTER_CAPACITY_EXCEEDED'];
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/whip-endpoints'), success: 201, codes, body: fc.oneof(anyJson, mutatedHostile(() => ({ routerId: base.routerId, ttlS: 60, appData: { userId: 'obs' } }))) }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/whep-endpoints'), success: 201, codes, body: fc.oneof(anyJson, mutatedHostile(() => ({ routerId: base.routerId, producerIds: [base.producerId], ttlS: 86_400, appData: { room: 'r' } }))) }),
+      idOf(freshEndpoint('whip')).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/whip-endpoints/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
+      idOf(freshEndpoint('whep')).map((id) => ({ method: 'DELETE', path: async () => `/internal/v1/whep-endpoints/${await id()}`, success: 204, codes: ['NOT_FOUND'], body: anyJson })),
+    );
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        expectRelayAnswer(a, x.success, [...x.codes], what(x.method, path, r));
+        if (a.status === 201) {
+          created.push({ kind: path.endsWith('whip-endpoints') ? 'whip-endpoints' : 'whep-endpoints', id: (a.body as { id: string }).id });
+          expect(JSON.stringify((await call('GET', `/internal/v1/routers/${base.routerId}`)).body)).not.toContain((a.body as { token: string }).token);
+        }
+        if (a.status === 404 && (a.body as { code: string }).code === 'NOT_FOUND') {
+          expect((a.body as { details: { resource: string } }).details.resource).toMatch(/^(whipEndpoint|whepEndpoint|producer|router|route)$/);
+        }
+        await cleanUp();
+      }),
+      fuzzParameters(),
+    );
+  });
+
   it('recordings: POST, GET list and one, DELETE', async () => {
     const create = () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } });
     const target = fc.oneof(
@@ -652,6 +684,8 @@ describe('fuzz /internal', () => {
       { path: '/internal/v1/recordings', body: () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { meeting: 'm' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'RECORDING_CAPACITY_EXCEEDED'], kind: 'recordings' },
       { path: '/internal/v1/plain-transports', body: () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, appData: { source: 'obs' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'plain-transports' },
       { path: '/internal/v1/plain-transports/{plain}/connect', body: () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
+      { path: '/internal/v1/whip-endpoints', body: () => ({ routerId: base.routerId, ttlS: 600, appData: { userId: 'obs' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'whip-endpoints' },
+      { path: '/internal/v1/whep-endpoints', body: () => ({ routerId: base.routerId, producerIds: [base.producerId], appData: { room: 'r' } }), success: 201, codes: ['VALIDATION_ERROR', 'NOT_FOUND'], kind: 'whep-endpoints' },
       { path: `/internal/v1/transports/{send}/max-incoming-bitrate`, body: () => ({ bitrate: 1_000_000 }), success: 204, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/priority`, body: () => ({ priority: 7 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND'] },
       { path: `/internal/v1/consumers/{consumer}/preferred-layers`, body: () => ({ spatialLayer: 1, temporalLayer: 2 }), success: 200, codes: ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT'] },
@@ -758,7 +792,7 @@ describe('fuzz /internal', () => {
     expect(after.workers.map((w) => w.pid)).toEqual(pidsBefore);
     expect(after.workers.every((w) => w.alive && w.deaths === 0)).toBe(true);
     expect(after.counts).toEqual(countsBefore);
-    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+    expect(after.counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
     // The engine agrees: everything it created during the file is closed.
     expect(engine.routers.length).toBeGreaterThan(10);
     expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });

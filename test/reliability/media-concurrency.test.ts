@@ -40,8 +40,8 @@ async function counts() {
 
 /** The registry (as /internal/info reports it) and the engine agree, object for object. */
 async function expectRegistryMatchesEngine() {
-  // mediasoup counts pipe and plain transports as transports.
-  const { pipeTransports = 0, plainTransports = 0, ...registered } = await counts();
+  // mediasoup counts pipe and plain transports as transports; WHIP/WHEP endpoints are the relay's own (no engine object).
+  const { pipeTransports = 0, plainTransports = 0, whipEndpoints: _whip, whepEndpoints: _whep, ...registered } = await counts();
   expect({ ...registered, transports: registered.transports! + pipeTransports + plainTransports }).toEqual(engine.open());
 }
 
@@ -132,7 +132,7 @@ describe('concurrent media lifecycles', () => {
           for (const id of room.consumers) expect((await relay('POST', `/internal/v1/consumers/${id}/resume`)).status).toBe(404);
           for (const tr of room.transports) expect((await relay('POST', `/internal/v1/transports/${tr.id}/connect`, { dtlsParameters: dtls() })).status).toBe(404);
         }
-        expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+        expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
         expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
       }),
       { numRuns: Number(process.env.MEDIA_RACE_RUNS ?? 12), ...(FUZZ_SEED === undefined ? {} : { seed: FUZZ_SEED }) },
@@ -161,7 +161,7 @@ describe('concurrent media lifecycles', () => {
       if (consumer.status === 201) expect((await relay('POST', `/internal/v1/consumers/${consumer.body.id}/resume`)).status).toBe(404);
       if (transport.status === 201) expect((await relay('POST', `/internal/v1/transports/${transport.body.id}/connect`, { dtlsParameters: dtls() })).status).toBe(404);
       if (lateProducer.status === 201) expect((await relay('DELETE', `/internal/v1/producers/${lateProducer.body.id}`)).status).toBe(404);
-      expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+      expect(await counts()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
       expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
     }
     expect(seen.filter((a) => a.status >= 500)).toEqual([]);

@@ -130,7 +130,7 @@ describe('worker killed with SIGKILL during a burst of media requests', () => {
     expect((await info(t.app, t.internalToken)).workers.map((w) => w.routers)).toEqual([2, 2]);
     for (const id of routers) await rec.call('close', 'DELETE', `/internal/v1/routers/${id}`);
     expect(await rec.lifecycle()).toBe(true);
-    expect((await info(t.app, t.internalToken)).counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+    expect((await info(t.app, t.internalToken)).counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
     expect(engine.open()).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0 });
   });
 
@@ -200,7 +200,7 @@ describe('worker that stops answering (SIGSTOP)', () => {
     expect(await rec.lifecycle()).toBe(true);
     await eventually('late creations closed', () => engine.open().transports === 0 && engine.open().routers === 1, 5000, 20);
     expect((await rec.call('close', 'DELETE', `/internal/v1/routers/${router.body.id}`)).status).toBe(204);
-    expect((await info(app, TEST_INTERNAL_TOKEN)).counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0 });
+    expect((await info(app, TEST_INTERNAL_TOKEN)).counts).toEqual({ routers: 0, transports: 0, producers: 0, consumers: 0, dataProducers: 0, dataConsumers: 0, pipeTransports: 0, plainTransports: 0, whipEndpoints: 0, whepEndpoints: 0 });
     await eventually('engine empty', () => engine.open().routers === 0, 5000, 20);
   });
 });

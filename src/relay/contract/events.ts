@@ -41,6 +41,8 @@ export const dataConsumerCloseReason = z.enum([
   'worker_died',
   'shutdown',
 ]);
+/** Why a WHIP or WHEP session ended. */
+export const sessionEndReason = z.enum(['api', 'endpoint_closed', 'transport_closed']);
 /** Who paused or resumed a consumer: the API on that consumer, or its producer pausing/resuming. */
 export const pauseCause = z.enum(['api', 'producer']);
 /** Why a stream's first event is `resync`: reload state (GET /internal/v1/routers) instead of trusting yours. */
@@ -108,6 +110,36 @@ export const eventSchemas = {
     'plainTransport.closed',
     { plainTransportId: z.string(), ...onRouter, reason: transportCloseReason },
     'A plain RTP transport closed; its producers and consumers close with it (transport_closed).',
+  ),
+  'whipEndpoint.closed': event(
+    'whipEndpoint.closed',
+    { endpointId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A WHIP endpoint closed (DELETE, or its router closed); its sessions ended before (whip.session.ended endpoint_closed).',
+  ),
+  'whepEndpoint.closed': event(
+    'whepEndpoint.closed',
+    { endpointId: z.string(), ...onRouter, reason: transportCloseReason },
+    'A WHEP endpoint closed (DELETE, or its router closed); its sessions ended before (whep.session.ended endpoint_closed).',
+  ),
+  'whip.session.started': event(
+    'whip.session.started',
+    { endpointId: z.string(), sessionId: z.string(), ...onTransport, producerIds: z.array(z.string()) },
+    "A WHIP client's offer was answered: its transport and the producers it sends on (appData is the endpoint's).",
+  ),
+  'whip.session.ended': event(
+    'whip.session.ended',
+    { endpointId: z.string(), sessionId: z.string(), ...onTransport, producerIds: z.array(z.string()), reason: sessionEndReason },
+    'A WHIP session ended: DELETE on it (api), its endpoint closed, or its transport closed otherwise (router closed, worker died); its producers closed with it.',
+  ),
+  'whep.session.started': event(
+    'whep.session.started',
+    { endpointId: z.string(), sessionId: z.string(), ...onTransport, producerIds: z.array(z.string()) },
+    "A WHEP client's offer was answered: its transport and the producers it plays so far (appData is the endpoint's).",
+  ),
+  'whep.session.ended': event(
+    'whep.session.ended',
+    { endpointId: z.string(), sessionId: z.string(), ...onTransport, producerIds: z.array(z.string()), reason: sessionEndReason },
+    'A WHEP session ended: DELETE on it (api), its endpoint closed, or its transport closed otherwise; its consumers closed with it.',
   ),
   'router.activeSpeaker': event(
     'router.activeSpeaker',

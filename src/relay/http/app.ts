@@ -14,6 +14,8 @@ export type InternalAppDeps = ServiceRoutesDeps & {
   recordings: Recordings;
   /** TURN: when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
   turn?: TurnSettings;
+  /** TRUST_PROXY: whether a forwarded host names the public origin (WHIP/WHEP endpoint URLs). */
+  trustProxy?: 'none' | 'fly' | 'xff' | undefined;
 };
 
 /**
@@ -33,8 +35,8 @@ export function createInternalApp(deps: InternalAppDeps) {
 }
 
 /** Every resource family's routes (kinds/index.ts), in the table's order. */
-function familyRoutes({ media, turn }: InternalAppDeps): OpenAPIHono<AppEnv> {
+function familyRoutes({ media, turn, trustProxy }: InternalAppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
-  for (const row of Object.values(FAMILIES)) app.route('/', row.routes(media, { turn }));
+  for (const row of Object.values(FAMILIES)) app.route('/', row.routes(media, { turn, ...(trustProxy ? { trustProxy } : {}) }));
   return app;
 }

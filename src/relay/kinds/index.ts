@@ -16,6 +16,7 @@ import * as producersContract from './producers/contract.js';
 import * as routersContract from './routers/contract.js';
 import { roomStateContract } from './routers/contract.js';
 import * as transportsContract from './transports/contract.js';
+import * as whipContract from './whip/contract.js';
 import { consumersRoutes } from './consumers/routes.js';
 import { controlsRoutes } from './controls/routes.js';
 import { dataRoutes } from './data/routes.js';
@@ -25,6 +26,7 @@ import { plainRoutes } from './plain/routes.js';
 import { producersRoutes } from './producers/routes.js';
 import { routersRoutes } from './routers/routes.js';
 import { transportsRoutes } from './transports/routes.js';
+import { whipRoutes } from './whip/routes.js';
 import * as consumers from './consumers/ops.js';
 import * as controls from './controls/ops.js';
 import * as data from './data/ops.js';
@@ -34,6 +36,7 @@ import * as plain from './plain/ops.js';
 import * as producers from './producers/ops.js';
 import * as routers from './routers/ops.js';
 import * as transports from './transports/ops.js';
+import * as whip from './whip/ops.js';
 import { CONSUMER_KINDS } from './consumers/row.js';
 import { DATA_KINDS } from './data/row.js';
 import { PIPE_KINDS } from './pipes/row.js';
@@ -41,6 +44,7 @@ import { PLAIN_KINDS } from './plain/row.js';
 import { PRODUCER_KINDS } from './producers/row.js';
 import { ROUTER_KINDS } from './routers/row.js';
 import { TRANSPORT_KINDS } from './transports/row.js';
+import { WHIP_KINDS } from './whip/row.js';
 import type { KindTable } from './row.js';
 import { pluralsOf } from '../registry/kinds.js';
 
@@ -48,6 +52,8 @@ import { pluralsOf } from '../registry/kinds.js';
 export interface FamilySettings {
   /** TURN: when set, transports' answers carry `iceServers`. */
   readonly turn?: TurnSettings;
+  /** Where a request's public origin may come from (TRUST_PROXY): WHIP/WHEP endpoint URLs. */
+  readonly trustProxy?: 'none' | 'fly' | 'xff';
 }
 
 interface Family<Contract, Ops, Kinds> {
@@ -84,6 +90,7 @@ const ROWS = {
   data: family({ contract: dataContract, ops: data, routes: dataRoutes, kinds: DATA_KINDS }),
   pipes: family({ contract: pipesContract, ops: pipes, routes: pipesRoutes, kinds: PIPE_KINDS }),
   plain: family({ contract: plainContract, ops: plain, routes: plainRoutes, kinds: PLAIN_KINDS }),
+  whip: family({ contract: whipContract, ops: whip, routes: whipRoutes, kinds: WHIP_KINDS }),
 };
 
 type UnionToIntersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;

@@ -13,7 +13,8 @@ describe('event types', () => {
         'consumer.resumed', 'consumer.score', 'consumer.layers', 'dataProducer.closed', 'dataConsumer.closed',
         'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining', 'pipeTransport.closed',
         'plainTransport.closed', 'recording.started', 'recording.stopped', 'recording.failed', 'recording.uploaded',
-        'recording.recovered',
+        'recording.recovered', 'whipEndpoint.closed', 'whepEndpoint.closed', 'whip.session.started', 'whip.session.ended',
+        'whep.session.started', 'whep.session.ended',
       ].sort(),
     );
     for (const type of EVENT_TYPES) expect(eventSchemas[type].shape.type.value).toBe(type);
