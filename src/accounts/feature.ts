@@ -8,6 +8,7 @@ import type { AccountsDeps } from './deps.js';
 import type { AuthEnv, RouteKit } from './shared/route-kit.js';
 import type { FactorRemoval, ReauthFactor } from './shared/second-factors.js';
 import type { AddressProof } from './shared/address-proof.js';
+import type { SignInMethod } from './shared/sign-in-methods.js';
 import type { ErrorRow } from './shared/error-table.js';
 import type { Db } from '../db/client.js';
 import type { RateLimitStores } from '../http/rate-limit-store.js';
@@ -69,6 +70,8 @@ export interface ServiceContext {
   factorNotices: NoticeThrottle | undefined;
   /** What removing a user's second factors removes, in the audit detail's order. */
   factors: readonly FactorRemoval[];
+  /** The ways to sign in the features hold besides the password. */
+  signInMethods: readonly SignInMethod[];
   /** How the owner's proof of the address is kept (NO_ADDRESS_PROOF when no feature keeps it). */
   addressProof: AddressProof;
   failures: LoginGuard;
@@ -104,6 +107,8 @@ export interface AccountFeature {
   services?(context: ServiceContext, built: AccountServices): Partial<AccountServices>;
   /** A second factor: its part in removing a user's second factors. */
   factorRemoval?: FactorRemoval;
+  /** A way to sign in besides the password, which an account may be left with alone. */
+  signInMethod?: SignInMethod;
   /** How it keeps the owner's proof of the address, for the features that prove it too (one feature at most). */
   addressProof?: AddressProof;
   /** The texts of its kinds of second-factor notice, by kind. */

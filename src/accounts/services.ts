@@ -50,6 +50,7 @@ export function createAccountServices(deps: AccountServicesDeps, features: reado
   const factors = features
     .flatMap((feature) => (feature.factorRemoval ? [feature.factorRemoval] : []))
     .sort((a, b) => a.order - b.order);
+  const signInMethods = features.flatMap((feature) => (feature.signInMethod ? [feature.signInMethod] : []));
   // How the owner's proof of the address is kept, by the one feature that keeps it.
   const proofs = features.flatMap((feature) => (feature.addressProof ? [feature.addressProof] : []));
   if (proofs.length > 1) throw new Error('more than one account feature keeps the proof of the address');
@@ -79,6 +80,7 @@ export function createAccountServices(deps: AccountServicesDeps, features: reado
     notices,
     factorNotices,
     factors,
+    signInMethods,
     addressProof,
     failures,
     confirmation,

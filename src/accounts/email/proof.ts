@@ -8,5 +8,6 @@ import type { AddressProof } from '../shared/address-proof.js';
 export const addressProof: AddressProof = {
   proved: () => sql<boolean>`${users.emailVerifiedAt} is not null`,
   record: (at) => ({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${at.toISOString()}::timestamptz)` }),
+  provedAtCreation: (at) => ({ emailVerifiedAt: at }),
   audited: (how) => ({ type: 'email_verified', detail: how }),
 };

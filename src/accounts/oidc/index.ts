@@ -15,11 +15,11 @@ declare module '../feature.js' {
 }
 
 export const oidcFeature: AccountFeature = {
-  services: ({ deps, db, keys, now, logger, audit, fresh, factorNotices }, { auth, sessions }) => {
+  services: ({ deps, db, keys, now, logger, audit, fresh, factorNotices, signInMethods, addressProof }, { auth, sessions }) => {
     const { config } = deps;
     const providers = new OidcProviders(config.oidc.providers, { logger, issuer: config.auth.issuer, production: config.nodeEnv === 'production' });
     providers.warmUp();
-    return { oidc: new OidcService({ db, keys, now, logger, audit, providers, auth, sessions, fresh, redirectUris: config.oidc.redirectUris, notices: factorNotices }) };
+    return { oidc: new OidcService({ db, keys, now, logger, audit, providers, auth, sessions, fresh, redirectUris: config.oidc.redirectUris, notices: factorNotices, otherSignInMethods: signInMethods, addressProof }) };
   },
   api: ({ kit, services, deps }) => oidcRoutes(kit, services.oidc, { secureCookies: deps.config.auth.issuer.startsWith('https:') }),
   factorNoticeTexts: OIDC_NOTICE_TEXT,

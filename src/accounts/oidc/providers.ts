@@ -27,7 +27,7 @@ export interface VerifiedIdentity {
   /** Lower-cased; undefined when the provider gave none (or one too long to be an address). */
   email: string | undefined;
   /** `email_verified` true, or the string "true" (Apple). */
-  emailVerified: boolean;
+  addressProven: boolean;
   /** What a new account's username and nickname are made from. */
   preferredName: string | undefined;
 }
@@ -165,7 +165,7 @@ function identityOf(provider: string, payload: JWTPayload): VerifiedIdentity {
   const email = typeof payload.email === 'string' && payload.email.length <= 254 && EMAIL.test(payload.email) ? payload.email.toLowerCase() : undefined;
   const verified = payload.email_verified === true || payload.email_verified === 'true';
   const name = [payload.preferred_username, payload.given_name, payload.name].find((v): v is string => typeof v === 'string' && v.trim() !== '');
-  return { provider, subject, email, emailVerified: email !== undefined && verified, preferredName: name ?? email?.split('@')[0] };
+  return { provider, subject, email, addressProven: email !== undefined && verified, preferredName: name ?? email?.split('@')[0] };
 }
 
 /** Apple's client secret: an ES256 JWT of the team, signed with the Sign in with Apple key (a day's life; rediscovery renews it). */

@@ -6,7 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, lte, sql } from 'drizzle-orm';
 import * as client from 'openid-client';
 import type { Db } from '../../db/client.js';
-import { oidcFlows, oidcIdentities, oidcLoginCodes, sessions, users, webauthnCredentials } from '../../db/schema.js';
+import { oidcFlows, oidcIdentities, oidcLoginCodes, sessions, users } from '../../db/schema.js';
+import type { AddressProof } from '../shared/address-proof.js';
+import type { SignInMethod } from '../shared/sign-in-methods.js';
 import { insertSelect, uniqueViolation } from '../../db/sql.js';
 import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
@@ -50,6 +52,10 @@ export interface OidcServiceDeps {
   redirectUris: readonly string[];
   /** "An identity was linked / unlinked" notices; none without mail. */
   notices?: NoticeThrottle | undefined;
+  /** The other features' ways to sign in (an account left with one of them may lose its last identity). */
+  otherSignInMethods: readonly SignInMethod[];
+  /** How the proof of an address is kept: a provider's verified e-mail counts as one. */
+  addressProof: AddressProof;
 }
 
 /** What the browser that started a web flow keeps (in the signed cookie): the PKCE verifier and the nonce. */
@@ -94,7 +100,7 @@ export class OidcService {
     if (!identity.email) throw await this.refuse('oidc_email_unusable', identity, client, 'no_email');
     const [holder] = await db.select({ id: users.id }).from(users).where(eq(users.email, identity.email)).limit(1);
     // Never a silent merge, and never a match on an address the provider did not verify.
-    if (holder) throw await this.refuse(identity.emailVerified ? 'oidc_link_required' : 'oidc_email_unusable', identity, client, identity.emailVerified ? 'email_held' : 'unverified_email_held', holder.id);
+    if (holder) throw await this.refuse(identity.addressProven ? 'oidc_link_required' : 'oidc_email_unusable', identity, client, identity.addressProven ? 'email_held' : 'unverified_email_held', holder.id);
     return this.createAccount(identity, client);
   }
 
@@ -112,7 +118,7 @@ export class OidcService {
       const created = db.$with('created').as(
         db
           .insert(users)
-          .values({ username, email: identity.email!, passwordHash: NO_PASSWORD, nickname: nicknameFrom(identity.preferredName, username), emailVerifiedAt: identity.emailVerified ? at : null, createdAt: at, updatedAt: at })
+          .values({ username, email: identity.email!, passwordHash: NO_PASSWORD, nickname: nicknameFrom(identity.preferredName, username), ...(identity.addressProven ? this.deps.addressProof.provedAtCreation(at) : {}), createdAt: at, updatedAt: at })
           .returning(),
       );
       const publicId = crypto.randomUUID();
@@ -360,7 +366,7 @@ export class OidcService {
 
   /**
    * DELETE /identities/{id}: refused (`oidc_last_method`) when the account would be left with no way
-   * to sign in: no password, no passkey, no other identity; decided by the deleting statement itself.
+   * to sign in: no password, no other identity, none of the other features' ways; decided by the deleting statement itself.
    */
   async unlink(auth: Authenticated, publicId: string, client_: SessionClient): Promise<void> {
     const { db, now } = this.deps;
@@ -370,7 +376,7 @@ export class OidcService {
     if (!target) throw new AuthError('no_such_identity');
     const at = now();
     const otherWay = sql`(exists (select 1 from ${users} where ${users.id} = ${user.id} and ${users.passwordHash} <> ${NO_PASSWORD})
-      or exists (select 1 from ${webauthnCredentials} where ${webauthnCredentials.userId} = ${user.id})
+      ${sql.join(this.deps.otherSignInMethods.map((method) => sql`or ${method.heldBy(user.id)}`), sql` `)}
       or exists (select 1 from ${oidcIdentities} where ${oidcIdentities.userId} = ${user.id} and ${oidcIdentities.id} <> ${target.id}))`;
     const gone = db.$with('gone').as(db.delete(oidcIdentities).where(and(eq(oidcIdentities.id, target.id), otherWay)).returning({ userId: oidcIdentities.userId }));
     const [removed] = await db.with(gone, ...accountEventRows(db, at, identityEvent('auth.identity.unlinked', sql`select user_id from gone`, target.provider, target.publicId))).select().from(gone);

@@ -49,7 +49,7 @@ export const errors = {
     code: ApiCode.OIDC_LINK_REQUIRED,
     status: 409,
     message: 'an account with this e-mail address exists: sign in to it and link this provider there',
-    meaning: "the provider's verified e-mail address belongs to an account this identity is not linked to; nothing was created or merged: sign in to that account (password, passkey) and link the provider (POST /oidc/{provider}/link/…)",
+    meaning: "the provider's verified e-mail address belongs to an account this identity is not linked to; nothing was created or merged: sign in to that account (any way it has) and link the provider (POST /oidc/{provider}/link/…)",
   },
   oidc_email_unusable: {
     code: ApiCode.OIDC_LINK_REQUIRED,
@@ -66,8 +66,8 @@ export const errors = {
   oidc_last_method: {
     code: ApiCode.OIDC_LAST_METHOD,
     status: 409,
-    message: 'this is the last way to sign in to the account; set a password or add a passkey first',
-    meaning: 'the account has no password, no passkey and no other identity: removing this one would lock it',
+    message: 'this is the last way to sign in to the account; set a password or add another way to sign in first',
+    meaning: 'the account has no password, no other identity and no other way to sign in: removing this one would lock it',
   },
   no_such_identity: { code: ApiCode.NOT_FOUND, status: 404, message: 'no such identity', meaning: "no such linked identity (another user's answers the same)" },
   password_already_set: {

@@ -4,7 +4,7 @@ import type { AccountFeature } from '../feature.js';
 import { Passkeys } from './ceremonies.js';
 import { passkeysRoutes } from './routes.js';
 import { passkeyReauth } from './reauth.js';
-import { passkeyRemoval } from './removal.js';
+import { passkeyRemoval, passkeySignIn } from './removal.js';
 import { PasskeyService, passkeyNotice } from './service.js';
 
 declare module '../feature.js' {
@@ -24,4 +24,5 @@ export const passkeysFeature: AccountFeature = {
   api: ({ kit, services }) => passkeysRoutes(kit, services.passkeys),
   reauthFactor: (services) => passkeyReauth(services.passkeys),
   factorRemoval: passkeyRemoval,
+  signInMethod: passkeySignIn,
 };

@@ -12,6 +12,8 @@ export interface AddressProof {
   proved(): SQL<boolean>;
   /** The change of a row of `users` that records a proof at `at` (an earlier proof stays). */
   record(at: Date): PgUpdateSetSource<typeof users>;
+  /** The values of a new row of `users` whose address was proved at `at` (e.g. asserted by an identity provider). */
+  provedAtCreation(at: Date): Partial<typeof users.$inferInsert>;
   /** The audit row of a proof by `how` (e.g. `password_reset`); the caller adds the user and the client. */
   audited(how: string): Pick<AuthEventInput, 'type' | 'detail'>;
 }
@@ -20,6 +22,7 @@ export interface AddressProof {
 export const NO_ADDRESS_PROOF: AddressProof = {
   proved: () => sql<boolean>`true`,
   record: () => ({}),
+  provedAtCreation: () => ({}),
   audited: () => {
     throw new Error('no feature keeps the proof of an address: nothing to audit');
   },
