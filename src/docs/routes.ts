@@ -65,7 +65,7 @@ const assets = new Map<string, Promise<Buffer>>();
 
 /** One of the two Swagger UI files, from the installed swagger-ui-dist (read once). */
 async function serveAsset(c: Context<AppEnv>) {
-  const file = c.req.param('file') ?? '';
+  const file = c.req.param('file') ?? c.req.path.slice(c.req.path.lastIndexOf('/') + 1);
   const type = assetTypes[file];
   if (!type) return c.notFound();
   let content = assets.get(file);
@@ -170,8 +170,10 @@ function createInternalDocsPage() {
     app
       // swaggerUI is a middleware of the plain Env; it answers the page itself.
       .openapi(internalDocsPage, (c, next) => page(c as never, next) as Promise<Response>)
-      // Only these two names: any other path under /internal still meets the token guard.
-      .get('/docs/assets/swagger-ui-dist/:file{swagger-ui\\.css|swagger-ui-bundle\\.js}', serveAsset)
+      // Only these two names, each its own route (a regex alternation would anchor only its last
+      // branch: swagger-ui.css.map matched); any other path under /internal meets the token guard.
+      .get('/docs/assets/swagger-ui-dist/swagger-ui.css', serveAsset)
+      .get('/docs/assets/swagger-ui-dist/swagger-ui-bundle.js', serveAsset)
   );
 }
 
