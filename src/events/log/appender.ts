@@ -58,6 +58,9 @@ export function createAppender(options: AppenderOptions) {
   async function run(): Promise<void> {
     let delay = RETRY_MIN_MS;
     while (queue.length > 0) {
+      // Also between the inserts of one run: events that came while one was in flight wait their turn.
+      const wait = lastStart + minIntervalMs - performance.now();
+      if (wait > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, wait));
       inFlight = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
       queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
       try {
@@ -88,9 +91,8 @@ export function createAppender(options: AppenderOptions) {
   function kick(): void {
     if (running || stopped) return;
     // Started on the next turn at the earliest (events published in the same tick, a close cascade,
-    // share the batch), and minIntervalMs after the previous insert's start.
-    const wait = lastStart + minIntervalMs - performance.now();
-    running = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
+    // share the batch); run() keeps minIntervalMs between two inserts' starts.
+    running = new Promise<void>((resolve) => setImmediate(resolve))
       .then(run)
       .finally(() => {
         running = undefined;
