@@ -30,6 +30,12 @@ export interface Database {
    * `task` simply runs.
    */
   exclusively<T>(key: bigint, task: () => Promise<T>): Promise<T>;
+  /**
+   * PGlite only (one process's own database, so every writer is in this process): calls `onNotify`
+   * after each commit of a transaction that ran `pg_notify(channel, …)`; resolves with the unlisten.
+   * Absent on PostgreSQL, where the event log's readers poll (see src/events/log/tail.ts).
+   */
+  listen?: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -103,6 +109,7 @@ export async function openDatabase(options: Config['database'], open: OpenOption
     kind: 'pglite',
     ping: (timeoutMs = 2000) => withTimeout(db.execute(sql`select 1`).then(() => undefined), timeoutMs),
     exclusively: (_key, task) => task(),
+    listen: (channel, onNotify) => client.listen(channel, () => onNotify()),
     // What PGlite made while it ran may carry read bits for others (see PRIVATE_UMASK): off at rest.
     close: async () => {
       await client.close();

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createAppender } from '../../src/events/log/appender.js';
-import { createEventLog, logEvents, type EventLog } from '../../src/events/log/log.js';
+import { createEventLog, EVENT_LOG_CHANNEL, logEvents, type EventLog } from '../../src/events/log/log.js';
 import { createTail } from '../../src/events/log/tail.js';
 import { eventLog } from '../../src/events/log/schema.js';
 import { openTestDatabase, usesPostgres } from '../support/app.js';
@@ -199,5 +199,44 @@ describe('the tail and the appender', () => {
     await spaced.flush();
     expect(starts).toHaveLength(2);
     expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(39);
+  });
+
+  // PGlite: every writer is this process, so the follower polls only as a safety net and a write of
+  // another module (an account change's outbox row) wakes it through the commit's notification.
+  if (!usesPostgres()) it("on PGlite a statement that logs events wakes the listening follower at its commit; the appender's own batches do not", async () => {
+    const log = createEventLog(test.database);
+    const got: number[] = [];
+    let reads = 0;
+    const counted = { after: (id: number, limit?: number) => (reads++, log.after(id, limit)), bounds: () => log.bounds() };
+    const tail = createTail({ log: counted, deliver: (logId) => got.push(logId), intervalMs: 60_000 });
+    let notices = 0;
+    const unlisten = await test.database.listen!(EVENT_LOG_CHANNEL, () => {
+      notices++;
+      tail.wake();
+    });
+    try {
+      await tail.start();
+      for (let i = 0; reads === 0 && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      await slowAppend(test.database, [payload(4, 1), payload(4, 2)], 0);
+      const woken = performance.now();
+      for (let i = 0; got.length < 2 && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(got).toHaveLength(2);
+      expect(performance.now() - woken).toBeLessThan(1_000); // the poll would take 60 s
+      expect(notices).toBe(1);
+
+      // The appender's batch: stored and handed over by its writer, no notification, no read.
+      const readsBefore = reads;
+      const appender = createAppender({ log, onStored: (lastId, events) => tail.stored(lastId, events) });
+      appender.enqueue('test.event', payload(4, 3));
+      await appender.flush();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(got).toHaveLength(3);
+      expect(notices).toBe(1);
+      expect(reads).toBe(readsBefore);
+    } finally {
+      await unlisten();
+      await tail.stop();
+    }
   });
 });

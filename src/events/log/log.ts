@@ -20,6 +20,9 @@ import { eventLog } from './schema.js';
 /** The advisory lock every write to the log holds from its ids to its commit (the bytes of "chatevnt"). */
 export const EVENT_LOG_LOCK_KEY = 0x6368617465766e74n;
 
+/** The notification channel a statement that logs events notifies (PGlite's follower listens: tail.ts). */
+export const EVENT_LOG_CHANNEL = 'event_log';
+
 /** Rows one read returns at most. */
 export const MAX_READ = 1_000;
 
@@ -45,8 +48,11 @@ export interface EventToStore {
  * const logged = logEvents(db, sql`select 'auth.user.deleted' as type, json_build_object(...)::text as payload, 0 as ord from gone`)
  * await db.with(gone, ...logged).select({ n: count() }).from(gone)
  */
-export function logEvents(db: Db, rows: SQL) {
-  const lock = db.$with('event_log_lock', { locked: sql<string>`locked`.as('locked') }).as(sql`select pg_advisory_xact_lock(${sql.raw(EVENT_LOG_LOCK_KEY.toString())}) as locked`);
+export function logEvents(db: Db, rows: SQL, { notify = true }: { notify?: boolean } = {}) {
+  // The notice wakes this process's follower at the commit on PGlite (Database.listen); the appender's
+  // own batches go without one: its follower takes them as they are stored (tail.stored()).
+  const notice = notify ? sql` from (select pg_notify(${EVENT_LOG_CHANNEL}, '')) as notice` : sql``;
+  const lock = db.$with('event_log_lock', { locked: sql<string>`locked`.as('locked') }).as(sql`select pg_advisory_xact_lock(${sql.raw(EVENT_LOG_LOCK_KEY.toString())}) as locked${notice}`);
   const logged = db.$with('event_log_logged', { id: sql<number>`id`.as('id') }).as(
     sql`insert into ${eventLog} (type, payload) select e.type, e.payload from ${lock}, (${rows}) as e order by e.ord returning id`,
   );
@@ -67,7 +73,7 @@ export function createEventLog(database: Database) {
       if (events.length === 0) return undefined;
       const batch = JSON.stringify(events.map((event) => [event.type, event.payload]));
       const rows = sql`select x.e->>0 as type, x.e->>1 as payload, x.ord from json_array_elements(${batch}::json) with ordinality as x(e, ord)`;
-      const [lock, logged] = logEvents(db, rows);
+      const [lock, logged] = logEvents(db, rows, { notify: false });
       const [result] = await db.with(lock, logged).select({ last: sql<string | null>`max(${logged.id})` }).from(logged);
       return result?.last == null ? undefined : Number(result.last);
     },

@@ -1,11 +1,15 @@
 // Follows the event log (issue 39): hands every durable event that any instance stores to this
-// instance's bus, in id order, within `intervalMs` of its commit (at once for this instance's own
-// writes: the appender wakes it). Polling keeps it the same on PGlite and PostgreSQL and through a
+// instance's bus, in id order, within `intervalMs` of its commit, and at once for this instance's own
+// writes: the appender hands its batches over (stored()), and on PGlite, where every writer is this
+// process, the other writes' notification wakes it (Database.listen; the poll is then only a safety
+// net, LISTENING_INTERVAL_MS). On PostgreSQL polling follows the other instances and survives a
 // database restart; each poll is one indexed read of the rows after the last id it handed over.
 import type { Logger } from '../../logger.js';
 import { MAX_READ, type EventLog } from './log.js';
 
 export const DEFAULT_INTERVAL_MS = 100;
+/** The poll where every write wakes the follower (PGlite): each read costs the embedded database about a millisecond of CPU. */
+export const LISTENING_INTERVAL_MS = 1_000;
 const RETRY_MAX_MS = 2_000;
 
 export interface TailOptions {

@@ -10,8 +10,8 @@ import { createAppender, type Appender } from '../../events/log/appender.js';
 import { createDeliveryStore, type DeliveryStore, type ParkedDelivery } from '../../events/log/deliveries.js';
 import { createLogDelivery, type LogDelivery } from '../../events/log/delivery.js';
 import { createRetention, type Retention } from '../../events/log/retention.js';
-import { createEventLog, type EventLog } from '../../events/log/log.js';
-import { createTail, type Tail } from '../../events/log/tail.js';
+import { createEventLog, EVENT_LOG_CHANNEL, type EventLog } from '../../events/log/log.js';
+import { createTail, LISTENING_INTERVAL_MS, type Tail } from '../../events/log/tail.js';
 import { createEventStreams, type EventStreams } from '../../events/sse.js';
 import type { ResyncEvent as BusResyncEvent } from '../../events/types.js';
 import { createWebhookSink, isMessageId, type WebhookSink, type WebhookStats } from '../../events/webhook.js';
@@ -119,7 +119,9 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
     onListenerError: (err, event) => logger.error({ err, eventType: event.type }, 'an event listener threw; the other sinks got the event'),
     ...(appender ? { store: appender.enqueue } : {}),
   });
-  const tail = log ? createTail({ log, deliver: (logId, payload) => bus.deliver(logId, payload), logger }) : undefined;
+  const listen = database?.listen;
+  const tail = log ? createTail({ log, deliver: (logId, payload) => bus.deliver(logId, payload), logger, ...(listen ? { intervalMs: LISTENING_INTERVAL_MS } : {}) }) : undefined;
+  let unlisten: (() => Promise<void>) | undefined;
   const streams = createEventStreams(bus, {
     heartbeatMs: config.heartbeatS * 1000,
     maxStreams: config.maxStreams,
@@ -177,6 +179,8 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
     bus,
     log: log && appender && tail ? { log, appender, tail } : undefined,
     async start() {
+      // Listening before the follower reads where it starts: nothing committed in between goes unheard.
+      if (tail && listen) unlisten = await listen(EVENT_LOG_CHANNEL, () => tail.wake());
       const joined = tail ? await tail.start() : undefined;
       if (joined !== undefined) bus.start(joined);
       delivery?.start(joined);
@@ -211,6 +215,7 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
       await delivery?.stop({ deadlineMs: left() });
       await webhook?.stop({ deadlineMs: left() });
       await retention?.stop();
+      await unlisten?.().catch(() => {});
       await tail?.stop();
     },
   };
