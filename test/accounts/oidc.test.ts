@@ -206,11 +206,23 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token });
     expectOk(setup);
     const totp = new TOTP({ secret: Secret.fromBase32(setup.body.data.secret) });
-    expectOk(await call(t.app, 'POST', '/mfa/totp/enable', { token, body: { code: totp.generate({ timestamp: Date.now() - 30_000 }) } }));
+    const enabled = await call(t.app, 'POST', '/mfa/totp/enable', { token, body: { code: totp.generate({ timestamp: Date.now() - 30_000 }) } });
+    expectOk(enabled);
+    const recoveryCodes = enabled.body.data.recovery_codes;
     const challenged = await again();
     expectError(challenged, 401, 2007);
     const second = await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: (challenged.body.data as unknown as { mfa_token: string }).mfa_token, code: totp.generate() } });
     expectOk(second);
+    // The session and its audit row (newest first) name the provider and the second step, not the password.
+    const current = async (accessToken: string) => (await call(t.app, 'GET', '/sessions', { token: accessToken })).body.data.find((s) => s.current)!.auth_method;
+    expect(await current(second.body.data.token)).toBe('oidc:apple+totp');
+    // A recovery code as the second step.
+    const byRecovery = await again();
+    expectError(byRecovery, 401, 2007);
+    const third = await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: (byRecovery.body.data as unknown as { mfa_token: string }).mfa_token, recovery_code: recoveryCodes[0] } });
+    expectOk(third);
+    expect(await current(third.body.data.token)).toBe('oidc:apple+recovery_code');
+    expect((await audit(identity!.userId, 'login_succeeded')).map((e) => e.detail)).toEqual(['oidc:apple+recovery_code', 'oidc:apple+totp', 'oidc:apple']);
     // Banned: 2006, as after a right password.
     const ban = await t.app.request(`/internal/v1/users/${identity!.userId}/ban`, { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test' }) });
     expect(ban.status).toBe(200);
