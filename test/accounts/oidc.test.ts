@@ -120,18 +120,48 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     for (const detail of ['apple:claim_aud', 'apple:expired', 'apple:nonce', 'apple:algorithm', 'apple:unknown_key', 'apple:claim_iss']) expect(details, JSON.stringify(details)).toContain(detail);
   });
 
+  it('takes a nonce once: the same ID token again, or another with its nonce, answers 2019 and creates or links nothing', async () => {
+    const email = `${randomBytes(4).toString('hex')}@example.com`;
+    const token = await appleToken({ email, email_verified: true });
+    const first = await signIn(token);
+    expectOk(first);
+    const before = await countUsers();
+    const sessions = async () => (await call(t.app, 'GET', '/sessions', { token: first.body.data.token })).body.data.length;
+    const sessionsBefore = await sessions();
+    const replayed = await signIn(token);
+    expectError(replayed, 401, 2019);
+    expect(replayed.body.message).toMatch(/used already/);
+    // Another token of the provider carrying the same nonce (another identity): refused too, no account made.
+    const sameNonce = await apple.sign({ aud: CLIENT_ID, sub: newSub(), nonce: sha256(token.nonce), email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true });
+    expectError(await signIn({ id_token: sameNonce, nonce: token.nonce }), 401, 2019);
+    expect(await countUsers()).toBe(before);
+    expect(await sessions()).toBe(sessionsBefore);
+    // Nor can it be linked to another account.
+    const other = await registerVerified(t);
+    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: token }), 401, 2019);
+    expect(await t.database.db.select().from(oidcIdentities).where(eq(oidcIdentities.userId, other.id))).toEqual([]);
+    expect((await audit(undefined, 'oidc_login_failed')).filter((e) => e.detail === 'apple:replayed').length).toBeGreaterThanOrEqual(3);
+    // A token with a nonce of its own still signs in.
+    const sub = JSON.parse(Buffer.from(token.id_token.split('.')[1]!, 'base64url').toString()).sub as string;
+    const nonce = newNonce();
+    expectOk(await signIn({ id_token: await apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce) }), nonce }));
+  });
+
   it('never merges: a verified e-mail of a password account answers 2020 and changes nothing; an unverified one too, without signing in; after linking (fresh) the provider signs in to it', async () => {
     const user = await registerVerified(t);
     const sub = newSub();
-    const nonce = newNonce();
-    const token = (claims: object) => apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce), email: user.email, ...claims });
-    expectError(await signIn({ id_token: await token({ email_verified: true }), nonce }), 409, 2020);
-    expectError(await signIn({ id_token: await token({ email_verified: false }), nonce }), 409, 2020);
+    // Each ID token with a nonce of its own (a nonce is taken once).
+    const token = async (claims: object) => {
+      const nonce = newNonce();
+      return { id_token: await apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce), email: user.email, ...claims }), nonce };
+    };
+    expectError(await signIn(await token({ email_verified: true })), 409, 2020);
+    expectError(await signIn(await token({ email_verified: false })), 409, 2020);
     expect(await t.database.db.select().from(oidcIdentities).where(eq(oidcIdentities.userId, user.id))).toEqual([]);
-    const linked = await call<'POST', string, IdentityView>(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body: { id_token: await token({ email_verified: true }), nonce } });
+    const linked = await call<'POST', string, IdentityView>(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body: await token({ email_verified: true }) });
     expectOk(linked);
     expect(linked.body.data.provider).toBe('apple');
-    const signedIn = await signIn({ id_token: await token({ email_verified: true }), nonce });
+    const signedIn = await signIn(await token({ email_verified: true }));
     expectOk(signedIn);
     expect(signedIn.body.data.user.id).toBe(user.id);
     // Operators see it in the user view.
@@ -141,7 +171,7 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expect((await audit(user.id, 'identity_linked')).map((e) => e.detail)).toEqual(['oidc:apple']);
     // An identity linked here cannot be linked to another account.
     const other = await registerVerified(t);
-    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: { id_token: await token({}), nonce } }), 409, 2022);
+    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: await token({}) }), 409, 2022);
     // Listed, and unlinked (the password remains); the owner is mailed for both.
     const list = await call(t.app, 'GET', '/identities', { token: user.tokens.token });
     expect(list.body.data.map((i) => i.provider)).toEqual(['apple']);

@@ -17,7 +17,7 @@ export const idTokenBody = z.object({
     .string(rule(NONCE_RULE))
     .min(1, NONCE_RULE)
     .max(512, NONCE_RULE)
-    .describe("the nonce the app gave the provider's SDK, as the app holds it (raw); a provider configured sha256 carries its hex SHA-256"),
+    .describe("the nonce the app gave the provider's SDK, as the app holds it (raw); a provider configured sha256 carries its hex SHA-256. Each nonce is taken once: an ID token with a nonce taken before answers 2019"),
 });
 export const redirectQuery = z.object({ redirect_uri: z.string(rule('redirect_uri: one of OIDC_REDIRECT_URIS')).max(2048, 'redirect_uri: one of OIDC_REDIRECT_URIS') });
 const callbackQuery = z.object({
@@ -54,7 +54,7 @@ export const oidcIdToken = accountRoute(
     request: { params: provider, body: { required: true, content: { 'application/json': { schema: idTokenBody } } } },
     responses: { 200: okResponse('tokens and the user', session) },
   },
-  ['invalid_request', 'oidc_refused', ...SIGN_IN_ERRORS, ...PROVIDER_ERRORS],
+  ['invalid_request', 'oidc_refused', 'oidc_token_replayed', ...SIGN_IN_ERRORS, ...PROVIDER_ERRORS],
 );
 
 export const oidcStart = accountRoute(
@@ -119,7 +119,7 @@ export const oidcLinkIdToken = accountRoute(
     request: { params: provider, body: { required: true, content: { 'application/json': { schema: idTokenBody } } } },
     responses: { 200: okResponse('the linked identity', identity) },
   },
-  ['invalid_request', 'invalid_access_token', 'reauthentication_required', 'oidc_refused', 'oidc_identity_taken', ...PROVIDER_ERRORS],
+  ['invalid_request', 'invalid_access_token', 'reauthentication_required', 'oidc_refused', 'oidc_token_replayed', 'oidc_identity_taken', ...PROVIDER_ERRORS],
 );
 
 export const listIdentities = accountRoute(

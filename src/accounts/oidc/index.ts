@@ -5,7 +5,7 @@ import type { AccountFeature } from '../feature.js';
 import { OIDC_NOTICE_TEXT } from './mail.js';
 import { OidcProviders } from './providers.js';
 import { oidcRoutes } from './routes.js';
-import { oidcFlows, oidcLoginCodes } from './schema.js';
+import { oidcFlows, oidcLoginCodes, oidcUsedNonces } from './schema.js';
 import { OidcService } from './service.js';
 
 declare module '../feature.js' {
@@ -26,5 +26,6 @@ export const oidcFeature: AccountFeature = {
   prune: async (db, before) => {
     await db.delete(oidcFlows).where(lt(oidcFlows.expiresAt, before));
     await db.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, before));
+    await db.delete(oidcUsedNonces).where(lt(oidcUsedNonces.expiresAt, before));
   },
 };

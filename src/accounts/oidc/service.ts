@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, lte, sql } from 'drizzle-orm';
 import * as client from 'openid-client';
 import type { Db } from '../../db/client.js';
-import { oidcFlows, oidcIdentities, oidcLoginCodes, sessions, users } from '../../db/schema.js';
+import { oidcFlows, oidcIdentities, oidcLoginCodes, oidcUsedNonces, sessions, users } from '../../db/schema.js';
 import type { AddressProof } from '../shared/address-proof.js';
 import type { SignInMethod } from '../shared/sign-in-methods.js';
 import { insertSelect, uniqueViolation } from '../../db/sql.js';
@@ -173,8 +173,31 @@ export class OidcService {
   /** POST /oidc/{provider}/id-token: the ID token a provider's SDK gave the app, and the nonce the app holds. */
   async signInWithIdToken(providerName: string, idToken: string, nonce: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     const provider = this.deps.providers.get(providerName);
-    const identity = await this.verified(provider, idToken, nonce, client);
+    const identity = await this.verifiedOnce(provider, idToken, nonce, client);
     return this.signInAs(await this.accountOf(identity, client), provider.name, client);
+  }
+
+  /**
+   * As verified(), and the token's nonce is taken: a keyed digest of it kept until the token could no
+   * longer be accepted, so the same ID token (or another with its nonce) is refused with
+   * `oidc_token_replayed` (audited `<provider>:replayed`) and changes nothing. In the database, as
+   * every single-use secret here, so all instances share it.
+   */
+  private async verifiedOnce(provider: OidcProvider, idToken: string, nonce: string, client_: SessionClient, userId?: number): Promise<VerifiedIdentity> {
+    const { db, keys, now } = this.deps;
+    const identity = await this.verified(provider, idToken, nonce, client_, userId);
+    const at = now();
+    // A row whose token can no longer be accepted is taken over (the hourly prune removes the rest).
+    const [taken] = await db
+      .insert(oidcUsedNonces)
+      .values({ digest: keys.digest('oidc-nonce-digest', `${provider.name}:${identity.tokenNonce}`), expiresAt: identity.acceptableUntil })
+      .onConflictDoUpdate({ target: oidcUsedNonces.digest, set: { expiresAt: identity.acceptableUntil }, setWhere: lte(oidcUsedNonces.expiresAt, at) })
+      .returning({ digest: oidcUsedNonces.digest });
+    if (!taken) {
+      await this.deps.audit.record({ type: 'oidc_login_failed', userId, detail: `${provider.name}:replayed`, ip: client_.ip, userAgent: client_.userAgent });
+      throw new AuthError('oidc_token_replayed');
+    }
+    return identity;
   }
 
   // ------------------------------------------------------------------ web flow
@@ -329,7 +352,7 @@ export class OidcService {
   async linkWithIdToken(auth: Authenticated, providerName: string, idToken: string, nonce: string, client_: SessionClient): Promise<StoredIdentity> {
     const provider = this.deps.providers.get(providerName);
     this.deps.fresh.require(auth);
-    const identity = await this.verified(provider, idToken, nonce, client_, auth.user.id);
+    const identity = await this.verifiedOnce(provider, idToken, nonce, client_, auth.user.id);
     return this.linkTo(auth.user.id, auth.sessionPublicId, identity, client_);
   }
 
