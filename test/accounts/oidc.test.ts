@@ -30,6 +30,7 @@ beforeAll(async () => {
     // Nothing listens there: discovery fails, the provider answers 2021, the rest runs.
     OIDC_ACME_ISSUER: 'http://127.0.0.1:9',
     OIDC_ACME_CLIENT_ID: 'chat',
+    OIDC_ACME_LABEL: 'Acme SSO',
     OIDC_REDIRECT_URIS: 'https://app.example.com/signed-in',
   });
 }, APP_TIMEOUT);
@@ -263,6 +264,15 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expectError(await call(t.app, 'POST', '/oidc/nope/id-token', { body: { id_token: 'a.b.c', nonce: 'n' } }), 404, 1004);
     expectError(await call(t.app, 'POST', '/oidc/acme/id-token', { body: { id_token: 'a.b.c', nonce: 'n' } }), 503, 2021);
     expectOk(await signIn(await appleToken({ email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true })));
+  });
+
+  it('lists the configured providers publicly: names and labels only, in OIDC_PROVIDERS order', async () => {
+    const res = await t.app.request('/api/v1/auth/oidc/providers');
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ code: 0, message: 'ok', data: [{ name: 'apple', label: 'Apple' }, { name: 'acme', label: 'Acme SSO' }] });
+    // Nothing of the configuration beyond them: no issuer, client id, key.
+    for (const secret of [apple.issuer, CLIENT_ID, 'TEAM123456', 'KEY1234567', 'http://127.0.0.1:9']) expect(text).not.toContain(secret);
   });
 
   it('refuses a redirect_uri not in OIDC_REDIRECT_URIS', async () => {

@@ -819,15 +819,16 @@ describe('fuzz /api/v1/auth/oidc and /identities', () => {
     );
   });
 
-  it('POST /oidc/exchange, GET /identities, DELETE /identities/:id, POST /password/set', async () => {
+  it('GET /oidc/providers, POST /oidc/exchange, GET /identities, DELETE /identities/:id, POST /password/set', async () => {
     const id = fc.oneof(notAnId, fc.uuid());
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('exchange', 'list', 'unlink', 'password'),
+        fc.constantFrom('providers', 'exchange', 'list', 'unlink', 'password'),
         id,
         requests(fc.oneof(anyJson, fc.record({ code: fc.oneof(anyString, anyJson) }, { requiredKeys: [] }), fc.record({ password: fc.oneof(anyString, anyJson, fc.constant('a-long-password-1')) }, { requiredKeys: [] })), bearer()),
         async (kind, identityId, r) => {
           const [method, path, codes] = {
+            providers: ['GET', '/api/v1/auth/oidc/providers', [0]],
             exchange: ['POST', '/api/v1/auth/oidc/exchange', [1001, 2019]],
             list: ['GET', '/api/v1/auth/identities', [0, 1002]],
             unlink: ['DELETE', `/api/v1/auth/identities/${identityId}`, [1002]],

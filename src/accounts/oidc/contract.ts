@@ -40,9 +40,26 @@ export const identity = z.strictObject({
 });
 export type IdentityView = z.output<typeof identity>;
 
+export const providerView = z.strictObject({
+  name: z.string().describe('the name in OIDC_PROVIDERS: the {provider} of the /oidc routes'),
+  label: z.string().describe('what a "Sign in with …" button says (OIDC_<NAME>_LABEL, else the name capitalised)'),
+});
+export type ProviderView = z.output<typeof providerView>;
+
 const redirect = (description: string) => ({ description, headers: z.object({ Location: z.string() }) });
 const PROVIDER_ERRORS = ['no_such_provider', 'oidc_unavailable'] as const;
 const SIGN_IN_ERRORS = ['oidc_link_required', 'oidc_email_unusable', 'account_banned', 'mfa_required'] as const;
+
+export const listProviders = accountRoute(
+  {
+    tags: ['oidc'],
+    method: 'get',
+    path: '/oidc/providers',
+    summary: 'The configured sign-in providers, in OIDC_PROVIDERS order, for a sign-in page\'s buttons: each name and label only (empty without OIDC_PROVIDERS)',
+    responses: { 200: okResponse('the providers', z.array(providerView)) },
+  },
+  [],
+);
 
 export const oidcIdToken = accountRoute(
   {

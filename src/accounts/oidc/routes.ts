@@ -1,4 +1,4 @@
-// POST /oidc/{provider}/id-token, GET /oidc/{provider}/start and /callback, POST /oidc/exchange,
+// GET /oidc/providers, POST /oidc/{provider}/id-token, GET /oidc/{provider}/start and /callback, POST /oidc/exchange,
 // POST /oidc/{provider}/link/start and /link/id-token, GET /identities, DELETE /identities/{id},
 // POST /password/set.
 import type { Context, MiddlewareHandler } from 'hono';
@@ -7,7 +7,7 @@ import { AuthError } from '../shared/auth-error.js';
 import { ok } from '../shared/envelope.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 import { sessionView } from '../sessions/views.js';
-import { listIdentities, oidcCallback, oidcExchange, oidcIdToken, oidcLinkIdToken, oidcLinkStart, oidcStart, setPassword, unlinkIdentity } from './contract.js';
+import { listIdentities, listProviders, oidcCallback, oidcExchange, oidcIdToken, oidcLinkIdToken, oidcLinkStart, oidcStart, setPassword, unlinkIdentity } from './contract.js';
 import { FLOW_COOKIE, FLOW_TTL_MS, type OidcService } from './service.js';
 import { identityView } from './views.js';
 
@@ -21,6 +21,7 @@ export function oidcRoutes(kit: RouteKit, oidc: OidcService, options: { secureCo
   const flowCookie = (c: Context, provider: string, value: string) =>
     setCookie(c, FLOW_COOKIE, value, { path: `/api/v1/auth/oidc/${provider}/callback`, httpOnly: true, secure: options.secureCookies, sameSite: 'Lax', maxAge: FLOW_TTL_MS / 1000 });
   return createRouter()
+    .openapi({ ...listProviders, middleware: [kit.apiLimit] }, (c) => ok(c, oidc.providerList()))
     .openapi({ ...oidcIdToken, middleware: [kit.countOutcome('login'), kit.authLimit, enabled] }, async (c) => {
       const { id_token, nonce } = c.req.valid('json');
       return ok(c, sessionView(await oidc.signInWithIdToken(c.req.valid('param').provider, id_token, nonce, kit.sessionClient(c))));

@@ -25,6 +25,7 @@ import { assertAcceptablePassword } from '../shared/password-policy.js';
 import { hashPassword, hasPassword, NO_PASSWORD } from '../passwords.js';
 import type { Authenticated, SessionClient, TokenSet, User } from '../types.js';
 import { ACCOUNT_ERRORS } from '../vocabulary.js';
+import type { ProviderView } from './contract.js';
 import { OidcRefusal, type OidcProvider, type OidcProviders, type VerifiedIdentity } from './providers.js';
 
 /** A web flow must come back within this. */
@@ -76,6 +77,11 @@ export class OidcService {
 
   get providerNames(): string[] {
     return this.deps.providers.names;
+  }
+
+  /** GET /oidc/providers: each configured provider's name and label, nothing else of its configuration. */
+  providerList(): ProviderView[] {
+    return this.deps.providers.names.map((name) => ({ name, label: this.deps.providers.get(name).config.label }));
   }
 
   // ------------------------------------------------------------------ which account
