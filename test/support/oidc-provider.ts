@@ -2,8 +2,9 @@
 // confidential client whose redirect URI is the service's callback, its own RSA key, and an
 // interaction endpoint that logs in the account the test names and grants consent (a real Grant),
 // so the authorization code flow runs end to end without a browser. `browse` follows the redirects
-// with the provider's cookies as a browser would.
-import { createServer, type Server } from 'node:http';
+// with the provider's cookies as a browser would. With `pages`, the interaction is what a browser
+// meets instead: a login form (the account's e-mail address) and a consent page with an Allow button.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
@@ -26,7 +27,24 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-export async function startTestProvider(options: { clientId: string; callbackUrl: string }): Promise<TestProvider> {
+/** The HTML of an interaction page: one form posting to `action`. */
+function page(title: string, action: string, fields: string, button: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><form method="post" action="${action}">${fields}<button type="submit" id="provider-submit">${button}</button></form></body></html>`;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A form body of at most 4 KiB. */
+async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
+  let text = '';
+  for await (const chunk of req) {
+    text += String(chunk);
+    if (text.length > 4096) throw new Error('form body too large');
+  }
+  return new URLSearchParams(text);
+}
+
+export async function startTestProvider(options: { clientId: string; callbackUrl: string; pages?: boolean }): Promise<TestProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: 'test-rs256', alg: 'RS256', use: 'sig' };
   const clientSecret = `secret-${options.clientId}-0123456789abcdef0123456789`;
@@ -53,6 +71,19 @@ export async function startTestProvider(options: { clientId: string; callbackUrl
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     void (async () => {
       const details = await provider.interactionDetails(req, res);
+      if (options.pages && req.method === 'GET') {
+        // What a browser is shown: the login form, then the consent page.
+        const login = details.prompt.name === 'login';
+        const html = login
+          ? page('Sign in to the test provider', `/interaction/${details.uid}`, '<input name="login" id="provider-login" placeholder="e-mail" autocomplete="off">', 'Sign in')
+          : page(`Allow ${escapeHtml(String(details.params.client_id))} to see your e-mail and profile?`, `/interaction/${details.uid}`, '', 'Allow');
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+        return;
+      }
+      if (options.pages && details.prompt.name === 'login' && (await formBody(req)).get('login') !== state.account.email) {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page('Unknown account', `/interaction/${details.uid}`, '<input name="login" id="provider-login">', 'Sign in'));
+        return;
+      }
       if (details.prompt.name === 'login') {
         accounts.set(state.account.sub, state.account);
         return provider.interactionFinished(req, res, { login: { accountId: state.account.sub } }, { mergeWithLastSubmission: false });
@@ -92,6 +123,11 @@ export async function startTestProvider(options: { clientId: string; callbackUrl
       }
       throw new Error('too many redirects at the provider');
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // A browser keeps its connections alive: closed here, or close() would wait for them.
+        server.closeAllConnections();
+      }),
   };
 }
