@@ -20,6 +20,8 @@ beforeAll(async () => {
   apple = await startTestIssuer();
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   Object.assign(env, {
+    // As in production: https, so a cookie may be SameSite=None (Secure).
+    AUTH_ISSUER: 'https://chat.example.com',
     OIDC_PROVIDERS: 'apple,acme',
     OIDC_APPLE_ISSUER: apple.issuer,
     OIDC_APPLE_CLIENT_ID: CLIENT_ID,
@@ -273,6 +275,19 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expect(JSON.parse(text)).toEqual({ code: 0, message: 'ok', data: [{ name: 'apple', label: 'Apple' }, { name: 'acme', label: 'Acme SSO' }] });
     // Nothing of the configuration beyond them: no issuer, client id, key.
     for (const secret of [apple.issuer, CLIENT_ID, 'TEAM123456', 'KEY1234567', 'http://127.0.0.1:9']) expect(text).not.toContain(secret);
+  });
+
+  it("asks Apple's web flow for form_post, with a flow cookie the provider's cross-site POST carries (SameSite=None, Secure)", async () => {
+    const res = await t.app.request(`/api/v1/auth/oidc/apple/start?redirect_uri=${encodeURIComponent('https://app.example.com/signed-in')}`);
+    expect(res.status).toBe(302);
+    const authorize = new URL(res.headers.get('location')!);
+    expect(authorize.searchParams.get('response_mode')).toBe('form_post');
+    expect(authorize.searchParams.get('redirect_uri')).toBe('https://chat.example.com/api/v1/auth/oidc/apple/callback');
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('oidc_flow='))!;
+    expect(cookie).toMatch(/; SameSite=None/i);
+    expect(cookie).toMatch(/; Secure/i);
+    expect(cookie).toMatch(/; HttpOnly/i);
+    expect(cookie).toMatch(/; Path=\/api\/v1\/auth\/oidc\/apple\/callback/);
   });
 
   it('refuses a redirect_uri not in OIDC_REDIRECT_URIS', async () => {

@@ -24,6 +24,8 @@ export interface TestProvider {
   account: TestAccount;
   /** Follows the provider's redirects from `url` (with its cookies) until one leaves the provider: that Location. */
   browse(url: string): Promise<string>;
+  /** As browse(), for a flow asked with response_mode=form_post: the form the provider's last page would post. */
+  browseToForm(url: string): Promise<{ action: string; fields: URLSearchParams }>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,13 @@ export interface TestProvider {
 function page(title: string, action: string, fields: string, button: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><form method="post" action="${action}">${fields}<button type="submit" id="provider-submit">${button}</button></form></body></html>`;
 }
+
+const unescapeHtml = (text: string) =>
+  text.replace(/&(#x[0-9a-f]+|#[0-9]+|amp|lt|gt|quot|apos);/gi, (_, entity: string) => {
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+    if (entity[0] !== '#') return named[entity.toLowerCase()]!;
+    return String.fromCodePoint(entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10));
+  });
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -96,6 +105,32 @@ export async function startTestProvider(options: { clientId: string; callbackUrl
     });
   });
   const cookies = new Map<string, string>();
+  /** Follows the provider's redirects from `start` until one leaves it (that URL), or it answers a form_post page (that form). */
+  const walk = async (start: string): Promise<string | { action: string; fields: URLSearchParams }> => {
+    cookies.clear();
+    let url = start;
+    for (let hop = 0; hop < 10; hop++) {
+      if (!url.startsWith(issuer)) return url;
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const at = pair!.indexOf('=');
+        cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+      }
+      const location = res.headers.get('location');
+      if (location) {
+        url = new URL(location, url).href;
+        continue;
+      }
+      const html = await res.text();
+      const form = /<form method="post" action="([^"]+)">/.exec(html);
+      if (!form) throw new Error(`the provider answered ${res.status} without a redirect: ${html.slice(0, 300)}`);
+      const fields = new URLSearchParams();
+      for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"\/>/g)) fields.set(name!, unescapeHtml(value!));
+      return { action: unescapeHtml(form[1]!), fields };
+    }
+    throw new Error('too many redirects at the provider');
+  };
   return {
     issuer,
     clientId: options.clientId,
@@ -107,21 +142,14 @@ export async function startTestProvider(options: { clientId: string; callbackUrl
       state.account = value;
     },
     async browse(start) {
-      cookies.clear();
-      let url = start;
-      for (let hop = 0; hop < 10; hop++) {
-        if (!url.startsWith(issuer)) return url;
-        const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
-        for (const line of res.headers.getSetCookie()) {
-          const [pair] = line.split(';');
-          const at = pair!.indexOf('=');
-          cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
-        }
-        const location = res.headers.get('location');
-        if (!location) throw new Error(`the provider answered ${res.status} without a redirect: ${(await res.text()).slice(0, 300)}`);
-        url = new URL(location, url).href;
-      }
-      throw new Error('too many redirects at the provider');
+      const end = await walk(start);
+      if (typeof end !== 'string') throw new Error(`the provider answered with a form to post to ${end.action}, not a redirect`);
+      return end;
+    },
+    async browseToForm(start) {
+      const end = await walk(start);
+      if (typeof end === 'string') throw new Error(`the provider redirected to ${end}, it posted no form`);
+      return end;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -27,6 +27,8 @@ const callbackQuery = z.object({
   error: z.string().max(256).optional(),
   error_description: z.string().max(1024).optional(),
 });
+/** The same answer as a form (response_mode=form_post, Apple's); `user`: Apple's name and address at the first sign-in (not used). */
+export const callbackForm = callbackQuery.extend({ user: z.string().max(2048).optional() });
 const CODE_RULE = 'code: the one-time code of the web flow';
 export const exchangeBody = z.object({ code: z.string(rule(CODE_RULE)).min(1, CODE_RULE).max(128, CODE_RULE) });
 export const setPasswordBody = z.object({ password });
@@ -95,6 +97,19 @@ export const oidcCallback = accountRoute(
     summary:
       "The provider's redirect back (register <AUTH_ISSUER>/api/v1/auth/oidc/<provider>/callback at the provider): checks state against this browser's cookie, the iss parameter (RFC 9207), exchanges the code and verifies the ID token; then 302 to the app's redirect_uri",
     request: { params: provider, query: callbackQuery },
+    responses: { 302: redirect("to the app's redirect_uri with code (sign-in), linked=<provider> (link), or error and error_code") },
+  },
+  ['invalid_request', 'oidc_refused', ...PROVIDER_ERRORS],
+);
+
+export const oidcCallbackForm = accountRoute(
+  {
+    tags: ['oidc'],
+    method: 'post',
+    path: '/oidc/{provider}/callback',
+    summary:
+      "The provider's answer posted as a form (response_mode=form_post: Apple's, with the name or email scope; OIDC_<NAME>_RESPONSE_MODE): the same checks and answers as the GET callback",
+    request: { params: provider, body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: callbackForm } } } },
     responses: { 302: redirect("to the app's redirect_uri with code (sign-in), linked=<provider> (link), or error and error_code") },
   },
   ['invalid_request', 'oidc_refused', ...PROVIDER_ERRORS],

@@ -79,6 +79,11 @@ export class OidcService {
     return this.deps.providers.names;
   }
 
+  /** How `provider` returns to the callback (OIDC_<NAME>_RESPONSE_MODE); `query` for a name not configured. */
+  responseMode(provider: string): 'query' | 'form_post' {
+    return this.deps.providers.names.includes(provider) ? this.deps.providers.get(provider).config.responseMode : 'query';
+  }
+
   /** GET /oidc/providers: each configured provider's name and label, nothing else of its configuration. */
   providerList(): ProviderView[] {
     return this.deps.providers.names.map((name) => ({ name, label: this.deps.providers.get(name).config.label }));
@@ -246,6 +251,7 @@ export class OidcService {
       nonce,
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
+      ...(provider.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     });
     return { url: url.href, cookie: this.sealCookie({ p: provider.name, s: state, v: verifier, n: nonce }) };
   }
@@ -257,10 +263,10 @@ export class OidcService {
    * is verified as the native flow's. Sign-in: the client app's redirect_uri gets a one-time `code`;
    * link: `linked=<provider>`. A refusal after the flow is known goes back to the app as `error=<code>`.
    */
-  async callback(providerName: string, currentUrl: URL, cookie: string | undefined, client_: SessionClient): Promise<FlowResult> {
+  async callback(providerName: string, answer: URLSearchParams, cookie: string | undefined, client_: SessionClient): Promise<FlowResult> {
     const { db, keys, now } = this.deps;
     const provider = this.deps.providers.get(providerName);
-    const state = currentUrl.searchParams.get('state') ?? '';
+    const state = answer.get('state') ?? '';
     const flowCookie = this.openCookie(cookie);
     const refusal = async (detail: string) => {
       await this.deps.audit.record({ type: 'oidc_login_failed', detail: `${provider.name}:${detail}`, ip: client_.ip, userAgent: client_.userAgent });
@@ -282,9 +288,10 @@ export class OidcService {
       const { configuration } = await provider.configuration();
       let tokens;
       try {
-        // The redirect URI as registered (behind a proxy the request's own URL differs), with the provider's parameters.
+        // The redirect URI as registered (behind a proxy the request's own URL differs), with the
+        // provider's parameters (from the query, or from the form it posted).
         const redirected = new URL(provider.callbackUrl);
-        redirected.search = currentUrl.search;
+        redirected.search = answer.toString();
         tokens = await client.authorizationCodeGrant(configuration, redirected, { pkceCodeVerifier: flowCookie.v, expectedState: flowCookie.s, expectedNonce: flowCookie.n, idTokenExpected: true });
       } catch (error) {
         throw await refusal(`exchange:${(error as { code?: string }).code ?? 'failed'}`);
