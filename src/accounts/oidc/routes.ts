@@ -8,10 +8,11 @@ import { ok } from '../shared/envelope.js';
 import { createRouter, type RouteKit } from '../shared/route-kit.js';
 import { sessionView } from '../sessions/views.js';
 import { listIdentities, listProviders, oidcCallback, oidcCallbackForm, oidcExchange, oidcIdToken, oidcLinkIdToken, oidcLinkStart, oidcStart, setPassword, unlinkIdentity } from './contract.js';
+import type { FirstPassword } from './first-password.js';
 import { FLOW_COOKIE, FLOW_TTL_MS, type OidcService } from './service.js';
 import { identityView } from './views.js';
 
-export function oidcRoutes(kit: RouteKit, oidc: OidcService, options: { secureCookies: boolean }) {
+export function oidcRoutes(kit: RouteKit, oidc: OidcService, firstPassword: FirstPassword, options: { secureCookies: boolean }) {
   // Without OIDC_PROVIDERS the provider endpoints answer 1004: checked after the rate limit, before the body is read.
   const enabled: MiddlewareHandler = async function oidcEnabled(_c, next) {
     if (oidc.providerNames.length === 0) throw new AuthError('no_such_provider');
@@ -69,7 +70,7 @@ export function oidcRoutes(kit: RouteKit, oidc: OidcService, options: { secureCo
       return ok(c, null);
     })
     .openapi({ ...setPassword, middleware: authenticated }, async (c) => {
-      await oidc.setPassword(c.var.auth, c.req.valid('json').password, kit.sessionClient(c));
+      await firstPassword.set(c.var.auth, c.req.valid('json').password, kit.sessionClient(c));
       return ok(c, null);
     });
 }
