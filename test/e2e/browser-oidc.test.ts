@@ -26,7 +26,7 @@ describe('browser demo: sign in with a provider', () => {
   let google: TestProvider | undefined;
   afterAll(() => google?.close());
 
-  it('shows a button per provider; the click goes through the provider\'s login and consent pages and ends signed in, with the identity on the profile', { timeout: 60_000 }, async (ctx) => {
+  it('shows a button per provider; the click goes through the provider\'s login and consent pages and ends signed in, with the identity on the profile', { timeout: 120_000 }, async (ctx) => {
     requireChromium(ctx);
     // The callback registered at the provider is on the demo's origin: its port is chosen first.
     const demoPort = await freePort();
@@ -35,6 +35,8 @@ describe('browser demo: sign in with a provider', () => {
     google.account = { sub: `g-${randomBytes(6).toString('hex')}`, email, email_verified: true, name: 'Ada Lovelace' };
     const demo = await session.start({
       demoPort,
+      // The service starts in a child process (tsx): slow on a loaded machine, as in browser-passkeys.
+      readyTimeoutMs: 60_000,
       serviceEnv: {
         OIDC_PROVIDERS: 'google,acme',
         OIDC_GOOGLE_ISSUER: google.issuer,
