@@ -85,8 +85,9 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/e2e/turn-relay.test.ts' },
 ];
 // Read and left in the bulk: test/reliability/{media-concurrency,concurrency.db,refresh-race.db}.test.ts assert outcomes under any interleaving (no 5xx, one winner, modes), with
-// bounds of 10 s (engine call, refresh grace, returns) that load does not approach; browser-passkeys and
-// browser-totp drive Chromium's virtual authenticator and the demo's forms, with no media and no time bound.
+// bounds of 10 s (engine call, refresh grace, returns) that load does not approach; browser-passkeys,
+// browser-totp and browser-oidc (a provider's pages on loopback) drive Chromium through the demo's forms,
+// with no media and no time bound.
 
 // The internal token compared in constant time: the ratio of two sub-millisecond medians, which load
 // drift skews. It mocks node:crypto (a spy on timingSafeEqual), so it runs in a process of its own.

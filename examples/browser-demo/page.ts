@@ -35,6 +35,22 @@ interface DemoState {
   activeSpeaker?: { producerId: string; username: string; tile: string | null };
   /** Issue 31: the otpauth URL drawn as a QR code, the recovery codes once enabled, the login's pending second step. */
   twoFactor: { otpauthUrl?: string; secret?: string; recoveryCodes?: string[]; mfaPending: boolean };
+  /** Issue 41: the providers offered (GET /api/v1/auth/oidc/providers) and the account's linked identities. */
+  providers: ProviderEntry[];
+  identities: IdentityEntry[];
+  /** How this page signed in: `password`, `passkey`, `oidc:<provider>`. */
+  signedInWith?: string;
+}
+interface ProviderEntry {
+  name: string;
+  label: string;
+}
+interface IdentityEntry {
+  id: string;
+  provider: string;
+  email: string | null;
+  linked_at: string;
+  last_used_at: string | null;
 }
 interface SignedInDevice {
   id: string;
@@ -71,6 +87,8 @@ const state: DemoState = {
   muted: { audio: false, video: false },
   peers: {},
   twoFactor: { mfaPending: false },
+  providers: [],
+  identities: [],
 };
 window.demo = state;
 
@@ -106,7 +124,7 @@ class SecondFactorRequired extends Error {
 
 let mfaToken: string | undefined;
 
-async function account(path: 'register' | 'login' | 'login/mfa', body: Record<string, string>) {
+async function account(path: 'register' | 'login' | 'login/mfa' | 'oidc/exchange', body: Record<string, string>) {
   const res = await fetch(`/api/v1/auth/${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -123,7 +141,17 @@ function loggedIn() {
   setStatus(`Logged in as ${state.user?.username}. Join to start.`, 'ready');
   joinButton.disabled = false;
   $('two-factor').classList.remove('hidden');
-  return Promise.all([refreshDevices(), refreshEmail()]);
+  return Promise.all([refreshDevices(), refreshEmail(), refreshIdentities()]);
+}
+
+/** A sign-in answered 2007: show the second step (a TOTP code or a recovery code with the challenge, 5 minutes, 5 tries). */
+function askSecondStep(error: unknown, what: string) {
+  if (!(error instanceof SecondFactorRequired)) return fail(error);
+  mfaToken = error.mfaToken;
+  state.twoFactor.mfaPending = true;
+  $('mfa').classList.remove('hidden');
+  $('mfa-code').focus();
+  setStatus(`${what}: type a code from your authenticator app (or a recovery code).`);
 }
 
 $<HTMLFormElement>('account').addEventListener('submit', (event) => {
@@ -141,15 +169,8 @@ $<HTMLFormElement>('account').addEventListener('submit', (event) => {
     action === 'register'
       ? account('register', { username, password, email: field('email') || `${username}@example.com` })
       : account('login', { account: username, password });
-  request.then(loggedIn, (error: unknown) => {
-    if (!(error instanceof SecondFactorRequired)) return fail(error);
-    // The second step: a TOTP code or a recovery code with the challenge (5 minutes, 5 tries).
-    mfaToken = error.mfaToken;
-    state.twoFactor.mfaPending = true;
-    $('mfa').classList.remove('hidden');
-    $('mfa-code').focus();
-    setStatus('Password right: type a code from your authenticator app (or a recovery code).');
-  });
+  state.signedInWith = 'password';
+  request.then(loggedIn, (error: unknown) => askSecondStep(error, 'Password right'));
 });
 
 $<HTMLFormElement>('mfa').addEventListener('submit', (event) => {
@@ -267,6 +288,7 @@ async function endDevice(device: SignedInDevice) {
     $('email').classList.add('hidden');
     $('two-factor').classList.add('hidden');
     $('passkeys').classList.add('hidden');
+    $('identities').classList.add('hidden');
     joinButton.disabled = true;
     setStatus('This session was ended. Log in again.', 'logged-out');
     return;
@@ -372,6 +394,74 @@ async function refreshPasskeys() {
 }
 
 $('passkey-login').addEventListener('click', () => void signInWithPasskey().catch(fail));
+
+// ---------------------------------------------------------------------------------------------
+// Sign in with a provider (issue 41): a button per configured provider starts the web flow
+// (GET /api/v1/auth/oidc/:provider/start, through the demo server's proxy: 302 to the provider,
+// its login and consent, back to the service's callback), which ends on this page with ?code= (or
+// ?error=&error_code=); POST /api/v1/auth/oidc/exchange turns the one-time code into the session.
+
+async function showProviders() {
+  const res = await fetch('/api/v1/auth/oidc/providers');
+  const envelope = (await res.json()) as { code: number; message: string; data: ProviderEntry[] };
+  if (envelope.code !== 0) throw new Error(`oidc/providers: ${envelope.message} (code ${envelope.code})`);
+  state.providers = envelope.data;
+  $('oidc-providers').replaceChildren(
+    ...envelope.data.map((p) => {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.className = 'secondary';
+      button.dataset.provider = p.name;
+      button.textContent = `Sign in with ${p.label}`;
+      // Back to this page: the service allows it (OIDC_REDIRECT_URIS, set by start.ts).
+      const start = `/api/v1/auth/oidc/${encodeURIComponent(p.name)}/start?redirect_uri=${encodeURIComponent(`${location.origin}/`)}`;
+      button.addEventListener('click', () => location.assign(start));
+      return button;
+    }),
+  );
+}
+
+/** The end of a provider's web flow: this page opened with ?code= (or ?error=). */
+async function finishProviderSignIn() {
+  const params = new URLSearchParams(location.search);
+  const code = params.get('code');
+  const error = params.get('error');
+  if (code === null && error === null) return;
+  // The code works once: out of the address bar and the history.
+  history.replaceState(null, '', location.pathname);
+  if (error !== null) throw new Error(`sign in with a provider: ${error} (code ${params.get('error_code') ?? '?'})`);
+  state.signedInWith = 'oidc';
+  try {
+    await account('oidc/exchange', { code: code! });
+  } catch (failure) {
+    askSecondStep(failure, 'Signed in at the provider');
+    return;
+  }
+  const sections = loggedIn();
+  setStatus(`Signed in with a provider as ${state.user?.username}. Join to start.`, 'ready');
+  await sections;
+}
+
+async function refreshIdentities() {
+  state.identities = await authenticated<IdentityEntry[]>('GET', '/identities');
+  $('identities').classList.toggle('hidden', state.identities.length === 0);
+  $('identities-list').replaceChildren(
+    ...state.identities.map((i) => {
+      const row = document.createElement('tr');
+      row.dataset.provider = i.provider;
+      for (const text of [state.providers.find((p) => p.name === i.provider)?.label ?? i.provider, i.email ?? '–', i.linked_at, i.last_used_at ?? 'never']) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      return row;
+    }),
+  );
+}
+
+void showProviders()
+  .then(finishProviderSignIn)
+  .catch(fail);
 $('passkey-add').addEventListener('click', () => void addPasskey().catch(fail));
 
 // ---------------------------------------------------------------------------------------------

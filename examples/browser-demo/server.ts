@@ -394,6 +394,8 @@ export function createSignalingApp(options: SignalingOptions) {
       return proxy(`${serviceUrl}${url.pathname}${url.search}`, {
         ...c.req,
         headers: { ...c.req.header(), host: undefined, ...forwardedFor(c) },
+        // The service's redirects (a provider sign-in's start and callback) go to the browser as they are.
+        redirect: 'manual',
       });
     })
     .route('/signaling', signaling);

@@ -160,6 +160,11 @@ function startService(options: DemoOptions & { servicePort: number; demoPort: nu
         // buttons work at http://localhost:<demo port>/, whose ceremonies the service accepts.
         WEBAUTHN_RP_ID: 'localhost',
         WEBAUTHN_ORIGINS: `http://localhost:${options.demoPort}`,
+        // Sign in with a provider (OIDC_PROVIDERS and its variables, inherited): the page's origin is the
+        // account API's public one, so the provider returns to <this origin>/api/v1/auth/oidc/<name>/callback
+        // (register that there) and the web flow ends back on the page.
+        AUTH_ISSUER: process.env.AUTH_ISSUER ?? `http://${HOST}:${options.demoPort}`,
+        OIDC_REDIRECT_URIS: process.env.OIDC_REDIRECT_URIS ?? `http://${HOST}:${options.demoPort}/`,
         ...options.serviceEnv,
       },
       stdio: ['pipe', options.serviceOutput === 'capture' ? 'pipe' : 'inherit', options.serviceOutput === 'capture' ? 'pipe' : 'inherit'],

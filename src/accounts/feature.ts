@@ -24,6 +24,7 @@ import type { FactorNoticeText } from './shared/factor-notice.js';
 import type { FreshSession } from './shared/fresh-session.js';
 import type { LoginGuard } from './shared/login-guard.js';
 import type { SessionClient, User } from './types.js';
+import type { AuthMethod } from './devices/contract.js';
 
 /**
  * The area's services: the shared ones here; each feature adds its own to this interface from its
@@ -42,8 +43,11 @@ export interface AccountServices {
 export interface SessionHooks {
   /** After a registration (e.g. mailing a first code); a failure is logged, the registration stands. */
   afterRegistration: ((user: User) => Promise<void>)[];
-  /** Between the right password and the session: throws the answer of a login that needs a second step. */
-  beforeSession: ((user: User, client: SessionClient) => Promise<void>)[];
+  /**
+   * Between the first factor (`method`: the password, a provider) and the session: throws the answer
+   * of a login that needs a second step.
+   */
+  beforeSession: ((user: User, client: SessionClient, method: AuthMethod) => Promise<void>)[];
 }
 
 export interface AccountServicesDeps extends AccountsDeps {

@@ -85,8 +85,11 @@ export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** How a session was opened (a device's `method`). */
 export const SIGN_IN_METHODS = [...sessions.signInMethods, ...totp.signInMethods, ...passkeys.signInMethods] as const;
-/** The ways of opening a session that name a configured part (`oidc:<provider>`), beside SIGN_IN_METHODS. */
-export const SIGN_IN_METHOD_FORMS = [oidc.signInMethod] as const;
+/**
+ * The ways of opening a session that name a configured part (`oidc:<provider>`), beside SIGN_IN_METHODS,
+ * and the same followed by the login's second step (`oidc:<provider>+totp`).
+ */
+export const SIGN_IN_METHOD_FORMS = [oidc.signInMethod, totp.afterFirstFactor(oidc.signInMethod)] as const;
 
 /** Why a session ended, as auth.session.ended says it (the order is the event's enum order). */
 export const SESSION_END_REASONS = [...shared.sessionEndReasons, ...email.sessionEndReasons] as const;

@@ -68,7 +68,7 @@ export const accountsEnvDocs = {
   title: 'The account API: tokens, budgets, rate limits, mail',
   sections: {
     WEBAUTHN_RP_ID: 'Passkeys (WebAuthn): the relying party and the origins of the pages that sign in',
-    OIDC_PROVIDERS: 'Sign in with OpenID Connect providers; per provider <NAME>: OIDC_<NAME>_ISSUER, OIDC_<NAME>_CLIENT_ID, OIDC_<NAME>_CLIENT_SECRET, OIDC_<NAME>_SCOPES (default "email profile"), OIDC_<NAME>_NONCE (raw or sha256)',
+    OIDC_PROVIDERS: 'Sign in with OpenID Connect providers; per provider <NAME>: OIDC_<NAME>_ISSUER, OIDC_<NAME>_CLIENT_ID, OIDC_<NAME>_CLIENT_SECRET, OIDC_<NAME>_SCOPES (default "email profile"), OIDC_<NAME>_NONCE (raw or sha256), OIDC_<NAME>_LABEL (the name sign-in buttons show), OIDC_<NAME>_RESPONSE_MODE (query or form_post; apple: form_post)',
   },
   notes: {
     AUTH_ISSUER: 'https://<FLY_APP_NAME>.fly.dev on Fly.io, else http://localhost:<PORT> outside production (required in production elsewhere)',
@@ -218,7 +218,7 @@ export const OIDC_PROVIDER_NAME = /^[a-z][a-z0-9]{0,14}$/;
 /** Providers one deployment may name. */
 export const MAX_OIDC_PROVIDERS = 10;
 /** What the per-provider variables take: the provider's name in upper case, OIDC_<NAME>_<PART>. */
-type OidcPart = 'ISSUER' | 'CLIENT_ID' | 'CLIENT_SECRET' | 'SCOPES' | 'NONCE';
+type OidcPart = 'ISSUER' | 'CLIENT_ID' | 'CLIENT_SECRET' | 'SCOPES' | 'NONCE' | 'LABEL' | 'RESPONSE_MODE';
 
 const oidcVariables = {
   // Comma-separated provider names (google,apple,acme); each has OIDC_<NAME>_ISSUER and _CLIENT_ID. Unset: no provider sign-in.
@@ -243,6 +243,10 @@ export interface OidcProviderConfig {
   scopes: string[];
   /** `sha256`: the ID token carries the hex SHA-256 of the nonce the client holds (Apple's SDKs). */
   nonce: 'raw' | 'sha256';
+  /** What a "Sign in with …" button says (GET /oidc/providers): OIDC_<NAME>_LABEL, else the name capitalised. */
+  label: string;
+  /** How the provider returns to the callback: `query` (a GET), or `form_post` (a POST of a form: Apple's, with the name or email scope). */
+  responseMode: 'query' | 'form_post';
 }
 
 /** OIDC_<NAME>_<PART> of a provider. */
@@ -273,6 +277,10 @@ const oidcConfig = z
       if ((text(oidcVariable(name, 'CLIENT_SECRET'))?.length ?? 0) > 2048) ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'CLIENT_SECRET')], message: 'at most 2048 characters' });
       const nonce = text(oidcVariable(name, 'NONCE'));
       if (nonce !== undefined && nonce !== 'raw' && nonce !== 'sha256') ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'NONCE')], message: 'must be raw or sha256' });
+      const responseMode = text(oidcVariable(name, 'RESPONSE_MODE'));
+      if (responseMode !== undefined && responseMode !== 'query' && responseMode !== 'form_post') ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'RESPONSE_MODE')], message: 'must be query or form_post' });
+      const label = text(oidcVariable(name, 'LABEL'));
+      if (label !== undefined && (label.length > 40 || /[\p{Cc}\p{Cf}]/u.test(label))) ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'LABEL')], message: 'at most 40 characters, no control characters' });
       const scopes = text(oidcVariable(name, 'SCOPES'));
       if (scopes !== undefined && (scopes.length > 512 || !/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scopes))) {
         ctx.addIssue({ code: 'custom', path: [oidcVariable(name, 'SCOPES')], message: 'must be scopes separated by single spaces (openid is always asked)' });
@@ -304,6 +312,9 @@ const oidcConfig = z
           : undefined,
       scopes: [...new Set(['openid', ...(text(oidcVariable(name, 'SCOPES')) ?? 'email profile').split(' ')])],
       nonce: text(oidcVariable(name, 'NONCE')) === 'sha256' ? 'sha256' : 'raw',
+      label: text(oidcVariable(name, 'LABEL')) ?? `${name[0]!.toUpperCase()}${name.slice(1)}`,
+      // Apple answers a web flow that asks for the name or email scope only with form_post.
+      responseMode: (text(oidcVariable(name, 'RESPONSE_MODE')) ?? (name === 'apple' ? 'form_post' : 'query')) as 'query' | 'form_post',
     }));
     return {
       /** Sign-in with OpenID Connect providers (/api/v1/auth/oidc/*); no providers: the endpoints answer 1004. */

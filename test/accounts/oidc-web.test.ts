@@ -14,24 +14,31 @@ const ISSUER = 'http://localhost:3000';
 const env: Record<string, string> = {};
 let google: TestProvider;
 let acme: TestProvider;
+/** Apple's web flow as oidc-provider gives it: the answer posted as a form (response_mode=form_post, apple's default). */
+let apple: TestProvider;
 beforeAll(async () => {
   google = await startTestProvider({ clientId: 'chat-google', callbackUrl: `${ISSUER}/api/v1/auth/oidc/google/callback` });
   acme = await startTestProvider({ clientId: 'chat-acme', callbackUrl: `${ISSUER}/api/v1/auth/oidc/acme/callback` });
+  apple = await startTestProvider({ clientId: 'chat-apple', callbackUrl: `${ISSUER}/api/v1/auth/oidc/apple/callback` });
   Object.assign(env, {
     AUTH_ISSUER: ISSUER,
-    OIDC_PROVIDERS: 'google,acme',
+    OIDC_PROVIDERS: 'google,acme,apple',
     OIDC_GOOGLE_ISSUER: google.issuer,
     OIDC_GOOGLE_CLIENT_ID: google.clientId,
     OIDC_GOOGLE_CLIENT_SECRET: google.clientSecret,
     OIDC_ACME_ISSUER: acme.issuer,
     OIDC_ACME_CLIENT_ID: acme.clientId,
     OIDC_ACME_CLIENT_SECRET: acme.clientSecret,
+    OIDC_APPLE_ISSUER: apple.issuer,
+    OIDC_APPLE_CLIENT_ID: apple.clientId,
+    OIDC_APPLE_CLIENT_SECRET: apple.clientSecret,
     OIDC_REDIRECT_URIS: RETURN,
   });
 }, APP_TIMEOUT);
 afterAll(async () => {
   await google?.close();
   await acme?.close();
+  await apple?.close();
 });
 const { t } = useMailingApp(env);
 
@@ -118,5 +125,37 @@ describe('the web flow against a real OpenID Provider', () => {
     const to = new URL((await back(callback, cookie)).headers.get('location')!);
     expect(to.searchParams.get('error_code')).toBe('2019');
     expect(to.searchParams.get('linked')).toBeNull();
+  });
+
+  it("takes the answer the provider posts as a form (response_mode=form_post, Apple's) with the same checks: state, the browser's cookie, single use", async () => {
+    const email = `${randomBytes(4).toString('hex')}@icloud.example`;
+    apple.account = { sub: `ap-${randomBytes(6).toString('hex')}`, email, email_verified: true, name: 'Grace Hopper' };
+    const res = await t.app.request(`/api/v1/auth/oidc/apple/start?redirect_uri=${encodeURIComponent(RETURN)}`);
+    expect(res.status).toBe(302);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('oidc_flow='))!.split(';')[0]!;
+    const authorize = new URL(res.headers.get('location')!);
+    expect(authorize.searchParams.get('response_mode')).toBe('form_post');
+    // The form the provider's page posts (its script submits it in a browser).
+    const { action, fields } = await apple.browseToForm(authorize.href);
+    expect(action).toBe(`${ISSUER}/api/v1/auth/oidc/apple/callback`);
+    expect(fields.get('code')).toBeTruthy();
+    expect(fields.get('iss')).toBe(apple.issuer);
+    const post = (body: URLSearchParams | string, headers: Record<string, string>) =>
+      t.app.request('/api/v1/auth/oidc/apple/callback', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: body.toString() });
+    const wrongState = new URLSearchParams(fields);
+    wrongState.set('state', 'x'.repeat(43));
+    expectError(await json(await post(wrongState, { cookie })), 401, 2019);
+    expectError(await json(await post(fields, {})), 401, 2019);
+    // Not a form: refused before anything is checked.
+    expectError(await json(await post(JSON.stringify(Object.fromEntries(fields)), { cookie, 'content-type': 'application/json' })), 400, 1001);
+    const answered = await post(fields, { cookie });
+    expect(answered.status).toBe(302);
+    const to = new URL(answered.headers.get('location')!);
+    expect(`${to.origin}${to.pathname}`).toBe(RETURN);
+    const signedIn = await call(t.app, 'POST', '/oidc/exchange', { body: { code: to.searchParams.get('code') } });
+    expectOk(signedIn);
+    expect(signedIn.body.data.user.email).toBe(email);
+    // The same form again finds its flow used.
+    expectError(await json(await post(fields, { cookie })), 401, 2019);
   });
 });

@@ -20,6 +20,8 @@ beforeAll(async () => {
   apple = await startTestIssuer();
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   Object.assign(env, {
+    // As in production: https, so a cookie may be SameSite=None (Secure).
+    AUTH_ISSUER: 'https://chat.example.com',
     OIDC_PROVIDERS: 'apple,acme',
     OIDC_APPLE_ISSUER: apple.issuer,
     OIDC_APPLE_CLIENT_ID: CLIENT_ID,
@@ -30,6 +32,7 @@ beforeAll(async () => {
     // Nothing listens there: discovery fails, the provider answers 2021, the rest runs.
     OIDC_ACME_ISSUER: 'http://127.0.0.1:9',
     OIDC_ACME_CLIENT_ID: 'chat',
+    OIDC_ACME_LABEL: 'Acme SSO',
     OIDC_REDIRECT_URIS: 'https://app.example.com/signed-in',
   });
 }, APP_TIMEOUT);
@@ -120,18 +123,48 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     for (const detail of ['apple:claim_aud', 'apple:expired', 'apple:nonce', 'apple:algorithm', 'apple:unknown_key', 'apple:claim_iss']) expect(details, JSON.stringify(details)).toContain(detail);
   });
 
+  it('takes a nonce once: the same ID token again, or another with its nonce, answers 2019 and creates or links nothing', async () => {
+    const email = `${randomBytes(4).toString('hex')}@example.com`;
+    const token = await appleToken({ email, email_verified: true });
+    const first = await signIn(token);
+    expectOk(first);
+    const before = await countUsers();
+    const sessions = async () => (await call(t.app, 'GET', '/sessions', { token: first.body.data.token })).body.data.length;
+    const sessionsBefore = await sessions();
+    const replayed = await signIn(token);
+    expectError(replayed, 401, 2019);
+    expect(replayed.body.message).toMatch(/used already/);
+    // Another token of the provider carrying the same nonce (another identity): refused too, no account made.
+    const sameNonce = await apple.sign({ aud: CLIENT_ID, sub: newSub(), nonce: sha256(token.nonce), email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true });
+    expectError(await signIn({ id_token: sameNonce, nonce: token.nonce }), 401, 2019);
+    expect(await countUsers()).toBe(before);
+    expect(await sessions()).toBe(sessionsBefore);
+    // Nor can it be linked to another account.
+    const other = await registerVerified(t);
+    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: token }), 401, 2019);
+    expect(await t.database.db.select().from(oidcIdentities).where(eq(oidcIdentities.userId, other.id))).toEqual([]);
+    expect((await audit(undefined, 'oidc_login_failed')).filter((e) => e.detail === 'apple:replayed').length).toBeGreaterThanOrEqual(3);
+    // A token with a nonce of its own still signs in.
+    const sub = JSON.parse(Buffer.from(token.id_token.split('.')[1]!, 'base64url').toString()).sub as string;
+    const nonce = newNonce();
+    expectOk(await signIn({ id_token: await apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce) }), nonce }));
+  });
+
   it('never merges: a verified e-mail of a password account answers 2020 and changes nothing; an unverified one too, without signing in; after linking (fresh) the provider signs in to it', async () => {
     const user = await registerVerified(t);
     const sub = newSub();
-    const nonce = newNonce();
-    const token = (claims: object) => apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce), email: user.email, ...claims });
-    expectError(await signIn({ id_token: await token({ email_verified: true }), nonce }), 409, 2020);
-    expectError(await signIn({ id_token: await token({ email_verified: false }), nonce }), 409, 2020);
+    // Each ID token with a nonce of its own (a nonce is taken once).
+    const token = async (claims: object) => {
+      const nonce = newNonce();
+      return { id_token: await apple.sign({ aud: CLIENT_ID, sub, nonce: sha256(nonce), email: user.email, ...claims }), nonce };
+    };
+    expectError(await signIn(await token({ email_verified: true })), 409, 2020);
+    expectError(await signIn(await token({ email_verified: false })), 409, 2020);
     expect(await t.database.db.select().from(oidcIdentities).where(eq(oidcIdentities.userId, user.id))).toEqual([]);
-    const linked = await call<'POST', string, IdentityView>(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body: { id_token: await token({ email_verified: true }), nonce } });
+    const linked = await call<'POST', string, IdentityView>(t.app, 'POST', '/oidc/apple/link/id-token', { token: user.tokens.token, body: await token({ email_verified: true }) });
     expectOk(linked);
     expect(linked.body.data.provider).toBe('apple');
-    const signedIn = await signIn({ id_token: await token({ email_verified: true }), nonce });
+    const signedIn = await signIn(await token({ email_verified: true }));
     expectOk(signedIn);
     expect(signedIn.body.data.user.id).toBe(user.id);
     // Operators see it in the user view.
@@ -141,7 +174,7 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expect((await audit(user.id, 'identity_linked')).map((e) => e.detail)).toEqual(['oidc:apple']);
     // An identity linked here cannot be linked to another account.
     const other = await registerVerified(t);
-    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: { id_token: await token({}), nonce } }), 409, 2022);
+    expectError(await call(t.app, 'POST', '/oidc/apple/link/id-token', { token: other.tokens.token, body: await token({}) }), 409, 2022);
     // Listed, and unlinked (the password remains); the owner is mailed for both.
     const list = await call(t.app, 'GET', '/identities', { token: user.tokens.token });
     expect(list.body.data.map((i) => i.provider)).toEqual(['apple']);
@@ -206,11 +239,23 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     const setup = await call(t.app, 'POST', '/mfa/totp/setup', { token });
     expectOk(setup);
     const totp = new TOTP({ secret: Secret.fromBase32(setup.body.data.secret) });
-    expectOk(await call(t.app, 'POST', '/mfa/totp/enable', { token, body: { code: totp.generate({ timestamp: Date.now() - 30_000 }) } }));
+    const enabled = await call(t.app, 'POST', '/mfa/totp/enable', { token, body: { code: totp.generate({ timestamp: Date.now() - 30_000 }) } });
+    expectOk(enabled);
+    const recoveryCodes = enabled.body.data.recovery_codes;
     const challenged = await again();
     expectError(challenged, 401, 2007);
     const second = await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: (challenged.body.data as unknown as { mfa_token: string }).mfa_token, code: totp.generate() } });
     expectOk(second);
+    // The session and its audit row (newest first) name the provider and the second step, not the password.
+    const current = async (accessToken: string) => (await call(t.app, 'GET', '/sessions', { token: accessToken })).body.data.find((s) => s.current)!.auth_method;
+    expect(await current(second.body.data.token)).toBe('oidc:apple+totp');
+    // A recovery code as the second step.
+    const byRecovery = await again();
+    expectError(byRecovery, 401, 2007);
+    const third = await call(t.app, 'POST', '/login/mfa', { body: { mfa_token: (byRecovery.body.data as unknown as { mfa_token: string }).mfa_token, recovery_code: recoveryCodes[0] } });
+    expectOk(third);
+    expect(await current(third.body.data.token)).toBe('oidc:apple+recovery_code');
+    expect((await audit(identity!.userId, 'login_succeeded')).map((e) => e.detail)).toEqual(['oidc:apple+recovery_code', 'oidc:apple+totp', 'oidc:apple']);
     // Banned: 2006, as after a right password.
     const ban = await t.app.request(`/internal/v1/users/${identity!.userId}/ban`, { method: 'POST', headers: { 'X-Internal-Token': t.internalToken, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'test' }) });
     expect(ban.status).toBe(200);
@@ -221,6 +266,28 @@ describe('the native flow (POST /oidc/{provider}/id-token)', () => {
     expectError(await call(t.app, 'POST', '/oidc/nope/id-token', { body: { id_token: 'a.b.c', nonce: 'n' } }), 404, 1004);
     expectError(await call(t.app, 'POST', '/oidc/acme/id-token', { body: { id_token: 'a.b.c', nonce: 'n' } }), 503, 2021);
     expectOk(await signIn(await appleToken({ email: `${randomBytes(4).toString('hex')}@example.com`, email_verified: true })));
+  });
+
+  it('lists the configured providers publicly: names and labels only, in OIDC_PROVIDERS order', async () => {
+    const res = await t.app.request('/api/v1/auth/oidc/providers');
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ code: 0, message: 'ok', data: [{ name: 'apple', label: 'Apple' }, { name: 'acme', label: 'Acme SSO' }] });
+    // Nothing of the configuration beyond them: no issuer, client id, key.
+    for (const secret of [apple.issuer, CLIENT_ID, 'TEAM123456', 'KEY1234567', 'http://127.0.0.1:9']) expect(text).not.toContain(secret);
+  });
+
+  it("asks Apple's web flow for form_post, with a flow cookie the provider's cross-site POST carries (SameSite=None, Secure)", async () => {
+    const res = await t.app.request(`/api/v1/auth/oidc/apple/start?redirect_uri=${encodeURIComponent('https://app.example.com/signed-in')}`);
+    expect(res.status).toBe(302);
+    const authorize = new URL(res.headers.get('location')!);
+    expect(authorize.searchParams.get('response_mode')).toBe('form_post');
+    expect(authorize.searchParams.get('redirect_uri')).toBe('https://chat.example.com/api/v1/auth/oidc/apple/callback');
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('oidc_flow='))!;
+    expect(cookie).toMatch(/; SameSite=None/i);
+    expect(cookie).toMatch(/; Secure/i);
+    expect(cookie).toMatch(/; HttpOnly/i);
+    expect(cookie).toMatch(/; Path=\/api\/v1\/auth\/oidc\/apple\/callback/);
   });
 
   it('refuses a redirect_uri not in OIDC_REDIRECT_URIS', async () => {

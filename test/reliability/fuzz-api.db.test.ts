@@ -799,35 +799,39 @@ describe('fuzz /api/v1/auth/oidc and /identities', () => {
     );
   });
 
-  it('GET /oidc/{provider}/start and /callback, POST /oidc/{provider}/link/start: a redirect or the envelope, never a 5xx', async () => {
+  it('GET /oidc/{provider}/start and /callback, POST /oidc/{provider}/callback (a form) and /link/start: a redirect or the envelope, never a 5xx', async () => {
     const redirect = fc.oneof(fc.constant(OIDC_RETURN), fc.constant(`${OIDC_RETURN}/x`), anyString.map((v) => (typeof v === 'string' ? v : '')));
     const callbackQuery = fc.record({ state: fc.option(anyString.map(String), { nil: undefined }), code: fc.option(fc.string({ maxLength: 40 }), { nil: undefined }), iss: fc.option(fc.constant(issuer.issuer), { nil: undefined }) });
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('start', 'callback', 'link/start'), provider, redirect, callbackQuery, requests(anyJson, bearer()), async (kind, name, to, cb, r) => {
-        const params = kind === 'callback' ? Object.entries(cb).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(wellFormed(String(v)))}`).join('&') : `redirect_uri=${encodeURIComponent(wellFormed(to))}`;
-        const path = `/api/v1/auth/oidc/${name}/${kind}`;
-        const method = kind === 'link/start' ? 'POST' : 'GET';
-        const a = await send(method, path, { ...r, query: `?${params}` });
+      fc.asyncProperty(fc.constantFrom('start', 'callback', 'callback-form', 'link/start'), provider, redirect, callbackQuery, requests(anyJson, bearer()), fc.boolean(), async (kind, name, to, cb, r, asForm) => {
+        const answer = Object.entries(cb).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(wellFormed(String(v)))}`).join('&');
+        const params = kind === 'callback' ? answer : kind === 'callback-form' ? '' : `redirect_uri=${encodeURIComponent(wellFormed(to))}`;
+        const path = `/api/v1/auth/oidc/${name}/${kind === 'callback-form' ? 'callback' : kind}`;
+        const method = kind === 'link/start' || kind === 'callback-form' ? 'POST' : 'GET';
+        // The form the provider would post, or the fuzzed body and content type.
+        const form = kind === 'callback-form' && asForm ? { contentType: 'application/x-www-form-urlencoded', body: { text: answer, note: 'form' } } : {};
+        const a = await send(method, path, { ...r, ...form, query: `?${params}` });
         const what = describeRequest(method, path, r);
         if (a.status === 302) {
-          expect(kind, what).not.toBe('callback');
+          expect(kind, what).not.toMatch(/^callback/);
           return;
         }
-        expectApiAnswer(a, kind === 'callback' ? [1001, 2019] : kind === 'start' ? [1001] : [0, 1001, 1002, 2017], what);
+        expectApiAnswer(a, kind.startsWith('callback') ? [1001, 2019] : kind === 'start' ? [1001] : [0, 1001, 1002, 2017], what);
       }),
       fuzzParameters(),
     );
   });
 
-  it('POST /oidc/exchange, GET /identities, DELETE /identities/:id, POST /password/set', async () => {
+  it('GET /oidc/providers, POST /oidc/exchange, GET /identities, DELETE /identities/:id, POST /password/set', async () => {
     const id = fc.oneof(notAnId, fc.uuid());
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('exchange', 'list', 'unlink', 'password'),
+        fc.constantFrom('providers', 'exchange', 'list', 'unlink', 'password'),
         id,
         requests(fc.oneof(anyJson, fc.record({ code: fc.oneof(anyString, anyJson) }, { requiredKeys: [] }), fc.record({ password: fc.oneof(anyString, anyJson, fc.constant('a-long-password-1')) }, { requiredKeys: [] })), bearer()),
         async (kind, identityId, r) => {
           const [method, path, codes] = {
+            providers: ['GET', '/api/v1/auth/oidc/providers', [0]],
             exchange: ['POST', '/api/v1/auth/oidc/exchange', [1001, 2019]],
             list: ['GET', '/api/v1/auth/identities', [0, 1002]],
             unlink: ['DELETE', `/api/v1/auth/identities/${identityId}`, [1002]],

@@ -17,7 +17,7 @@ export const idTokenBody = z.object({
     .string(rule(NONCE_RULE))
     .min(1, NONCE_RULE)
     .max(512, NONCE_RULE)
-    .describe("the nonce the app gave the provider's SDK, as the app holds it (raw); a provider configured sha256 carries its hex SHA-256"),
+    .describe("the nonce the app gave the provider's SDK, as the app holds it (raw); a provider configured sha256 carries its hex SHA-256. Each nonce is taken once: an ID token with a nonce taken before answers 2019"),
 });
 export const redirectQuery = z.object({ redirect_uri: z.string(rule('redirect_uri: one of OIDC_REDIRECT_URIS')).max(2048, 'redirect_uri: one of OIDC_REDIRECT_URIS') });
 const callbackQuery = z.object({
@@ -27,6 +27,8 @@ const callbackQuery = z.object({
   error: z.string().max(256).optional(),
   error_description: z.string().max(1024).optional(),
 });
+/** The same answer as a form (response_mode=form_post, Apple's); `user`: Apple's name and address at the first sign-in (not used). */
+export const callbackForm = callbackQuery.extend({ user: z.string().max(2048).optional() });
 const CODE_RULE = 'code: the one-time code of the web flow';
 export const exchangeBody = z.object({ code: z.string(rule(CODE_RULE)).min(1, CODE_RULE).max(128, CODE_RULE) });
 export const setPasswordBody = z.object({ password });
@@ -40,9 +42,26 @@ export const identity = z.strictObject({
 });
 export type IdentityView = z.output<typeof identity>;
 
+export const providerView = z.strictObject({
+  name: z.string().describe('the name in OIDC_PROVIDERS: the {provider} of the /oidc routes'),
+  label: z.string().describe('what a "Sign in with …" button says (OIDC_<NAME>_LABEL, else the name capitalised)'),
+});
+export type ProviderView = z.output<typeof providerView>;
+
 const redirect = (description: string) => ({ description, headers: z.object({ Location: z.string() }) });
 const PROVIDER_ERRORS = ['no_such_provider', 'oidc_unavailable'] as const;
 const SIGN_IN_ERRORS = ['oidc_link_required', 'oidc_email_unusable', 'account_banned', 'mfa_required'] as const;
+
+export const listProviders = accountRoute(
+  {
+    tags: ['oidc'],
+    method: 'get',
+    path: '/oidc/providers',
+    summary: 'The configured sign-in providers, in OIDC_PROVIDERS order, for a sign-in page\'s buttons: each name and label only (empty without OIDC_PROVIDERS)',
+    responses: { 200: okResponse('the providers', z.array(providerView)) },
+  },
+  [],
+);
 
 export const oidcIdToken = accountRoute(
   {
@@ -54,7 +73,7 @@ export const oidcIdToken = accountRoute(
     request: { params: provider, body: { required: true, content: { 'application/json': { schema: idTokenBody } } } },
     responses: { 200: okResponse('tokens and the user', session) },
   },
-  ['invalid_request', 'oidc_refused', ...SIGN_IN_ERRORS, ...PROVIDER_ERRORS],
+  ['invalid_request', 'oidc_refused', 'oidc_token_replayed', ...SIGN_IN_ERRORS, ...PROVIDER_ERRORS],
 );
 
 export const oidcStart = accountRoute(
@@ -78,6 +97,19 @@ export const oidcCallback = accountRoute(
     summary:
       "The provider's redirect back (register <AUTH_ISSUER>/api/v1/auth/oidc/<provider>/callback at the provider): checks state against this browser's cookie, the iss parameter (RFC 9207), exchanges the code and verifies the ID token; then 302 to the app's redirect_uri",
     request: { params: provider, query: callbackQuery },
+    responses: { 302: redirect("to the app's redirect_uri with code (sign-in), linked=<provider> (link), or error and error_code") },
+  },
+  ['invalid_request', 'oidc_refused', ...PROVIDER_ERRORS],
+);
+
+export const oidcCallbackForm = accountRoute(
+  {
+    tags: ['oidc'],
+    method: 'post',
+    path: '/oidc/{provider}/callback',
+    summary:
+      "The provider's answer posted as a form (response_mode=form_post: Apple's, with the name or email scope; OIDC_<NAME>_RESPONSE_MODE): the same checks and answers as the GET callback",
+    request: { params: provider, body: { required: true, content: { 'application/x-www-form-urlencoded': { schema: callbackForm } } } },
     responses: { 302: redirect("to the app's redirect_uri with code (sign-in), linked=<provider> (link), or error and error_code") },
   },
   ['invalid_request', 'oidc_refused', ...PROVIDER_ERRORS],
@@ -119,7 +151,7 @@ export const oidcLinkIdToken = accountRoute(
     request: { params: provider, body: { required: true, content: { 'application/json': { schema: idTokenBody } } } },
     responses: { 200: okResponse('the linked identity', identity) },
   },
-  ['invalid_request', 'invalid_access_token', 'reauthentication_required', 'oidc_refused', 'oidc_identity_taken', ...PROVIDER_ERRORS],
+  ['invalid_request', 'invalid_access_token', 'reauthentication_required', 'oidc_refused', 'oidc_token_replayed', 'oidc_identity_taken', ...PROVIDER_ERRORS],
 );
 
 export const listIdentities = accountRoute(

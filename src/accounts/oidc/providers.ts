@@ -30,6 +30,10 @@ export interface VerifiedIdentity {
   addressProven: boolean;
   /** What a new account's username and nickname are made from. */
   preferredName: string | undefined;
+  /** The token's nonce as it carries it (raw, or the SHA-256 a provider configured sha256 carries). */
+  tokenNonce: string;
+  /** After this the token is refused anyway (its exp, or its iat plus the longest age, and the clock tolerance). */
+  acceptableUntil: Date;
 }
 
 /** Why a token or a flow was refused (the audit row's detail; never answered). */
@@ -165,7 +169,16 @@ function identityOf(provider: string, payload: JWTPayload): VerifiedIdentity {
   const email = typeof payload.email === 'string' && payload.email.length <= 254 && EMAIL.test(payload.email) ? payload.email.toLowerCase() : undefined;
   const verified = payload.email_verified === true || payload.email_verified === 'true';
   const name = [payload.preferred_username, payload.given_name, payload.name].find((v): v is string => typeof v === 'string' && v.trim() !== '');
-  return { provider, subject, email, addressProven: email !== undefined && verified, preferredName: name ?? email?.split('@')[0] };
+  const lastSecond = Math.min(Number(payload.exp), Number(payload.iat) + MAX_TOKEN_AGE_S) + CLOCK_TOLERANCE_S;
+  return {
+    provider,
+    subject,
+    email,
+    addressProven: email !== undefined && verified,
+    preferredName: name ?? email?.split('@')[0],
+    tokenNonce: String(payload.nonce),
+    acceptableUntil: new Date(lastSecond * 1000),
+  };
 }
 
 /** Apple's client secret: an ES256 JWT of the team, signed with the Sign in with Apple key (a day's life; rediscovery renews it). */

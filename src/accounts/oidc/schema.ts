@@ -1,5 +1,5 @@
-// Identities at OpenID Connect providers linked to accounts, the web flows under way, and the
-// one-time codes a finished web flow hands the client app.
+// Identities at OpenID Connect providers linked to accounts, the web flows under way, the one-time
+// codes a finished web flow hands the client app, and the nonces of ID tokens the native flow took.
 import { index, integer, pgTable, timestamp, uniqueIndex, uuid, varchar } from 'drizzle-orm/pg-core';
 import { users } from '../shared/schema.js';
 
@@ -67,4 +67,18 @@ export const oidcLoginCodes = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
   (t) => [uniqueIndex('oidc_login_codes_digest_key').on(t.digest), index('oidc_login_codes_expires_at_idx').on(t.expiresAt)],
+);
+
+/**
+ * The nonces of the ID tokens the native flow accepted (a keyed digest of provider and nonce, as the
+ * token carries it), each kept until its token can no longer be accepted: the same token, or another
+ * with its nonce, is refused while its row lives.
+ */
+export const oidcUsedNonces = pgTable(
+  'oidc_used_nonces',
+  {
+    digest: varchar('digest', { length: 64 }).primaryKey(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('oidc_used_nonces_expires_at_idx').on(t.expiresAt)],
 );

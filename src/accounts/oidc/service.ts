@@ -1,7 +1,7 @@
 // Sign-in with OpenID Connect providers as the account API offers it: which account an identity
 // signs in to (or creates, or is refused), the native flow (an ID token from the provider's SDK), the
 // web flow (authorization code + PKCE through openid-client, ending in a one-time code), linking and
-// unlinking identities, and a first password for an account a provider created. Knows nothing of HTTP.
+// unlinking identities (a first password for an account a provider created: first-password.ts). Knows nothing of HTTP.
 import { randomBytes } from 'node:crypto';
 import { and, desc, eq, gt, lte, sql } from 'drizzle-orm';
 import * as client from 'openid-client';
@@ -14,18 +14,20 @@ import type { Logger } from '../../logger.js';
 import type { NoticeThrottle } from '../../mail/notice-throttle.js';
 import type { AuthKeys } from '../../secrets/auth-key.js';
 import type { AuditLog } from '../audit/log.js';
-import type { AuthService } from '../sessions/auth-service.js';
 import type { SessionService } from '../sessions/service.js';
 import { afterwards } from '../shared/after-action.js';
 import { accountEventRows, userEvent } from '../shared/account-events.js';
 import { AuthError } from '../shared/auth-error.js';
 import { assertNotBanned } from '../shared/bans.js';
 import type { FreshSession } from '../shared/fresh-session.js';
-import { assertAcceptablePassword } from '../shared/password-policy.js';
-import { hashPassword, hasPassword, NO_PASSWORD } from '../passwords.js';
+import { NO_PASSWORD } from '../passwords.js';
 import type { Authenticated, SessionClient, TokenSet, User } from '../types.js';
 import { ACCOUNT_ERRORS } from '../vocabulary.js';
+import type { ProviderView } from './contract.js';
+import { openFlowCookie, sealFlowCookie } from './flow-cookie.js';
+import { nicknameFrom, usernameFrom } from './names.js';
 import { OidcRefusal, type OidcProvider, type OidcProviders, type VerifiedIdentity } from './providers.js';
+import { takeNonce } from './used-nonces.js';
 
 /** A web flow must come back within this. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -45,7 +47,6 @@ export interface OidcServiceDeps {
   logger: Logger;
   audit: AuditLog;
   providers: OidcProviders;
-  auth: AuthService;
   sessions: SessionService;
   fresh: FreshSession;
   /** OIDC_REDIRECT_URIS: where a web flow may return (exact match). */
@@ -58,14 +59,6 @@ export interface OidcServiceDeps {
   addressProof: AddressProof;
 }
 
-/** What the browser that started a web flow keeps (in the signed cookie): the PKCE verifier and the nonce. */
-interface FlowCookie {
-  p: string;
-  s: string;
-  v: string;
-  n: string;
-}
-
 /** Where a finished web flow sends the browser. */
 export interface FlowResult {
   location: string;
@@ -76,6 +69,16 @@ export class OidcService {
 
   get providerNames(): string[] {
     return this.deps.providers.names;
+  }
+
+  /** How `provider` returns to the callback (OIDC_<NAME>_RESPONSE_MODE); `query` for a name not configured. */
+  responseMode(provider: string): 'query' | 'form_post' {
+    return this.deps.providers.names.includes(provider) ? this.deps.providers.get(provider).config.responseMode : 'query';
+  }
+
+  /** GET /oidc/providers: each configured provider's name and label, nothing else of its configuration. */
+  providerList(): ProviderView[] {
+    return this.deps.providers.names.map((name) => ({ name, label: this.deps.providers.get(name).config.label }));
   }
 
   // ------------------------------------------------------------------ which account
@@ -173,8 +176,24 @@ export class OidcService {
   /** POST /oidc/{provider}/id-token: the ID token a provider's SDK gave the app, and the nonce the app holds. */
   async signInWithIdToken(providerName: string, idToken: string, nonce: string, client: SessionClient): Promise<{ user: User; tokens: TokenSet }> {
     const provider = this.deps.providers.get(providerName);
-    const identity = await this.verified(provider, idToken, nonce, client);
+    const identity = await this.verifiedOnce(provider, idToken, nonce, client);
     return this.signInAs(await this.accountOf(identity, client), provider.name, client);
+  }
+
+  /**
+   * As verified(), and the token's nonce is taken: a keyed digest of it kept until the token could no
+   * longer be accepted, so the same ID token (or another with its nonce) is refused with
+   * `oidc_token_replayed` (audited `<provider>:replayed`) and changes nothing. In the database, as
+   * every single-use secret here, so all instances share it.
+   */
+  private async verifiedOnce(provider: OidcProvider, idToken: string, nonce: string, client_: SessionClient, userId?: number): Promise<VerifiedIdentity> {
+    const { db, keys, now } = this.deps;
+    const identity = await this.verified(provider, idToken, nonce, client_, userId);
+    if (!(await takeNonce(db, keys, identity, now()))) {
+      await this.deps.audit.record({ type: 'oidc_login_failed', userId, detail: `${provider.name}:replayed`, ip: client_.ip, userAgent: client_.userAgent });
+      throw new AuthError('oidc_token_replayed');
+    }
+    return identity;
   }
 
   // ------------------------------------------------------------------ web flow
@@ -217,8 +236,9 @@ export class OidcService {
       nonce,
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
+      ...(provider.config.responseMode === 'form_post' ? { response_mode: 'form_post' } : {}),
     });
-    return { url: url.href, cookie: this.sealCookie({ p: provider.name, s: state, v: verifier, n: nonce }) };
+    return { url: url.href, cookie: sealFlowCookie(keys, { p: provider.name, s: state, v: verifier, n: nonce }) };
   }
 
   /**
@@ -228,11 +248,11 @@ export class OidcService {
    * is verified as the native flow's. Sign-in: the client app's redirect_uri gets a one-time `code`;
    * link: `linked=<provider>`. A refusal after the flow is known goes back to the app as `error=<code>`.
    */
-  async callback(providerName: string, currentUrl: URL, cookie: string | undefined, client_: SessionClient): Promise<FlowResult> {
+  async callback(providerName: string, answer: URLSearchParams, cookie: string | undefined, client_: SessionClient): Promise<FlowResult> {
     const { db, keys, now } = this.deps;
     const provider = this.deps.providers.get(providerName);
-    const state = currentUrl.searchParams.get('state') ?? '';
-    const flowCookie = this.openCookie(cookie);
+    const state = answer.get('state') ?? '';
+    const flowCookie = openFlowCookie(keys, cookie);
     const refusal = async (detail: string) => {
       await this.deps.audit.record({ type: 'oidc_login_failed', detail: `${provider.name}:${detail}`, ip: client_.ip, userAgent: client_.userAgent });
       return new AuthError('oidc_refused');
@@ -253,9 +273,10 @@ export class OidcService {
       const { configuration } = await provider.configuration();
       let tokens;
       try {
-        // The redirect URI as registered (behind a proxy the request's own URL differs), with the provider's parameters.
+        // The redirect URI as registered (behind a proxy the request's own URL differs), with the
+        // provider's parameters (from the query, or from the form it posted).
         const redirected = new URL(provider.callbackUrl);
-        redirected.search = currentUrl.search;
+        redirected.search = answer.toString();
         tokens = await client.authorizationCodeGrant(configuration, redirected, { pkceCodeVerifier: flowCookie.v, expectedState: flowCookie.s, expectedNonce: flowCookie.n, idTokenExpected: true });
       } catch (error) {
         throw await refusal(`exchange:${(error as { code?: string }).code ?? 'failed'}`);
@@ -306,30 +327,13 @@ export class OidcService {
     return this.signInAs(user, used.provider, client_);
   }
 
-  private sealCookie(value: FlowCookie): string {
-    const body = Buffer.from(JSON.stringify(value)).toString('base64url');
-    return `${body}.${this.deps.keys.digest('oidc-flow-cookie', body)}`;
-  }
-
-  private openCookie(cookie: string | undefined): FlowCookie | undefined {
-    if (!cookie || cookie.length > 2048) return undefined;
-    const [body, mac] = cookie.split('.');
-    if (!body || !mac || !this.deps.keys.matches('oidc-flow-cookie', body, mac)) return undefined;
-    try {
-      const value = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as FlowCookie;
-      return typeof value.p === 'string' && typeof value.s === 'string' && typeof value.v === 'string' && typeof value.n === 'string' ? value : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   // ------------------------------------------------------------------ linking
 
   /** POST /oidc/{provider}/link/id-token: links the token's identity to the caller (a fresh session). */
   async linkWithIdToken(auth: Authenticated, providerName: string, idToken: string, nonce: string, client_: SessionClient): Promise<StoredIdentity> {
     const provider = this.deps.providers.get(providerName);
     this.deps.fresh.require(auth);
-    const identity = await this.verified(provider, idToken, nonce, client_, auth.user.id);
+    const identity = await this.verifiedOnce(provider, idToken, nonce, client_, auth.user.id);
     return this.linkTo(auth.user.id, auth.sessionPublicId, identity, client_);
   }
 
@@ -384,43 +388,10 @@ export class OidcService {
     this.deps.notices?.notify({ kind: 'identity_unlinked', account: String(user.id), to: user.email, at });
     await this.deps.audit.record({ type: 'identity_unlinked', userId: user.id, sessionId: auth.sessionPublicId, detail: `oidc:${target.provider}`, ip: client_.ip, userAgent: client_.userAgent });
   }
-
-  /** POST /password/set: a first password for an account a provider created (a fresh session). */
-  async setPassword(auth: Authenticated, password: string, client_: SessionClient): Promise<void> {
-    const { db, now } = this.deps;
-    const { user } = auth;
-    if (hasPassword(user)) throw new AuthError('password_already_set');
-    this.deps.fresh.require(auth);
-    assertAcceptablePassword('password', password, { username: user.username, email: user.email });
-    const hash = await hashPassword(password, this.deps.auth.hashing(`user:${user.id}`));
-    const [set] = await db
-      .update(users)
-      .set({ passwordHash: hash, updatedAt: now() })
-      .where(and(eq(users.id, user.id), eq(users.passwordHash, NO_PASSWORD)))
-      .returning({ id: users.id });
-    if (!set) throw new AuthError('password_already_set');
-    await this.deps.audit.record({ type: 'password_set', userId: user.id, sessionId: auth.sessionPublicId, ip: client_.ip, userAgent: client_.userAgent });
-  }
 }
 
 function identityEvent(type: 'auth.identity.linked' | 'auth.identity.unlinked', from: ReturnType<typeof sql>, provider: string, identityId: string) {
   return userEvent(type, from, { provider: sql`${provider}::text`, identityId: sql`${identityId}::text` });
-}
-
-/** A username from the provider's name for the person: letters, digits, underscores; a random suffix from the second try. */
-function usernameFrom(name: string | undefined, attempt: number): string {
-  const base = (name ?? '')
-    .normalize('NFKD')
-    .replace(/[^A-Za-z0-9_]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 40);
-  const stem = base.length >= 3 ? base : `user${base ? `_${base}` : ''}`;
-  return attempt === 0 && base.length >= 3 ? stem : `${stem.slice(0, 40)}_${randomBytes(4).toString('hex')}`;
-}
-
-function nicknameFrom(name: string | undefined, username: string): string {
-  const trimmed = Array.from((name ?? '').replace(/[\p{Cc}\p{Cf}]/gu, '').trim()).slice(0, 50).join('');
-  return trimmed || username;
 }
 
 function codeOf(error: AuthError): number {

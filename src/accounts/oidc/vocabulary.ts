@@ -33,6 +33,12 @@ export const errors = {
     meaning:
       "the ID token or the provider's answer did not verify: signature (an algorithm not allowed, a key not in the provider's JWKS), iss, aud, exp, iat, nonce; or the web flow's state (unknown, used, expired, from another browser), its iss parameter (RFC 9207) or the code exchange",
   },
+  oidc_token_replayed: {
+    code: ApiCode.OIDC_REFUSED,
+    status: 401,
+    message: 'this ID token (or its nonce) was used already; sign in with the provider again',
+    meaning: "an ID token with this nonce was accepted before (the native flow takes each nonce once, until the token expires): get a new ID token from the provider's SDK, with a new nonce",
+  },
   oidc_redirect_uri: {
     code: ApiCode.INVALID_REQUEST,
     status: 400,

@@ -26,8 +26,8 @@ export const sessionsFeature: AccountFeature = {
           for (const hook of hooks.afterRegistration) await hook(user);
         },
       },
-      beforeSession: async (user, client) => {
-        for (const hook of hooks.beforeSession) await hook(user, client);
+      beforeSession: async (user, client, method) => {
+        for (const hook of hooks.beforeSession) await hook(user, client, method);
       },
     }),
   }),

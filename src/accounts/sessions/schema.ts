@@ -25,8 +25,8 @@ export const sessions = pgTable(
     userAgent: varchar('user_agent', { length: 512 }),
     /** The session's id as clients see it (GET /sessions): random, so it reveals neither a token nor a count. */
     publicId: uuid('public_id').notNull().defaultRandom(),
-    /** How the session signed in: `password`, `password+totp`, `recovery_code` or `passkey` (AuthMethod). */
-    authMethod: varchar('auth_method', { length: 20 }).notNull().default('password'),
+    /** How the session signed in: `password`, `password+totp`, `recovery_code`, `passkey`, `oidc:<provider>` (+`+totp`, `+recovery_code`) (AuthMethod). */
+    authMethod: varchar('auth_method', { length: 40 }).notNull().default('password'),
     /**
      * When the session last proved a factor again (POST /reauth); null: only at sign-in. Adding a
      * factor or changing the address needs a sign-in or a re-authentication within REAUTH_WINDOW_S.

@@ -26,8 +26,9 @@ export interface SessionServiceDeps {
   /**
    * Between the right password and the session: throws the answer of a login whose user must prove a
    * second factor first (a challenge instead of a session). The factor's route then opens the session.
+   * `method`: how the first factor was proven (the second step's method names it).
    */
-  beforeSession?: ((user: User, client: SessionClient) => Promise<void>) | undefined;
+  beforeSession?: ((user: User, client: SessionClient, method: AuthMethod) => Promise<void>) | undefined;
 }
 
 export class SessionService {
@@ -66,7 +67,7 @@ export class SessionService {
    * instead of a session), then the session.
    */
   async afterFirstFactor(user: User, client: SessionClient, method: AuthMethod, proof: { passwordHash?: string; account?: string } = {}): Promise<{ user: User; tokens: TokenSet }> {
-    await this.deps.beforeSession?.(user, client);
+    await this.deps.beforeSession?.(user, client, method);
     return this.signIn(user, client, method, proof);
   }
 

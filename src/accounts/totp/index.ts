@@ -19,7 +19,7 @@ declare module '../feature.js' {
 export const totpFeature: AccountFeature = {
   services: ({ deps, db, now, logger, keys, audit, failures, confirmation, fresh, factorNotices, hooks }) => {
     const totp = new TotpService({ db, now, logger, keys, audit, failures, confirmation, fresh, issuer: deps.config.auth.totpIssuer, notices: factorNotices });
-    hooks.beforeSession.push((user, client) => totp.requireSecondStep(user, client));
+    hooks.beforeSession.push((user, client, method) => totp.requireSecondStep(user, client, method));
     return { totp };
   },
   api: ({ kit, services }) => totpRoutes(kit, services.totp, services.sessions),

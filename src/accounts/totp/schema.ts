@@ -49,6 +49,8 @@ export const mfaChallenges = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     secretHash: varchar('secret_hash', { length: 64 }).notNull(),
     passwordTag: varchar('password_tag', { length: 64 }).notNull(),
+    /** How the login proved its first factor (an AuthMethod: `password`, `oidc:<provider>`): the session's method names it. */
+    firstFactor: varchar('first_factor', { length: 20 }).notNull().default('password'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     /** Tries counted before each comparison (at most 5 are ever compared). */

@@ -41,8 +41,19 @@ export type MfaChallenge = { mfa_token: string; methods: Array<(typeof mfaChalle
 /** What the second factor says about a login it completed: who, how, and the password it was issued under. */
 export interface SecondFactorProof {
   user: User;
-  method: Extract<AuthMethod, 'password+totp' | 'recovery_code'>;
+  /** The first factor's method with the second step's: `password+totp`, `recovery_code`, `oidc:<provider>+totp`, … */
+  method: AuthMethod;
   passwordHash: string;
+}
+
+/**
+ * The session's method after the second step: the password's keep their names (`password+totp`,
+ * `recovery_code`); any other first factor is followed by the factor (`oidc:<provider>+totp`).
+ */
+function secondStepMethod(first: string, byRecoveryCode: boolean): AuthMethod {
+  if (first === 'password') return byRecoveryCode ? 'recovery_code' : 'password+totp';
+  // first_factor is written only from an AuthMethod (requireSecondStep).
+  return `${first as `oidc:${string}`}+${byRecoveryCode ? 'recovery_code' : 'totp'}`;
 }
 
 export interface TotpServiceDeps {
@@ -205,9 +216,12 @@ export class TotpService {
     return byRecoveryCode ? 'recovery_code' : 'totp';
   }
 
-  /** Before a login's session: AuthError `mfa_required` (2007) with a new challenge when the user has TOTP on. */
-  async requireSecondStep(user: User, client: SessionClient): Promise<void> {
-    const challenge = await this.challengeFor(user, client);
+  /**
+   * Before a login's session: AuthError `mfa_required` (2007) with a new challenge when the user has
+   * TOTP on. `firstFactor`: how the login proved its first factor (the session's method names it).
+   */
+  async requireSecondStep(user: User, client: SessionClient, firstFactor: AuthMethod): Promise<void> {
+    const challenge = await this.challengeFor(user, client, firstFactor);
     if (challenge) throw new AuthError('mfa_required', undefined, undefined, challenge);
   }
 
@@ -228,7 +242,7 @@ export class TotpService {
    * challenge (the user's used and expired ones pruned, at most MFA_CHALLENGES_PER_USER kept); undefined
    * when the password alone signs in.
    */
-  async challengeFor(user: User, client: SessionClient): Promise<MfaChallenge | undefined> {
+  async challengeFor(user: User, client: SessionClient, firstFactor: AuthMethod): Promise<MfaChallenge | undefined> {
     const { db, keys } = this.deps;
     const [factor] = await db
       .select({ userId: totpFactors.userId })
@@ -252,6 +266,7 @@ export class TotpService {
       userId: user.id,
       secretHash: keys.digest('mfa-challenge-digest', boundToClient(secret, client)),
       passwordTag: passwordTag(user.passwordHash),
+      firstFactor,
       createdAt: now,
       expiresAt: new Date(now.getTime() + MFA_CHALLENGE_TTL_MS),
     });
@@ -276,7 +291,7 @@ export class TotpService {
       .update(mfaChallenges)
       .set({ tries: sql`${mfaChallenges.tries} + 1` })
       .where(and(live, lt(mfaChallenges.tries, MFA_CHALLENGE_MAX_TRIES)))
-      .returning({ id: mfaChallenges.id, userId: mfaChallenges.userId, secretHash: mfaChallenges.secretHash, passwordTag: mfaChallenges.passwordTag });
+      .returning({ id: mfaChallenges.id, userId: mfaChallenges.userId, secretHash: mfaChallenges.secretHash, passwordTag: mfaChallenges.passwordTag, firstFactor: mfaChallenges.firstFactor });
     // The secret is digested with the User-Agent of the login that got it: the challenge of one client
     // (one browser, one app install) completes there only.
     if (!challenge || !keys.matches('mfa-challenge-digest', boundToClient(parsed.secret, client), challenge.secretHash)) throw new AuthError('invalid_mfa_token');
@@ -300,7 +315,7 @@ export class TotpService {
     // Another attempt with the same challenge won the race.
     if (!used) throw new AuthError('invalid_mfa_token');
     if (byRecoveryCode) await this.event('recovery_code_used', user, client, 'login');
-    return { user, method: byRecoveryCode ? 'recovery_code' : 'password+totp', passwordHash: user.passwordHash };
+    return { user, method: secondStepMethod(challenge.firstFactor, byRecoveryCode), passwordHash: user.passwordHash };
   }
 
   /** The time step a code of the sealed secret is for (the current or the previous one); undefined otherwise. */

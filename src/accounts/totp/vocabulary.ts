@@ -54,8 +54,16 @@ export const auditTypes = [
   'mfa_failed',
 ] as const;
 
-/** How a session was opened (a device's `method`). */
+/** How a session was opened (a device's `method`) by the password and then this factor. */
 export const signInMethods = ['password+totp', 'recovery_code'] as const;
+
+/**
+ * How a session is named that the second step opened after a first factor other than the password
+ * (`first`, e.g. `oidc:<provider>`): `<first>+totp` or `<first>+recovery_code`.
+ */
+export function afterFirstFactor<const First extends z.core.$ZodTemplateLiteralPart>(first: First) {
+  return z.templateLiteral([first, '+', z.enum(signInFactors)]).describe('the first factor, then the second step: a TOTP code (+totp) or a recovery code (+recovery_code)');
+}
 
 /** Its actions whose failures spend the account's failure budget (a 429's meaning names them). */
 export const failureBudgetActions = ['the second step of a login', 'disabling TOTP'] as const;
