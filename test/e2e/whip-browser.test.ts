@@ -1,11 +1,12 @@
-// A real browser publishing: a Chromium page sends its fake camera and microphone with a fetch-based
-// WHIP client (no SDK); the relay's producers must count its RTP. (Playing in Chromium by WHEP is not
-// tested: a consumer sends with the room router's payload types, which a browser drops unless its
-// offer used the same ones; docs/media-relay.md "WHIP and WHEP".)
+// A real browser publishing and another playing: a Chromium page sends its fake camera and microphone
+// with a fetch-based WHIP client (no SDK), the relay's producers count its RTP; a second page plays the
+// room with a fetch-based WHEP client and decodes it (frames decoded, audio energy in its getStats).
+// Chromium drops RTP whose payload type its offer did not give the codec: the player decoding anything
+// shows the session's router answered and sent with the offer's types.
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
+import { allocateRtcPorts, buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
 import { waitFor } from '../support/webrtc/wait.js';
 
@@ -15,7 +16,9 @@ let browser: LaunchedChromium | undefined;
 let base = '';
 
 beforeAll(async () => {
-  t = await buildTestApp();
+  // The WebRtcServer's port and seven for the PipeTransports to the WHEP sessions' routers (two each).
+  const ports = allocateRtcPorts(8);
+  t = await buildTestApp({ RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max) });
   server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,6 +52,15 @@ window.whipPublish = async (url, token) => {
 };
 window.whepPlay = async (url, token) => {
   const pc = new RTCPeerConnection();
+  // Chromium decodes received audio only for a sink, and measures its level at an unmuted one: each
+  // track plays in an element, as a player's would.
+  pc.ontrack = (event) => {
+    const element = document.createElement(event.track.kind);
+    element.autoplay = true;
+    element.srcObject = new MediaStream([event.track]);
+    document.body.append(element);
+    element.play().catch((error) => { window.playError = String(error); });
+  };
   pc.addTransceiver('audio', { direction: 'recvonly' });
   pc.addTransceiver('video', { direction: 'recvonly' });
   await pc.setLocalDescription(await pc.createOffer());
@@ -70,17 +82,44 @@ window.received = async () => {
 };
 `;
 
-describe('WHIP in Chromium', () => {
-  it('publishes a fake camera and microphone by WHIP: RTP at the audio and the video producer', { timeout: 60_000 }, async (ctx) => {
+/** A page of the test's origin with the fetch-based WHIP/WHEP client. */
+async function clientPage() {
+  browser ??= await launchChromium();
+  const page = await browser.context.newPage();
+  await page.goto(`${base}/healthz`);
+  await page.addScriptTag({ content: CLIENT });
+  return page;
+}
+
+type Page = Awaited<ReturnType<typeof clientPage>>;
+
+async function whipPublish(page: Page, endpoint: Record<string, string>) {
+  return page.evaluate(([url, token]) => (globalThis as unknown as { whipPublish(u: string, t: string): Promise<{ status: number; answer?: string; location?: string }> }).whipPublish(url!, token!), [endpoint.url!.replace('http://localhost', base), endpoint.token!]);
+}
+
+async function whepPlay(page: Page, endpoint: Record<string, string>) {
+  return page.evaluate(([url, token]) => (globalThis as unknown as { whepPlay(u: string, t: string): Promise<{ status: number; answer?: string }> }).whepPlay(url!, token!), [endpoint.url!.replace('http://localhost', base), endpoint.token!]);
+}
+
+/** Waits for the page's player to have decoded more than `frames` frames and some audio energy. */
+async function decoded(page: Page, frames = 10) {
+  await waitFor(
+    async () => {
+      const got = await page.evaluate(() => (globalThis as unknown as { received(): Promise<{ framesDecoded: number; audioEnergy: number }> }).received());
+      return got.framesDecoded > frames && got.audioEnergy > 0;
+    },
+    { timeoutMs: 20_000, intervalMs: 250, what: 'frames decoded and audio energy at the WHEP player' },
+  );
+}
+
+describe('WHIP and WHEP in Chromium', () => {
+  it('publishes a fake camera and microphone by WHIP (RTP at both producers); another page plays them by WHEP and decodes them', { timeout: 90_000 }, async (ctx) => {
     requireChromium(ctx);
-    browser = await launchChromium();
     const router = await internal('/routers', {});
     const whip = await internal('/whip-endpoints', { routerId: router.id, appData: { userId: 'camera' } });
 
-    const publisher = await browser.context.newPage();
-    await publisher.goto(`${base}/healthz`);
-    await publisher.addScriptTag({ content: CLIENT });
-    const published = await publisher.evaluate(([url, token]) => (globalThis as unknown as { whipPublish(u: string, t: string): Promise<{ status: number; answer?: string }> }).whipPublish(url!, token!), [whip.url!.replace('http://localhost', base), whip.token!]);
+    const publisher = await clientPage();
+    const published = await whipPublish(publisher, whip);
     expect(published.status, published.answer).toBe(201);
 
     const state = (await (await fetch(`${base}/internal/v1/routers/${router.id}`, { headers: { 'X-Internal-Token': TEST_INTERNAL_TOKEN } })).json()) as { transports: { producers: { id: string; kind: string }[] }[] };
@@ -95,5 +134,33 @@ describe('WHIP in Chromium', () => {
         { timeoutMs: 15_000, intervalMs: 200, what: `Chromium's RTP at the ${producer.kind} producer` },
       );
     }
+
+    // WHEP in a second page: its offer's payload types differ from the room router's (opus 111, VP8 96
+    // against 100 and 101), so decoding anything shows the answer and the RTP carry the offer's.
+    const whep = await internal('/whep-endpoints', { routerId: router.id });
+    const player = await clientPage();
+    const played = await whepPlay(player, whep);
+    expect(played.status, played.answer).toBe(201);
+    await decoded(player);
+    const roomCodecs = (await (await fetch(`${base}/internal/v1/routers/${router.id}`, { headers: { 'X-Internal-Token': TEST_INTERNAL_TOKEN } })).json()) as { rtpCapabilities: { codecs: { mimeType: string; preferredPayloadType: number }[] } };
+    const answerTypes = await player.evaluate(() => (globalThis as unknown as { pc: { remoteDescription: { sdp: string } } }).pc.remoteDescription.sdp.match(/^a=rtpmap:\d+ (?:opus|VP8)\/.*$/gm));
+    // The test means something only if the room's types differ from the browser's.
+    const roomOpus = roomCodecs.rtpCapabilities.codecs.find((c) => c.mimeType === 'audio/opus')!.preferredPayloadType;
+    expect(answerTypes!.some((line: string) => line.startsWith(`a=rtpmap:${roomOpus} `))).toBe(false);
+  });
+
+  it('plays by WHEP a room that has no producer yet: the camera published afterwards is decoded', { timeout: 90_000 }, async (ctx) => {
+    requireChromium(ctx);
+    const router = await internal('/routers', {});
+    const whep = await internal('/whep-endpoints', { routerId: router.id });
+    const player = await clientPage();
+    const played = await whepPlay(player, whep);
+    expect(played.status, played.answer).toBe(201);
+    // The answer could name no SSRC: Chromium takes the stream by its payload type (one section each).
+    const whip = await internal('/whip-endpoints', { routerId: router.id });
+    const publisher = await clientPage();
+    const published = await whipPublish(publisher, whip);
+    expect(published.status, published.answer).toBe(201);
+    await decoded(player);
   });
 });
