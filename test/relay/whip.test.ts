@@ -306,8 +306,18 @@ describe('WHIP refusals', () => {
     const endpoint = await mint('whip', { routerId, ttlS: 10 });
     const auth = { Authorization: `Bearer ${endpoint.token}` };
     const { sdp } = await publisherOffer();
+    const revoked = await mint('whip', { routerId });
+    expect((await call('DELETE', `/internal/v1/whip-endpoints/${revoked.id}`)).status).toBe(204);
+    const whep = await mint('whep', { routerId });
     const before = counts();
     const path = new URL(endpoint.url).pathname;
+
+    // A revoked endpoint is gone: 404, its token included.
+    expect((await post(revoked.url, sdp, { Authorization: `Bearer ${revoked.token}` })).status).toBe(404);
+    // WHEP: no token, garbage, and an offer with no receiving section.
+    expect((await post(whep.url, sdp, {})).status).toBe(401);
+    expect((await post(whep.url, 'v=0\r\ngarbage', { Authorization: `Bearer ${whep.token}` })).status).toBe(400);
+    expect((await post(whep.url, sdp, { Authorization: `Bearer ${whep.token}` })).status).toBe(422);
 
     const noToken = await post(endpoint.url, sdp, { Origin: 'https://player.example' });
     expect(noToken.status).toBe(401);
@@ -328,6 +338,17 @@ describe('WHIP refusals', () => {
     const preflight = await t.app.request(path, { method: 'OPTIONS', headers: { Origin: 'https://obs.example', 'Access-Control-Request-Method': 'POST' } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+
+    // PATCH with a stale ETag: 412, and the session it names is as it was (then ended by DELETE).
+    const opened = await post(endpoint.url, sdp, auth);
+    expect(opened.status).toBe(201);
+    const during = counts();
+    const session = opened.headers.get('location')!;
+    const stale = await t.app.request(session, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': '"stale"' }, body: 'a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwxyz\r\n' });
+    expect(stale.status).toBe(412);
+    expect(counts()).toEqual(during);
+    expect((await t.app.request(session, { method: 'DELETE', headers: auth })).status).toBe(200);
+    await waitFor(() => JSON.stringify(counts()) === JSON.stringify(before), { timeoutMs: 3000, what: 'the session to close' });
 
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 11_000 });
     try {
@@ -378,5 +399,27 @@ describe('WHIP offers fuzzed', () => {
       fuzzParameters(Number(process.env.WHIP_FUZZ_RUNS ?? 60)),
     );
     await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
+// Last in the file: a drain is not undone.
+describe('WHIP and WHEP while draining', () => {
+  it('answers 503 to a new session and to minting, and leaves nothing behind', async () => {
+    const routerId = await newRouter();
+    const whip = await mint('whip', { routerId });
+    const whep = await mint('whep', { routerId });
+    const { sdp } = await publisherOffer();
+    const listener = player();
+    await listener.pc.setLocalDescription(await listener.pc.createOffer());
+    const before = counts();
+    expect((await call('POST', '/internal/v1/drain')).status).toBe(202);
+    const refused = await post(whip.url, sdp, { Authorization: `Bearer ${whip.token}` });
+    expect(refused.status).toBe(503);
+    expect(await refused.text()).toMatch(/draining/);
+    expect((await post(whep.url, listener.pc.localDescription!.sdp, { Authorization: `Bearer ${whep.token}` })).status).toBe(503);
+    const minting = await call('POST', '/internal/v1/whip-endpoints', { routerId });
+    expect(minting.status).toBe(503);
+    expect(minting.body).toMatchObject({ code: 'DRAINING' });
+    expect(counts()).toEqual(before);
   });
 });
