@@ -2,23 +2,34 @@
 // with a fetch-based WHIP client (no SDK), the relay's producers count its RTP; a second page plays the
 // room with a fetch-based WHEP client and decodes it (frames decoded, audio energy in its getStats).
 // Chromium drops RTP whose payload type its offer did not give the codec: the player decoding anything
-// shows the session's router answered and sent with the offer's types.
+// shows the session's router answered and sent with the offer's types. A page playing an empty room
+// decodes the camera published after it; the recording API records a WHIP publisher (ffprobe reads
+// one video and one audio stream back).
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRelayClient } from '../../src/client/relay-client.js';
 import { allocateRtcPorts, buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
+import { ffprobe } from '../support/ffmpeg.js';
+import { FFMPEG, skipWithout } from '../support/system-programs.js';
 import { launchChromium, requireChromium, type LaunchedChromium } from '../support/browser.js';
-import { waitFor } from '../support/webrtc/wait.js';
+import { sleep, waitFor } from '../support/webrtc/wait.js';
 
 let t: TestApp;
 let server: ServerType | undefined;
 let browser: LaunchedChromium | undefined;
 let base = '';
+let dir = '';
 
 beforeAll(async () => {
-  // The WebRtcServer's port and seven for the PipeTransports to the WHEP sessions' routers (two each).
-  const ports = allocateRtcPorts(8);
-  t = await buildTestApp({ RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max) });
+  // The WebRtcServer's port and fifteen for the PipeTransports to the WHEP sessions' routers (two each)
+  // and the recording's plain transports (two each, RTCP apart).
+  const ports = allocateRtcPorts(16);
+  dir = mkdtempSync(join(tmpdir(), 'whip-recordings-'));
+  t = await buildTestApp({ RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max), RECORDINGS_DIR: dir, RECORDINGS_MIN_FREE_MB: '1' });
   server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -28,6 +39,7 @@ afterAll(async () => {
   await browser?.close();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   await t?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 async function internal(path: string, body: unknown): Promise<Record<string, string>> {
@@ -162,5 +174,28 @@ describe('WHIP and WHEP in Chromium', () => {
     const published = await whipPublish(publisher, whip);
     expect(published.status, published.answer).toBe(201);
     await decoded(player);
+  });
+
+  it.skipIf(skipWithout(FFMPEG))('records a WHIP publisher with the recording API: one video and one audio stream', { timeout: 90_000 }, async (ctx) => {
+    requireChromium(ctx);
+    const relay = createRelayClient({ baseUrl: base, token: TEST_INTERNAL_TOKEN });
+    const router = await internal('/routers', {});
+    const whip = await internal('/whip-endpoints', { routerId: router.id });
+    const publisher = await clientPage();
+    const published = await whipPublish(publisher, whip);
+    expect(published.status, published.answer).toBe(201);
+    const state = await relay.getRouter(router.id!);
+    const producerIds = state.transports[0]!.producers.map((p) => p.id);
+    expect(producerIds).toHaveLength(2);
+    const recording = await relay.createRecording({ routerId: router.id!, producerIds });
+    expect(recording).toMatchObject({ state: 'recording', format: 'webm' });
+    await sleep(4000);
+    const stopped = await relay.stopRecording(recording.id);
+    const probe = await ffprobe(join(dir, stopped.file));
+    expect(probe.streams.map((stream) => stream.codec_type).sort()).toEqual(['audio', 'video']);
+    expect(probe.streams.find((stream) => stream.codec_type === 'video')).toMatchObject({ codec_name: 'vp8', width: 320, height: 240 });
+    expect(probe.streams.find((stream) => stream.codec_type === 'audio')).toMatchObject({ codec_name: 'opus' });
+    expect(probe.durationS).toBeGreaterThan(1);
+    await publisher.close();
   });
 });
