@@ -300,6 +300,45 @@ describe('WHEP of a room without producers yet (werift)', () => {
   });
 });
 
+describe('WHIP trickle ICE by PATCH (werift)', () => {
+  /** Packets the relay's producers have received so far, per producer. */
+  async function producerPackets(routerId: string): Promise<number[]> {
+    const state = await call('GET', `/internal/v1/routers/${routerId}`);
+    const producers = (state.body!.transports as { producers: { id: string }[] }[]).flatMap((tr) => tr.producers);
+    const out: number[] = [];
+    for (const producer of producers) out.push(((await call('GET', `/internal/v1/producers/${producer.id}/stats`)).list[0] as { packetCount?: number } | undefined)?.packetCount ?? 0);
+    return out;
+  }
+
+  it('connects with the candidates trickled by PATCH after an offer without any (a fragment under the session\'s ufrag is no restart)', { timeout: 40_000 }, async () => {
+    const routerId = await newRouter();
+    const endpoint = await mint('whip', { routerId });
+    const auth = { Authorization: `Bearer ${endpoint.token}` };
+    const publisher = await publisherOffer();
+    const lines = publisher.sdp.split('\r\n');
+    const candidates = lines.filter((line) => line.startsWith('a=candidate:'));
+    expect(candidates.length).toBeGreaterThan(0);
+    const res = await post(endpoint.url, lines.filter((line) => !line.startsWith('a=candidate:') && line !== 'a=end-of-candidates').join('\r\n'), auth);
+    expect(res.status).toBe(201);
+    const answer = await res.text();
+    const location = res.headers.get('location')!;
+    const patch = (etag: string, body: string) => t.app.request(location, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': etag }, body });
+    const ufrag = /^a=ice-ufrag:(.+)$/m.exec(publisher.sdp)![1]!.trim();
+    const pwd = /^a=ice-pwd:(.+)$/m.exec(publisher.sdp)![1]!.trim();
+    // The trickled fragment (RFC 8840): the session's ufrag and pwd, then the candidates.
+    const trickled = await patch(res.headers.get('etag')!, [`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`, 'm=audio 9 UDP/TLS/RTP/SAVPF 0', 'a=mid:0', ...candidates, 'a=end-of-candidates', ''].join('\r\n'));
+    expect(trickled.status).toBe(204);
+    await publisher.pc.setRemoteDescription({ type: 'answer', sdp: answer });
+    await waitFor(() => publisher.pc.connectionState === 'connected', { timeoutMs: 10_000, what: 'the publisher to connect' });
+    startSending(publisher.audio, publisher.video);
+    await waitFor(async () => (await producerPackets(routerId)).every((n) => n > 10), { timeoutMs: 10_000, what: 'RTP at the producers' });
+
+    // A new ufrag without its pwd is no restart the relay can take.
+    expect((await patch(trickled.headers.get('etag')!, 'a=ice-ufrag:abcd\r\n')).status).toBe(400);
+    await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
 describe('WHIP refusals', () => {
   it('answers each refusal with its status and leaves nothing behind', { timeout: 20_000 }, async () => {
     const routerId = await newRouter();

@@ -28,6 +28,8 @@ export interface Session {
   readonly id: string;
   readonly transportId: string;
   etag: string;
+  /** The client's current ICE ufrag: a PATCH naming another one restarts ICE. */
+  remoteIceUfrag: string;
   /** WHIP: the producers it made. WHEP: the producers it consumes. */
   readonly producerIds: string[];
   readonly consumerIds: string[];

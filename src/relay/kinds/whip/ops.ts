@@ -108,7 +108,7 @@ export async function publishWhip(deps: OpsDeps, endpoint: Endpoint, offerText: 
       }
       if (endpoint.closed || transport.closed) throw new WhipRefusal(404, 'the endpoint was revoked meanwhile');
       const answer = writeAnswer(offer, transport, new Map(plans.map((plan): [number, AnswerSection] => [plan.section.index, { plan, direction: 'recvonly' }])));
-      const session = startSession(deps, endpoint, sessionId, transport, producerIds, []);
+      const session = startSession(deps, endpoint, sessionId, transport, producerIds, [], offer.iceUfrag);
       return { session, answer };
     } catch (error) {
       // Nothing left behind: the transport takes its producers along.
@@ -125,8 +125,9 @@ export function endSession(_deps: OpsDeps, endpoint: Endpoint, sessionId: string
 
 /**
  * PATCH on a session (application/trickle-ice-sdpfrag): `If-Match` must name its ETag (428 without,
- * 412 on a stale one). Candidates need nothing (mediasoup is ICE-lite: it learns the client's address
- * from its checks); a new ufrag/pwd is an ICE restart, answered with the relay's new ones and a new ETag.
+ * 412 on a stale one). Candidates (under the session's ufrag, or none) need nothing: mediasoup is
+ * ICE-lite and learns the client's address from its checks. A new ufrag/pwd is an ICE restart,
+ * answered with the relay's new ones and a new ETag.
  */
 export async function patchSession(deps: OpsDeps, endpoint: Endpoint, sessionId: string, ifMatch: string | undefined, fragmentText: string): Promise<{ session: Session; fragment?: string }> {
   const session = requireSession(endpoint, sessionId);
@@ -138,9 +139,12 @@ export async function patchSession(deps: OpsDeps, endpoint: Endpoint, sessionId:
   } catch (error) {
     throw refusalOf(error);
   }
-  if (fragment.iceUfrag === undefined) return { session };
+  // The session's own ufrag (or none): trickled candidates. A new one: an ICE restart.
+  if (fragment.iceUfrag === undefined || fragment.iceUfrag === session.remoteIceUfrag) return { session };
+  if (fragment.icePwd === undefined) throw new WhipRefusal(400, 'an ICE restart (a new a=ice-ufrag) needs its a=ice-pwd');
   const { transport } = deps.registry.require('transport', session.transportId);
   const iceParameters = await deps.engine('restart ice', () => transport.restartIce(), [['transport', session.transportId]]);
   session.etag = `"${randomUUID()}"`;
+  session.remoteIceUfrag = fragment.iceUfrag;
   return { session, fragment: writeFragment({ iceParameters, iceCandidates: transport.iceCandidates }, '0') };
 }

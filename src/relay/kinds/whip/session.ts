@@ -53,9 +53,10 @@ export async function withSessionSlot<T>(deps: OpsDeps, endpoint: Endpoint, open
 }
 
 /** Registers a session on its endpoint: it ends (and says so) when its transport closes, however that happens. */
-export function startSession(deps: OpsDeps, endpoint: Endpoint, id: string, transport: ms.WebRtcTransport, producerIds: string[], consumerIds: string[]): Session {
+export function startSession(deps: OpsDeps, endpoint: Endpoint, id: string, transport: ms.WebRtcTransport, producerIds: string[], consumerIds: string[], remoteIceUfrag: string): Session {
   const session: Session = {
     id,
+    remoteIceUfrag,
     transportId: transport.id,
     etag: `"${randomUUID()}"`,
     producerIds,

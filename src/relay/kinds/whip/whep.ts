@@ -33,7 +33,7 @@ export async function playWhep(deps: OpsDeps, endpoint: Endpoint, offerText: str
       await player.start();
       if (endpoint.closed || transport.closed) throw new WhipRefusal(404, 'the endpoint was revoked meanwhile');
       const answer = writeAnswer(offer, transport, player.answerSections());
-      const session = startSession(deps, endpoint, sessionId, transport, player.producerIds, player.consumerIds);
+      const session = startSession(deps, endpoint, sessionId, transport, player.producerIds, player.consumerIds, offer.iceUfrag);
       await player.play();
       return { session, answer };
     } catch (error) {
