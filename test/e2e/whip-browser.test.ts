@@ -4,13 +4,14 @@
 // Chromium drops RTP whose payload type its offer did not give the codec: the player decoding anything
 // shows the session's router answered and sent with the offer's types. A page playing an empty room
 // decodes the camera published after it; the recording API records a WHIP publisher (ffprobe reads
-// one video and one audio stream back).
+// one video and one audio stream back); a simulcast publisher (three rids at 720p) is one producer of
+// three encodings, and its WHEP consumer switches between spatial layers 0 and 2.
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayClient } from '../../src/client/relay-client.js';
 import { allocateRtcPorts, buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { ffprobe } from '../support/ffmpeg.js';
@@ -23,6 +24,8 @@ let server: ServerType | undefined;
 let browser: LaunchedChromium | undefined;
 let base = '';
 let dir = '';
+/** The pages a test opened: closed after it, so that no encoder of an earlier test loads the next one. */
+const pages: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
   // The WebRtcServer's port and fifteen for the PipeTransports to the WHEP sessions' routers (two each)
@@ -34,6 +37,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 30_000);
+
+afterEach(async () => {
+  for (const page of pages.splice(0)) await page.close().catch(() => {});
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -61,6 +68,19 @@ window.whipPublish = async (url, token) => {
   await pc.setRemoteDescription({ type: 'answer', sdp: answer });
   window.pc = pc;
   return { status: res.status, location: res.headers.get('Location'), etag: res.headers.get('ETag') };
+};
+window.whipPublishSimulcast = async (url, token) => {
+  // Chromium sends three VP8 layers from 960x540 up (two at 640x480).
+  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 1280, height: 720 } });
+  const pc = new RTCPeerConnection();
+  pc.addTransceiver(stream.getVideoTracks()[0], { direction: 'sendonly', sendEncodings: [{ rid: 'q', scaleResolutionDownBy: 4 }, { rid: 'h', scaleResolutionDownBy: 2 }, { rid: 'f' }] });
+  await pc.setLocalDescription(await pc.createOffer());
+  const res = await fetch(url, { method: 'POST', headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/sdp' }, body: pc.localDescription.sdp });
+  const answer = await res.text();
+  if (res.status !== 201) return { status: res.status, answer };
+  await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+  window.pc = pc;
+  return { status: res.status };
 };
 window.whepPlay = async (url, token) => {
   const pc = new RTCPeerConnection();
@@ -98,6 +118,7 @@ window.received = async () => {
 async function clientPage() {
   browser ??= await launchChromium();
   const page = await browser.context.newPage();
+  pages.push(page);
   await page.goto(`${base}/healthz`);
   await page.addScriptTag({ content: CLIENT });
   return page;
@@ -196,6 +217,38 @@ describe('WHIP and WHEP in Chromium', () => {
     expect(probe.streams.find((stream) => stream.codec_type === 'video')).toMatchObject({ codec_name: 'vp8', width: 320, height: 240 });
     expect(probe.streams.find((stream) => stream.codec_type === 'audio')).toMatchObject({ codec_name: 'opus' });
     expect(probe.durationS).toBeGreaterThan(1);
-    await publisher.close();
+  });
+
+  it('takes a simulcast publisher (three rids) as one producer of three encodings, whose WHEP consumer switches layers', { timeout: 90_000 }, async (ctx) => {
+    requireChromium(ctx);
+    const relay = createRelayClient({ baseUrl: base, token: TEST_INTERNAL_TOKEN });
+    const router = await internal('/routers', {});
+    const whip = await internal('/whip-endpoints', { routerId: router.id });
+    const publisher = await clientPage();
+    const published = await publisher.evaluate(([url, token]) => (globalThis as unknown as { whipPublishSimulcast(u: string, t: string): Promise<{ status: number; answer?: string }> }).whipPublishSimulcast(url!, token!), [whip.url!.replace('http://localhost', base), whip.token!]);
+    expect(published.status, published.answer).toBe(201);
+    const producer = (await relay.getRouter(router.id!)).transports[0]!.producers[0]!;
+    expect(producer).toMatchObject({ kind: 'video' });
+    // Each of the three encodings is identified by its rid and carries RTP.
+    await waitFor(
+      async () => {
+        const stats = (await relay.producerStats(producer.id)) as { rid?: string; packetCount?: number }[];
+        return stats.length === 3 && stats.every((s) => (s.packetCount ?? 0) > 0) && new Set(stats.map((s) => s.rid)).size === 3;
+      },
+      { timeoutMs: 20_000, intervalMs: 250, what: 'RTP on the three encodings' },
+    );
+
+    const whep = await internal('/whep-endpoints', { routerId: router.id, producerIds: [producer.id] });
+    const player = await clientPage();
+    const played = await whepPlay(player, whep);
+    expect(played.status, played.answer).toBe(201);
+    const session = (await relay.getRouter(router.id!)).whepEndpoints[0]!.sessions[0]!;
+    const consumer = (await relay.getRouter(router.id!)).transports.find((tr) => tr.id === session.transportId)!.consumers[0]!;
+    for (const spatialLayer of [0, 2, 0]) {
+      await waitFor(
+        async () => (await relay.setConsumerPreferredLayers(consumer.id, { spatialLayer })).currentLayers?.spatialLayer === spatialLayer,
+        { timeoutMs: 20_000, intervalMs: 500, what: `the consumer forwarding spatial layer ${spatialLayer}` },
+      );
+    }
   });
 });
