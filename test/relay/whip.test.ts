@@ -329,9 +329,9 @@ describe('WHIP trickle ICE by PATCH (werift)', () => {
     const trickled = await patch(res.headers.get('etag')!, [`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`, 'm=audio 9 UDP/TLS/RTP/SAVPF 0', 'a=mid:0', ...candidates, 'a=end-of-candidates', ''].join('\r\n'));
     expect(trickled.status).toBe(204);
     await publisher.pc.setRemoteDescription({ type: 'answer', sdp: answer });
-    await waitFor(() => publisher.pc.connectionState === 'connected', { timeoutMs: 10_000, what: 'the publisher to connect' });
+    await waitFor(() => publisher.pc.connectionState === 'connected', { timeoutMs: 20_000, what: 'the publisher to connect' });
     startSending(publisher.audio, publisher.video);
-    await waitFor(async () => (await producerPackets(routerId)).every((n) => n > 10), { timeoutMs: 10_000, what: 'RTP at the producers' });
+    await waitFor(async () => (await producerPackets(routerId)).every((n) => n > 10), { timeoutMs: 20_000, what: 'RTP at the producers' });
 
     // A new ufrag without its pwd is no restart the relay can take.
     expect((await patch(trickled.headers.get('etag')!, 'a=ice-ufrag:abcd\r\n')).status).toBe(400);
