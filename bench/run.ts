@@ -7,6 +7,7 @@ import { ROOT } from './lib.js';
 const BENCHMARKS = [
   { name: 'relay-control', limitMs: 220_000 },
   { name: 'media-fanout', limitMs: 120_000 },
+  { name: 'whip', limitMs: 90_000 },
   { name: 'room-capacity', limitMs: 270_000 },
   { name: 'auth-profile', limitMs: 120_000 },
   { name: 'auth-login-loop', limitMs: 60_000 },

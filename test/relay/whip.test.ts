@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RTCPeerConnection, RTCRtpCodecParameters, RTCRtpHeaderExtensionParameters, type RTCRtpTransceiver } from 'werift';
 import { createRelayClient } from '../../src/client/relay-client.js';
-import { buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
+import { allocateRtcPorts, buildTestApp, TEST_INTERNAL_TOKEN, type TestApp } from '../support/app.js';
 import { opusPacket, vp8Packet } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
 import { fuzzParameters } from '../reliability/support/fuzz.js';
@@ -22,7 +22,9 @@ const TURN_SECRET = 'whip-test-turn-secret-0123456789';
 
 beforeAll(async () => {
   // TURN configured: a WHIP answer carries one Link header per TURN URL (the URLs are never dialled here).
-  t = await buildTestApp({ TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turns:turn.example.com:5349?transport=tcp', TURN_SECRET });
+  // The WebRtcServer's port and seven for the PipeTransports that bring producers to WHEP sessions' routers.
+  const ports = allocateRtcPorts(8);
+  t = await buildTestApp({ TURN_URLS: 'turn:127.0.0.1:3478?transport=udp,turns:turn.example.com:5349?transport=tcp', TURN_SECRET, RTC_MIN_PORT: String(ports.min), RTC_MAX_PORT: String(ports.max) });
 });
 afterAll(async () => {
   for (const timer of timers) clearInterval(timer);
@@ -89,6 +91,34 @@ function startSending(audio: RTCRtpTransceiver, video: RTCRtpTransceiver) {
 
 async function post(url: string, sdp: string, headers: Record<string, string>) {
   return t.app.request(new URL(url).pathname, { method: 'POST', headers: { 'Content-Type': 'application/sdp', ...headers }, body: sdp });
+}
+
+/** The mediasoup routers on the workers, and the transports of the room's first router (its pipe transports among them). */
+async function engineState(routerId: string) {
+  let routers = 0;
+  for (const slot of t.media.pool.slots) if (slot.worker) routers += ((await slot.worker.dump()) as { routerIds: string[] }).routerIds.length;
+  const roomTransports = ((await t.roomOf(routerId)!.router.dump()) as { transportIds: string[] }).transportIds.length;
+  return { routers, roomTransports };
+}
+
+/** A werift player of audio and video, counting the RTP packets it receives of each. */
+function player() {
+  const pc = peer();
+  const received = { audio: 0, video: 0 };
+  for (const kind of ['audio', 'video'] as const) {
+    const transceiver = pc.addTransceiver(kind, { direction: 'recvonly' });
+    transceiver.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => (received[kind] += 1)));
+  }
+  return { pc, received };
+}
+
+async function play(url: string, token: string, pc: RTCPeerConnection) {
+  await pc.setLocalDescription(await pc.createOffer());
+  const res = await post(url, pc.localDescription!.sdp, { Authorization: `Bearer ${token}` });
+  const answer = await res.text();
+  expect(res.status, answer).toBe(201);
+  await pc.setRemoteDescription({ type: 'answer', sdp: answer });
+  return { location: res.headers.get('location')!, answer };
 }
 
 /** Transports, producers, consumers and endpoints the relay holds now. */
@@ -189,20 +219,21 @@ describe('WHIP publish and WHEP play (werift)', () => {
     const refused = await post(endpoint.url, second.sdp, { Authorization: `Bearer ${endpoint.token}` });
     expect(refused.status).toBe(429);
 
-    // WHEP: a werift player receives both.
+    // WHEP: two werift players receive both, with the payload types of their offers (opus 111 and VP8 96,
+    // not the room's), through one router their sessions share; it and its pipes go with the last session.
+    const engineBefore = await engineState(routerId);
     const whep = await mint('whep', { routerId });
-    const player = peer();
-    const received = { audio: 0, video: 0 };
-    for (const kind of ['audio', 'video'] as const) {
-      const transceiver = player.addTransceiver(kind, { direction: 'recvonly' });
-      transceiver.onTrack.subscribe((track) => track.onReceiveRtp.subscribe(() => (received[kind] += 1)));
-    }
-    await player.setLocalDescription(await player.createOffer());
-    const played = await post(whep.url, player.localDescription!.sdp, { Authorization: `Bearer ${whep.token}` });
-    const playAnswer = await played.text();
-    expect(played.status, playAnswer).toBe(201);
-    await player.setRemoteDescription({ type: 'answer', sdp: playAnswer });
-    await waitFor(() => received.audio > 10 && received.video > 10, { timeoutMs: 10_000, what: `RTP at the WHEP player (${JSON.stringify(received)})` });
+    const players = [player(), player()];
+    const sessions = [];
+    for (const one of players) sessions.push(await play(whep.url, whep.token, one.pc));
+    expect(sessions[0]!.answer).toMatch(/^m=audio \d+ UDP\/TLS\/RTP\/SAVPF 111\r$/m);
+    expect(sessions[0]!.answer).toMatch(/^m=video \d+ UDP\/TLS\/RTP\/SAVPF 96\b/m);
+    for (const one of players) await waitFor(() => one.received.audio > 10 && one.received.video > 10, { timeoutMs: 10_000, what: `RTP at the WHEP player (${JSON.stringify(one.received)})` });
+    expect(await engineState(routerId)).toEqual({ routers: engineBefore.routers + 1, roomTransports: engineBefore.roomTransports + 1 });
+    expect(counts()).toMatchObject({ transports: before.transports + 3, consumers: before.consumers + 4 });
+    for (const session of sessions) expect((await t.app.request(session.location, { method: 'DELETE', headers: { Authorization: `Bearer ${whep.token}` } })).status).toBe(200);
+    await waitFor(async () => JSON.stringify(await engineState(routerId)) === JSON.stringify(engineBefore), { timeoutMs: 3000, what: "the sessions' router and pipes to close" });
+    expect(counts()).toMatchObject({ transports: before.transports + 1, consumers: before.consumers });
 
     // PATCH: If-Match required, a stale one refused, a current one taken (an ICE restart answers a new ETag).
     const patch = (headers: Record<string, string>, body: string) => t.app.request(location, { method: 'PATCH', headers: { Authorization: `Bearer ${endpoint.token}`, 'Content-Type': 'application/trickle-ice-sdpfrag', ...headers }, body });
@@ -222,14 +253,110 @@ describe('WHIP publish and WHEP play (werift)', () => {
   });
 });
 
+describe('WHEP of a room without producers yet (werift)', () => {
+  // werift routes received RTP by signalled SSRC only, so it cannot take a stream whose SSRC the answer
+  // could not name yet: here the relay's side is checked (consumers made in the free sections and
+  // sending); Chromium, which takes such a stream by its payload type, decodes it in whip-browser.test.ts.
+  it('accepts the session and sends it the producers that appear, again after a publisher comes back', { timeout: 40_000 }, async () => {
+    const routerId = await newRouter();
+    const whep = await mint('whep', { routerId });
+    const before = counts();
+    const { pc } = player();
+    const { answer } = await play(whep.url, whep.token, pc);
+    await waitFor(() => pc.connectionState === 'connected', { timeoutMs: 10_000, what: 'the player to connect' });
+    // Both sections are taken, sendonly, with no SSRC until a producer comes.
+    expect(answer.match(/^a=sendonly\r$/gm)).toHaveLength(2);
+    expect(answer).not.toMatch(/^a=ssrc:/m);
+    expect(counts()).toMatchObject({ transports: before.transports + 1, consumers: before.consumers });
+
+    const endpoint = await mint('whip', { routerId });
+    for (let round = 1; round <= 2; round++) {
+      const publisher = await publisherOffer();
+      const res = await post(endpoint.url, publisher.sdp, { Authorization: `Bearer ${endpoint.token}` });
+      expect(res.status).toBe(201);
+      await publisher.pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
+      await waitFor(() => publisher.pc.connectionState === 'connected', { timeoutMs: 10_000, what: 'the publisher to connect' });
+      startSending(publisher.audio, publisher.video);
+      await waitFor(() => counts().consumers === before.consumers + 2, { timeoutMs: 5000, what: `round ${round}: the session's consumers of the new producers` });
+      const state = await call('GET', `/internal/v1/routers/${routerId}`);
+      const session = (state.body!.whepEndpoints as { sessions: { transportId: string; producerIds: string[] }[] }[])[0]!.sessions[0]!;
+      expect(session.producerIds).toHaveLength(2 * round);
+      const consumers = (state.body!.transports as { id: string; consumers: { id: string; paused: boolean }[] }[]).find((tr) => tr.id === session.transportId)!.consumers;
+      expect(consumers.map((c) => c.paused)).toEqual([false, false]);
+      for (const consumer of consumers) {
+        await waitFor(
+          async () => {
+            const stats = (await call('GET', `/internal/v1/consumers/${consumer.id}/stats`)).list as { type: string; packetCount?: number }[];
+            return (stats.find((x) => x.type === 'outbound-rtp')?.packetCount ?? 0) > 10;
+          },
+          { timeoutMs: 10_000, what: `round ${round}: RTP sent to the WHEP player` },
+        );
+      }
+      // The publisher leaves: its producers close, and so do the player's consumers of them.
+      expect((await t.app.request(res.headers.get('location')!, { method: 'DELETE', headers: { Authorization: `Bearer ${endpoint.token}` } })).status).toBe(200);
+      await waitFor(() => counts().consumers === before.consumers, { timeoutMs: 3000, what: 'the consumers to close with the producers' });
+    }
+    await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
+describe('WHIP trickle ICE by PATCH (werift)', () => {
+  /** Packets the relay's producers have received so far, per producer. */
+  async function producerPackets(routerId: string): Promise<number[]> {
+    const state = await call('GET', `/internal/v1/routers/${routerId}`);
+    const producers = (state.body!.transports as { producers: { id: string }[] }[]).flatMap((tr) => tr.producers);
+    const out: number[] = [];
+    for (const producer of producers) out.push(((await call('GET', `/internal/v1/producers/${producer.id}/stats`)).list[0] as { packetCount?: number } | undefined)?.packetCount ?? 0);
+    return out;
+  }
+
+  it('connects with the candidates trickled by PATCH after an offer without any (a fragment under the session\'s ufrag is no restart)', { timeout: 40_000 }, async () => {
+    const routerId = await newRouter();
+    const endpoint = await mint('whip', { routerId });
+    const auth = { Authorization: `Bearer ${endpoint.token}` };
+    const publisher = await publisherOffer();
+    const lines = publisher.sdp.split('\r\n');
+    const candidates = lines.filter((line) => line.startsWith('a=candidate:'));
+    expect(candidates.length).toBeGreaterThan(0);
+    const res = await post(endpoint.url, lines.filter((line) => !line.startsWith('a=candidate:') && line !== 'a=end-of-candidates').join('\r\n'), auth);
+    expect(res.status).toBe(201);
+    const answer = await res.text();
+    const location = res.headers.get('location')!;
+    const patch = (etag: string, body: string) => t.app.request(location, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': etag }, body });
+    const ufrag = /^a=ice-ufrag:(.+)$/m.exec(publisher.sdp)![1]!.trim();
+    const pwd = /^a=ice-pwd:(.+)$/m.exec(publisher.sdp)![1]!.trim();
+    // The trickled fragment (RFC 8840): the session's ufrag and pwd, then the candidates.
+    const trickled = await patch(res.headers.get('etag')!, [`a=ice-ufrag:${ufrag}`, `a=ice-pwd:${pwd}`, 'm=audio 9 UDP/TLS/RTP/SAVPF 0', 'a=mid:0', ...candidates, 'a=end-of-candidates', ''].join('\r\n'));
+    expect(trickled.status).toBe(204);
+    await publisher.pc.setRemoteDescription({ type: 'answer', sdp: answer });
+    await waitFor(() => publisher.pc.connectionState === 'connected', { timeoutMs: 20_000, what: 'the publisher to connect' });
+    startSending(publisher.audio, publisher.video);
+    await waitFor(async () => (await producerPackets(routerId)).every((n) => n > 10), { timeoutMs: 20_000, what: 'RTP at the producers' });
+
+    // A new ufrag without its pwd is no restart the relay can take.
+    expect((await patch(trickled.headers.get('etag')!, 'a=ice-ufrag:abcd\r\n')).status).toBe(400);
+    await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
 describe('WHIP refusals', () => {
   it('answers each refusal with its status and leaves nothing behind', { timeout: 20_000 }, async () => {
     const routerId = await newRouter();
     const endpoint = await mint('whip', { routerId, ttlS: 10 });
     const auth = { Authorization: `Bearer ${endpoint.token}` };
     const { sdp } = await publisherOffer();
+    const revoked = await mint('whip', { routerId });
+    expect((await call('DELETE', `/internal/v1/whip-endpoints/${revoked.id}`)).status).toBe(204);
+    const whep = await mint('whep', { routerId });
     const before = counts();
     const path = new URL(endpoint.url).pathname;
+
+    // A revoked endpoint is gone: 404, its token included.
+    expect((await post(revoked.url, sdp, { Authorization: `Bearer ${revoked.token}` })).status).toBe(404);
+    // WHEP: no token, garbage, and an offer with no receiving section.
+    expect((await post(whep.url, sdp, {})).status).toBe(401);
+    expect((await post(whep.url, 'v=0\r\ngarbage', { Authorization: `Bearer ${whep.token}` })).status).toBe(400);
+    expect((await post(whep.url, sdp, { Authorization: `Bearer ${whep.token}` })).status).toBe(422);
 
     const noToken = await post(endpoint.url, sdp, { Origin: 'https://player.example' });
     expect(noToken.status).toBe(401);
@@ -250,6 +377,17 @@ describe('WHIP refusals', () => {
     const preflight = await t.app.request(path, { method: 'OPTIONS', headers: { Origin: 'https://obs.example', 'Access-Control-Request-Method': 'POST' } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+
+    // PATCH with a stale ETag: 412, and the session it names is as it was (then ended by DELETE).
+    const opened = await post(endpoint.url, sdp, auth);
+    expect(opened.status).toBe(201);
+    const during = counts();
+    const session = opened.headers.get('location')!;
+    const stale = await t.app.request(session, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': '"stale"' }, body: 'a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwxyz\r\n' });
+    expect(stale.status).toBe(412);
+    expect(counts()).toEqual(during);
+    expect((await t.app.request(session, { method: 'DELETE', headers: auth })).status).toBe(200);
+    await waitFor(() => JSON.stringify(counts()) === JSON.stringify(before), { timeoutMs: 3000, what: 'the session to close' });
 
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 11_000 });
     try {
@@ -300,5 +438,27 @@ describe('WHIP offers fuzzed', () => {
       fuzzParameters(Number(process.env.WHIP_FUZZ_RUNS ?? 60)),
     );
     await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
+// Last in the file: a drain is not undone.
+describe('WHIP and WHEP while draining', () => {
+  it('answers 503 to a new session and to minting, and leaves nothing behind', async () => {
+    const routerId = await newRouter();
+    const whip = await mint('whip', { routerId });
+    const whep = await mint('whep', { routerId });
+    const { sdp } = await publisherOffer();
+    const listener = player();
+    await listener.pc.setLocalDescription(await listener.pc.createOffer());
+    const before = counts();
+    expect((await call('POST', '/internal/v1/drain')).status).toBe(202);
+    const refused = await post(whip.url, sdp, { Authorization: `Bearer ${whip.token}` });
+    expect(refused.status).toBe(503);
+    expect(await refused.text()).toMatch(/draining/);
+    expect((await post(whep.url, listener.pc.localDescription!.sdp, { Authorization: `Bearer ${whep.token}` })).status).toBe(503);
+    const minting = await call('POST', '/internal/v1/whip-endpoints', { routerId });
+    expect(minting.status).toBe(503);
+    expect(minting.body).toMatchObject({ code: 'DRAINING' });
+    expect(counts()).toEqual(before);
   });
 });

@@ -45,6 +45,8 @@ export class MediaRegistry {
   /** Router id → kind → ids of everything in that room (the router itself included). */
   private readonly byRoom = new Map<string, IdSets>();
   private readonly closing = new WeakMap<EngineResource, CloseCause>();
+  /** Called after each add (onWhenAdded): a WHEP session learns of the room's new producers this way. */
+  private readonly addListeners = new Set<(kind: ResourceKind, entry: EntryOf[ResourceKind]) => void>();
 
   constructor(private readonly options: MediaRegistryOptions) {
     const { kinds } = options;
@@ -65,7 +67,14 @@ export class MediaRegistry {
     addTo(this.byWorker, entry.worker, kind, id);
     addTo(this.byRoom, roomOf(kind, entry), kind, id);
     this.options.onAdd(kind, entry);
+    for (const listener of this.addListeners) listener(kind, entry);
     return entry;
+  }
+
+  /** Calls `listener` after every entry added from now on (it must not throw); returns its removal. */
+  onWhenAdded(listener: (kind: ResourceKind, entry: EntryOf[ResourceKind]) => void): () => void {
+    this.addListeners.add(listener);
+    return () => this.addListeners.delete(listener);
   }
 
   /** Records why the relay is about to close `resource`: its close event (and its children's) will say so. */

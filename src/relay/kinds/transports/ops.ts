@@ -1,5 +1,6 @@
 // WebRTC transports, each through its worker's WebRtcServer (one port per worker), on the part of
 // the room that placeTransport chooses.
+import type { types as ms } from 'mediasoup';
 import { adopt, goneError } from '../../engine/call.js';
 import { RelayError } from '../../errors.js';
 import type { DtlsParametersInput } from '../../contract/rtp.js';
@@ -10,12 +11,22 @@ import { directionConflict, type OpsDeps } from '../../ops/deps.js';
 
 const SCTP_STREAMS = { OS: 1024, MIS: 1024 };
 
-export async function createTransport(deps: OpsDeps, input: CreateTransportBody): Promise<TransportEntry> {
+/**
+ * A mediasoup router of the room's worker `slot` a transport goes on instead of the part placeTransport
+ * chooses (a WHEP session's own router, whose codecs carry its player's payload types).
+ */
+export interface TransportPlace {
+  readonly router: ms.Router;
+  readonly worker: ms.Worker;
+  readonly slot: number;
+}
+
+export async function createTransport(deps: OpsDeps, input: CreateTransportBody, on?: TransportPlace): Promise<TransportEntry> {
   const { registry, pool, engine, caps } = deps;
   const { routerId, direction } = input;
   const room = registry.require('router', routerId);
   return caps.reserve(routerId, 'transport', async () => {
-    const { router, worker, slot } = await placeTransport(deps, room);
+    const { router, worker, slot } = on ?? (await placeTransport(deps, room));
     const webRtcServer = pool.slots[slot]?.webRtcServer;
     if (!webRtcServer || pool.slots[slot]?.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker of the router is not alive');
     const transport = await engine(

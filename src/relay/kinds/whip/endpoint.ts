@@ -5,6 +5,7 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { RelayEventInput } from '../../contract/events.js';
+import type { SessionRouters } from './session-router.js';
 
 export type EndpointKind = 'whip' | 'whep';
 
@@ -27,6 +28,8 @@ export interface Session {
   readonly id: string;
   readonly transportId: string;
   etag: string;
+  /** The client's current ICE ufrag: a PATCH naming another one restarts ICE. */
+  remoteIceUfrag: string;
   /** WHIP: the producers it made. WHEP: the producers it consumes. */
   readonly producerIds: string[];
   readonly consumerIds: string[];
@@ -41,6 +44,8 @@ export class Endpoint {
   closed = false;
   readonly observer = new EventEmitter();
   readonly sessions = new Map<string, Session>();
+  /** WHEP: the routers its sessions' transports are on, one per mapping of payload types (session-router.ts). */
+  readonly sessionRouters: SessionRouters = new Map();
   /** Sessions being set up (counted against the cap with the open ones). */
   pending = 0;
   /** Given by the kinds table's `watch` when the registry takes it: where its sessions' events go. */

@@ -58,7 +58,7 @@ export interface Offer {
 const FINGERPRINT_ALGORITHMS = ['sha-1', 'sha-224', 'sha-256', 'sha-384', 'sha-512'] as const;
 type FingerprintAlgorithm = (typeof FINGERPRINT_ALGORITHMS)[number];
 const TOKEN = /^[A-Za-z0-9_+/=.-]+$/;
-const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
+export const ICE_CHARS = /^[A-Za-z0-9+/]+$/;
 const MID = /^[A-Za-z0-9_-]{1,32}$/;
 const RID = /^[A-Za-z0-9_-]{1,16}$/;
 
@@ -120,7 +120,8 @@ export function readOffer(text: string): Offer {
   };
 }
 
-interface OfferedCodec {
+/** A codec of an offer's section: its payload type there and what the relay reads of it. */
+export interface OfferedCodec {
   payloadType: number;
   mimeType: string;
   clockRate: number;
@@ -206,23 +207,31 @@ export interface SectionPlan {
   readonly codecs: OfferedCodec[];
   readonly headerExtensions: HeaderExtension[];
   readonly rids: string[];
+  /** Every media codec of the section the room carries, in the offer's order, and their RTX: what a WHEP session may send there. */
+  readonly offered: OfferedCodec[];
 }
 
 /** For each section, the router's codec it can carry (first in the offer's order) and its RTX. */
 export function planSections(offer: Offer, caps: ms.RtpCapabilities, wanted: 'send' | 'recv'): SectionPlan[] {
   return offer.sections.map((section) => {
-    const refused: SectionPlan = { section, codecs: [], headerExtensions: [], rids: [] };
+    const refused: SectionPlan = { section, codecs: [], headerExtensions: [], rids: [], offered: [] };
     if (section.kind === 'other' || section.raw.port === 0) return refused;
     const sends = section.direction === 'sendonly' || section.direction === 'sendrecv';
     const receives = section.direction === 'recvonly' || section.direction === 'sendrecv';
     if ((wanted === 'send' && !sends) || (wanted === 'recv' && !receives)) return refused;
     const offered = offeredCodecs(section);
     const capCodecs = (caps.codecs ?? []).filter((c) => c.kind === section.kind);
-    const chosen = offered.find((o) => !/\/(rtx|red|ulpfec|flexfec-03)$/i.test(o.mimeType) && capCodecs.some((cap) => matches(o, cap)));
+    const carried = offered.filter((o) => !/\/(rtx|red|ulpfec|flexfec-03)$/i.test(o.mimeType) && capCodecs.some((cap) => matches(o, cap)));
+    const chosen = carried[0];
     if (!chosen) return refused;
-    const rtx = offered.find((o) => o.mimeType.toLowerCase().endsWith('/rtx') && Number(o.parameters.apt) === chosen.payloadType);
+    const rtxOf = (codec: OfferedCodec) => offered.find((o) => o.mimeType.toLowerCase().endsWith('/rtx') && Number(o.parameters.apt) === codec.payloadType);
+    const rtx = rtxOf(chosen);
     const rids = ridsOf(section);
-    return { section, codecs: rtx ? [chosen, { ...rtx, parameters: { apt: chosen.payloadType }, rtcpFeedback: [] }] : [chosen], headerExtensions: headerExtensionsOf(section, caps), rids };
+    const withRtx = carried.flatMap((codec) => {
+      const repair = rtxOf(codec);
+      return repair ? [codec, { ...repair, parameters: { apt: codec.payloadType }, rtcpFeedback: [] }] : [codec];
+    });
+    return { section, codecs: rtx ? [chosen, { ...rtx, parameters: { apt: chosen.payloadType }, rtcpFeedback: [] }] : [chosen], headerExtensions: headerExtensionsOf(section, caps), rids, offered: withRtx };
   });
 }
 
@@ -357,39 +366,4 @@ export function writeAnswer(offer: Offer, side: TransportSide, taken: ReadonlyMa
     }),
   };
   return sdpTransform.write(description);
-}
-
-/** A trickle-ice-sdpfrag (RFC 8840) as PATCH carries it: its ufrag/pwd (an ICE restart when new) and candidates. */
-export interface SdpFragment {
-  readonly iceUfrag?: string;
-  readonly icePwd?: string;
-  readonly candidates: number;
-}
-
-export function readFragment(text: string): SdpFragment {
-  if (Buffer.byteLength(text) > SDP_BOUNDS.fragmentBytes) throw new SdpError(`fragment exceeds ${SDP_BOUNDS.fragmentBytes} bytes`);
-  let iceUfrag: string | undefined;
-  let icePwd: string | undefined;
-  let candidates = 0;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim();
-    if (line.startsWith('a=ice-ufrag:')) iceUfrag = line.slice(12);
-    else if (line.startsWith('a=ice-pwd:')) icePwd = line.slice(10);
-    else if (line.startsWith('a=candidate:')) candidates += 1;
-  }
-  if (candidates > SDP_BOUNDS.candidates) throw new SdpError(`fragment has more than ${SDP_BOUNDS.candidates} candidates`);
-  if (iceUfrag !== undefined && (!ICE_CHARS.test(iceUfrag) || iceUfrag.length < 4 || iceUfrag.length > 256)) throw new SdpError('invalid a=ice-ufrag');
-  if (icePwd !== undefined && (!ICE_CHARS.test(icePwd) || icePwd.length < 22 || icePwd.length > 256)) throw new SdpError('invalid a=ice-pwd');
-  return { ...(iceUfrag === undefined ? {} : { iceUfrag }), ...(icePwd === undefined ? {} : { icePwd }), candidates };
-}
-
-/** The relay's answer fragment to an ICE restart: its new ufrag/pwd and its candidates. */
-export function writeFragment(side: Pick<TransportSide, 'iceParameters' | 'iceCandidates'>, mid: string): string {
-  const lines = [`a=ice-lite`, `a=ice-ufrag:${side.iceParameters.usernameFragment}`, `a=ice-pwd:${side.iceParameters.password}`, `m=audio 9 UDP/TLS/RTP/SAVPF 0`, `a=mid:${mid}`];
-  for (const c of side.iceCandidates) {
-    const ip = (c as unknown as { address?: string; ip?: string }).address ?? (c as unknown as { ip: string }).ip;
-    lines.push(`a=candidate:${c.foundation} 1 ${c.protocol} ${c.priority} ${ip} ${c.port} typ ${c.type}${c.tcpType ? ` tcptype ${c.tcpType}` : ''}`);
-  }
-  lines.push('a=end-of-candidates');
-  return `${lines.join('\r\n')}\r\n`;
 }
