@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePglite, PgliteDatabase } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Config } from '../config/index.js';
@@ -37,6 +37,14 @@ export interface Database {
    */
   listen?: (channel: string, onNotify: () => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/**
+ * Whether a commit's `pg_notify` reaches a listener of this process: PGlite's, where Database.listen
+ * exists. Elsewhere (PostgreSQL) the event log's readers poll, so a statement need not notify.
+ */
+export function notifiesCommits(db: Db): boolean {
+  return db instanceof PgliteDatabase;
 }
 
 /**

@@ -3,6 +3,7 @@
 // connection pools (two instances) and a reader on a third; a control run without the commit lock
 // shows the same reader skipping, so the check can fail.
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 import { createAppender } from '../../src/events/log/appender.js';
@@ -237,6 +238,25 @@ describe('the tail and the appender', () => {
     } finally {
       await unlisten();
       await tail.stop();
+    }
+  });
+  // PostgreSQL: nobody listens (readers poll, Database.listen is absent), so no statement notifies.
+  if (usesPostgres()) it('on PostgreSQL a statement that logs events sends no notification', async () => {
+    if (test.dbConfig.kind !== 'postgres') throw new Error('expected a PostgreSQL test database');
+    const listener = postgres(test.dbConfig.url, { max: 1, fetch_types: false, onnotice: () => {} });
+    let notices = 0;
+    try {
+      await listener.listen(EVENT_LOG_CHANNEL, () => notices++);
+      const log = createEventLog(test.database);
+      const before = (await log.bounds()).last;
+      await slowAppend(test.database, [payload(5, 1)], 0);
+      // The same statement with a notice, sent by hand: the listener hears that one, so it would have heard ours.
+      await listener`select pg_notify(${EVENT_LOG_CHANNEL}, 'control')`;
+      for (let i = 0; notices === 0 && i < 100; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect((await log.after(before)).map((event) => event.payload)).toEqual([payload(5, 1)]);
+      expect(notices).toBe(1);
+    } finally {
+      await listener.end({ timeout: 2 });
     }
   });
 });

@@ -14,7 +14,7 @@
 // Writes are single statements (the repository avoids db.transaction(): src/db/client.ts): the lock is
 // a CTE that the insert reads, so it is taken before the insert's first row draws its id.
 import { sql, type SQL } from 'drizzle-orm';
-import type { Database, Db } from '../../db/client.js';
+import { notifiesCommits, type Database, type Db } from '../../db/client.js';
 import { eventLog } from './schema.js';
 
 /** The advisory lock every write to the log holds from its ids to its commit (the bytes of "chatevnt"). */
@@ -49,9 +49,10 @@ export interface EventToStore {
  * await db.with(gone, ...logged).select({ n: count() }).from(gone)
  */
 export function logEvents(db: Db, rows: SQL, { notify = true }: { notify?: boolean } = {}) {
-  // The notice wakes this process's follower at the commit on PGlite (Database.listen); the appender's
-  // own batches go without one: its follower takes them as they are stored (tail.stored()).
-  const notice = notify ? sql` from (select pg_notify(${EVENT_LOG_CHANNEL}, '')) as notice` : sql``;
+  // The notice wakes this process's follower at the commit on PGlite (Database.listen), the only place
+  // one listens; the appender's own batches go without one: its follower takes them as they are stored
+  // (tail.stored()).
+  const notice = notify && notifiesCommits(db) ? sql` from (select pg_notify(${EVENT_LOG_CHANNEL}, '')) as notice` : sql``;
   const lock = db.$with('event_log_lock', { locked: sql<string>`locked`.as('locked') }).as(sql`select pg_advisory_xact_lock(${sql.raw(EVENT_LOG_LOCK_KEY.toString())}) as locked${notice}`);
   const logged = db.$with('event_log_logged', { id: sql<number>`id`.as('id') }).as(
     sql`insert into ${eventLog} (type, payload) select e.type, e.payload from ${lock}, (${rows}) as e order by e.ord returning id`,
