@@ -805,6 +805,13 @@ export interface RelayInfo {
       enabled: boolean;
     };
   };
+  /** this relay as a node of the cluster (CLUSTER_NODE_URL): degraded while Redis does not answer; nodes it knows, itself included (GET /internal/v1/cluster) */
+  cluster: {
+    enabled: boolean;
+    nodeId: string | null;
+    degraded: boolean;
+    nodes: number;
+  };
 }
 
 export interface DrainState {

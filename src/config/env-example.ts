@@ -9,6 +9,7 @@ const AREA_TITLES: Partial<Record<ConfigArea, string>> = {
   relay: 'The media relay: mediasoup workers, ports, addresses, caps, cascading',
   events: "The relay's events: replay buffer, streams, webhook",
   turn: "TURN: the relay's coturn and the short-lived credentials handed out for it",
+  cluster: 'The relay cluster: relays sharing one Redis (REDIS_URL) as nodes',
 };
 
 /**
@@ -23,6 +24,10 @@ const DEFAULT_NOTES: Record<string, string> = {
   DRAIN_TIMEOUT_S: '30 when NODE_ENV=production, else 0',
   DATABASE_URL: 'the embedded PGlite database in DATA_DIR/pglite',
   FLY_APP_NAME: 'set by Fly.io on its machines; unset elsewhere',
+  CLUSTER_NODE_ID: 'FLY_MACHINE_ID, else the host name',
+  CLUSTER_REGION: 'FLY_REGION',
+  FLY_MACHINE_ID: 'set by Fly.io on its machines; unset elsewhere',
+  FLY_REGION: 'set by Fly.io on its machines; unset elsewhere',
 };
 
 /** Ready-to-use values for the local services of compose.yaml (`docker compose up -d`). */

@@ -1,6 +1,7 @@
 // The only reader of process.env: parsed once with zod, failing fast with the variable's name.
 import { z } from 'zod';
 import { accountsConfig, accountsEnvDocs } from './accounts.js';
+import { clusterConfig } from './cluster.js';
 import { databaseConfig } from './database.js';
 import { configError } from './env.js';
 import { eventsConfig } from './events.js';
@@ -13,10 +14,10 @@ export { isUnspecifiedIp, type PipePeerCidr } from './relay.js';
 export { turnUrlProblem } from './turn.js';
 
 /** One slice per area, each a schema of its variables whose transform gives its part of Config. */
-const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig };
+const slices = { server: serverConfig, database: databaseConfig, accounts: accountsConfig, relay: relayConfig, events: eventsConfig, turn: turnConfig, cluster: clusterConfig };
 
 /** Every slice reads the same environment; their outputs (disjoint keys) merge into one Config. */
-const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig);
+const configSchema = serverConfig.and(databaseConfig).and(accountsConfig).and(relayConfig).and(eventsConfig).and(turnConfig).and(clusterConfig);
 
 export type Config = z.output<typeof configSchema>;
 

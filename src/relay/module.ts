@@ -6,6 +6,7 @@ import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
+import { createClusterNode, type ClusterNode } from './cluster/index.js';
 import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
 import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/openapi.js';
@@ -16,7 +17,7 @@ import { whipDocumentPaths, whipErrorScopes, whipPublicRoutes } from './kinds/wh
 import { createRecordings, type Recordings, type RecordingsDeps } from './recordings/recorder.js';
 
 export interface RelayDeps {
-  config: Pick<Config, 'media' | 'events' | 'recordings'> & Partial<Pick<Config, 'turn' | 'rateLimit'>>;
+  config: Pick<Config, 'media' | 'events' | 'recordings'> & Partial<Pick<Config, 'turn' | 'rateLimit' | 'cluster'>>;
   logger: Logger;
   /** Where the rate limits count now, for /internal/info. */
   rateLimitMode?: () => RateLimitMode;
@@ -35,6 +36,8 @@ export interface RelayModule extends Module {
   events: RelayEvents;
   /** The relay's recordings (one ffmpeg each); stopped, their files finalised, before the media closes. */
   recordings: Recordings;
+  /** This relay as a node of the cluster; undefined without CLUSTER_NODE_URL (a single node). */
+  cluster: ClusterNode | undefined;
   /**
    * The end of a drain that timed out: the recordings stop first, while their RTP still flows (ffmpeg
    * then finalises each file at once), then every open room closes (events say `shutdown`). Returns
@@ -61,6 +64,10 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     await events.flush({ deadlineMs: 0 });
     throw error;
   }
+  // Registered once its workers run: the other nodes may place rooms here from its first heartbeat.
+  // Redis not answering does not stop the start: the node starts degraded and registers when it can.
+  const cluster = deps.config.cluster ? createClusterNode({ config: deps.config.cluster, pipe: deps.config.media.pipe, media, logger: deps.logger }) : undefined;
+  await cluster?.start();
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
   // Begun by release(), beside the listeners' close (ffmpeg-stop.ts bounds each stop); awaited by stop().
   let recordingsStopping: Promise<void> | undefined;
@@ -78,8 +85,9 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     media,
     events,
     recordings,
+    cluster,
     mounts: [
-      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
+      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, cluster: () => cluster?.view(), recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
       // WHIP and WHEP (kinds/whip/public.ts): what publishers and players reach with an endpoint's URL and token.
       { prefix: '/', surface: 'public', routes: whipPublicRoutes({ media, turn: deps.config.turn }) },
     ],
@@ -103,6 +111,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     collect(registry) {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);
+      cluster?.collect(registry);
     },
     async closeRooms() {
       await recordings.stopAll('shutdown');
@@ -116,6 +125,8 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     },
     async stop({ deadlineMs }) {
       const started = Date.now();
+      // Out of the cluster first: the other nodes stop placing rooms here at once.
+      await cluster?.stop();
       // Recordings first, while their RTP still flows: ffmpeg then finalises each file at once.
       await stopRecordings();
       recordings.close();

@@ -65,7 +65,7 @@ describe('the documents of every area composed', () => {
     };
     expect(tagsOf(publicDoc)).toEqual(['account', 'docs', 'e-mail', 'ice-servers', 'keys', 'observability', 'oidc', 'passkeys', 'password', 'profile', 'session', 'sessions', 'two-factor', 'whep', 'whip']);
     expect(tagsOf(internalDoc)).toEqual(
-      ['audit', 'tokens', 'users', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports', 'webhook', 'whep-endpoints', 'whip-endpoints'].sort(),
+      ['audit', 'tokens', 'users', 'cluster', 'consumers', 'data-consumers', 'data-producers', 'docs', 'events', 'ice-servers', 'observability', 'pipe-transports', 'plain-transports', 'producers', 'recordings', 'routers', 'service', 'transports', 'webhook', 'whep-endpoints', 'whip-endpoints'].sort(),
     );
     const tagOf = (doc: Doc, method: string, path: string) => (doc.paths[path]![method] as { tags?: string[] }).tags;
     expect(tagOf(internalDoc, 'post', '/internal/v1/consumers/{id}/pause')).toEqual(['consumers']);

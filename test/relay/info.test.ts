@@ -47,6 +47,8 @@ describe('GET /internal/info', () => {
       rate_limits: { store: 'memory' },
       // Nothing has closed or changed state yet: no event, and the stream's resume point is this bus's start.
       events: { lastId: t.events.bus.stats().lastId, buffered: 0, streams: 0, webhook: { enabled: false } },
+      // No CLUSTER_NODE_URL: a single relay.
+      cluster: { enabled: false, nodeId: null, degraded: false, nodes: 0 },
     });
     expect(res.body.uptime_s).toBeGreaterThanOrEqual(0);
   });

@@ -51,6 +51,9 @@ export const infoSchema = z.strictObject({
     streams: z.int().describe('event streams open now'),
     webhook: z.looseObject({ enabled: z.boolean() }).describe('delivery figures when EVENTS_WEBHOOK_URL is set'),
   }),
+  cluster: z
+    .strictObject({ enabled: z.boolean(), nodeId: z.string().nullable(), degraded: z.boolean(), nodes: z.int() })
+    .describe('this relay as a node of the cluster (CLUSTER_NODE_URL): degraded while Redis does not answer; nodes it knows, itself included (GET /internal/v1/cluster)'),
 });
 
 export type RelayInfo = z.infer<typeof infoSchema>;

@@ -3,6 +3,7 @@
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/env.js';
+import { clusterRoutes } from '../cluster/routes.js';
 import { FAMILIES } from '../kinds/index.js';
 import type { Recordings } from '../recordings/recorder.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
@@ -27,6 +28,7 @@ export type InternalAppDeps = ServiceRoutesDeps & {
 export function createInternalApp(deps: InternalAppDeps) {
   return new OpenAPIHono<AppEnv>()
     .route('/', serviceRoutes(deps))
+    .route('/', clusterRoutes(() => deps.cluster?.()))
     .route('/v1', deps.events.streams.routes)
     .route('/', familyRoutes(deps))
     .route('/', recordingsRoutes(deps.recordings))

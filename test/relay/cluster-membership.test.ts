@@ -1,0 +1,67 @@
+// What a node reads of the others in Redis is bounded and checked: a record that is not one (garbage,
+// oversized, under another id) is ignored, an expired one trimmed; two processes under one id are
+// reported. A private redis-server; the membership alone, without a relay.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { createMembership, type NodeLoad } from '../../src/relay/cluster/membership.js';
+import { OwnRedis } from '../support/redis-server.js';
+import { freePort } from '../support/server-process.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+
+const load = (): Promise<NodeLoad> => Promise.resolve({ routers: 0, transports: 0, consumers: 0, workerCpuMs: 0, draining: false });
+
+describe.skipIf(skipWithout(REDIS_SERVER))('cluster membership records', () => {
+  let redis: OwnRedis;
+  const lines: { level: number; msg: string }[] = [];
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) } });
+
+  beforeAll(async () => {
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+  });
+  afterAll(() => redis.kill());
+
+  it('ignores what is not a record, trims ids whose record expired, and lists the live ones', async () => {
+    const prefix = 'junk:';
+    const valid = { id: 'other', url: 'http://other:3001', region: null, pipeAddress: null, load: await load(), heartbeatAt: new Date().toISOString(), instance: 'x' };
+    await redis.command('SET', `${prefix}node:other`, JSON.stringify(valid), 'PX', 10_000);
+    await redis.command('SET', `${prefix}node:garbage`, '{not json', 'PX', 10_000);
+    await redis.command('SET', `${prefix}node:huge`, JSON.stringify({ ...valid, id: 'huge', url: 'x'.repeat(20_000) }), 'PX', 10_000);
+    await redis.command('SET', `${prefix}node:liar`, JSON.stringify({ ...valid, id: 'someone-else' }), 'PX', 10_000);
+    await redis.command('SET', `${prefix}node:extra`, JSON.stringify({ ...valid, id: 'extra', token: 'secret' }), 'PX', 10_000);
+    await redis.command('SADD', `${prefix}nodes`, 'other', 'garbage', 'huge', 'liar', 'extra', 'expired');
+    const membership = createMembership({ self: { id: 'me', url: 'http://me:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 200 });
+    try {
+      await membership.start();
+      const view = membership.view();
+      expect(view.degraded).toBe(false);
+      expect(view.nodes.map((n) => n.id)).toEqual(['me', 'other']);
+      expect(await redis.command('SISMEMBER', `${prefix}nodes`, 'expired')).toBe(0);
+      expect(await redis.command('SISMEMBER', `${prefix}nodes`, 'garbage')).toBe(1);
+    } finally {
+      await membership.stop();
+    }
+    expect(await redis.command('EXISTS', `${prefix}node:me`)).toBe(0);
+  });
+
+  it('reports two live processes under one id once, and the one that stops leaves the other\'s record', async () => {
+    const prefix = 'twins:';
+    const first = createMembership({ self: { id: 'twin', url: 'http://one:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 100 });
+    const second = createMembership({ self: { id: 'twin', url: 'http://two:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 100 });
+    try {
+      await first.start();
+      await second.start();
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const reports = lines.filter((line) => line.msg.startsWith('cluster: another live process uses this node id'));
+      expect(reports.length).toBeGreaterThanOrEqual(1);
+      expect(reports.length).toBeLessThanOrEqual(2); // at most once per process
+    } finally {
+      await first.stop();
+    }
+    // The second's record stays until it stops (it rewrites it every heartbeat in any case).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await redis.command('EXISTS', `${prefix}node:twin`)).toBe(1);
+    await second.stop();
+    expect(await redis.command('EXISTS', `${prefix}node:twin`)).toBe(0);
+  });
+});
