@@ -81,6 +81,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/e2e/browser-recording.test.ts' },
   // Chromium publishing its fake camera and microphone through WHIP (once in 720p simulcast) and pages playing it by WHEP (encoding and decoding load, as the browser files).
   { glob: 'test/e2e/whip-browser.test.ts' },
+  // A relay-only Chromium publishing by WHIP through a private coturn (encoding load, as above).
+  { glob: 'test/e2e/whip-turn.test.ts' },
   // Issue 28: four Chromiums in a network namespace, each waiting (5 s, 45 s) on ICE through coturn over UDP, TCP and TLS.
   { glob: 'test/e2e/turn-relay.test.ts' },
 ];
