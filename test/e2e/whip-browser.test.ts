@@ -3,7 +3,8 @@
 // room with a fetch-based WHEP client and decodes it (frames decoded, audio energy in its getStats).
 // Chromium drops RTP whose payload type its offer did not give the codec: the player decoding anything
 // shows the session's router answered and sent with the offer's types. A page playing an empty room
-// decodes the camera published after it; the recording API records a WHIP publisher (ffprobe reads
+// decodes the camera published after it; an ICE restart by PATCH moves the publisher's checks to the relay's new credentials
+// while its RTP goes on; the recording API records a WHIP publisher (ffprobe reads
 // one video and one audio stream back); a simulcast publisher (three rids at 720p) is one producer of
 // three encodings, and its WHEP consumer switches between spatial layers 0 and 2.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -67,7 +68,40 @@ window.whipPublish = async (url, token) => {
   if (res.status !== 201) return { status: res.status, answer };
   await pc.setRemoteDescription({ type: 'answer', sdp: answer });
   window.pc = pc;
+  window.answer = answer;
   return { status: res.status, location: res.headers.get('Location'), etag: res.headers.get('ETag') };
+};
+const iceOf = (sdp) => ({ ufrag: /^a=ice-ufrag:(.+)$/m.exec(sdp)[1].trim(), pwd: /^a=ice-pwd:(.+)$/m.exec(sdp)[1].trim() });
+// An ICE restart by PATCH (RFC 9725 4.3.2): the new offer's ufrag, pwd and candidates as a
+// trickle-ice-sdpfrag; the answer fragment's ufrag and pwd replace the relay's in the remote description.
+window.whipRestart = async (url, token, location, etag) => {
+  const pc = window.pc;
+  pc.restartIce();
+  await pc.setLocalDescription(await pc.createOffer());
+  await new Promise((resolve) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    pc.addEventListener('icegatheringstatechange', () => pc.iceGatheringState === 'complete' && resolve());
+  });
+  const local = iceOf(pc.localDescription.sdp);
+  const mid = /^a=mid:(.+)$/m.exec(pc.localDescription.sdp)[1].trim();
+  const candidates = [...new Set(pc.localDescription.sdp.match(/^a=candidate:.*$/gm) || [])];
+  const fragment = ['a=ice-ufrag:' + local.ufrag, 'a=ice-pwd:' + local.pwd, 'm=audio 9 UDP/TLS/RTP/SAVPF 0', 'a=mid:' + mid, ...candidates, 'a=end-of-candidates', ''].join('\\r\\n');
+  const res = await fetch(new URL(location, url), { method: 'PATCH', headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/trickle-ice-sdpfrag', 'If-Match': etag }, body: fragment });
+  const text = await res.text();
+  if (res.status !== 200) return { status: res.status, text };
+  const relay = iceOf(text);
+  const before = iceOf(window.answer);
+  window.answer = window.answer.replaceAll('a=ice-ufrag:' + before.ufrag, 'a=ice-ufrag:' + relay.ufrag).replaceAll('a=ice-pwd:' + before.pwd, 'a=ice-pwd:' + relay.pwd);
+  await pc.setRemoteDescription({ type: 'answer', sdp: window.answer });
+  return { status: res.status, etag: res.headers.get('ETag'), relayUfrag: relay.ufrag, oldRelayUfrag: before.ufrag };
+};
+// The selected pair and the ufrag of its remote candidate (which credentials its checks succeeded with).
+window.selectedPair = async () => {
+  const stats = [...(await window.pc.getStats()).values()];
+  const transport = stats.find((s) => s.type === 'transport' && s.selectedCandidatePairId);
+  const pair = transport && stats.find((s) => s.id === transport.selectedCandidatePairId);
+  const remote = pair && stats.find((s) => s.id === pair.remoteCandidateId);
+  return { ice: window.pc.iceConnectionState, pairState: pair ? pair.state : null, responsesReceived: pair ? pair.responsesReceived : 0, remoteUfrag: remote ? remote.usernameFragment : null, changes: transport ? transport.selectedCandidatePairChanges : 0 };
 };
 window.whipPublishSimulcast = async (url, token) => {
   // Chromium sends three VP8 layers from 960x540 up (two at 640x480).
@@ -180,6 +214,45 @@ describe('WHIP and WHEP in Chromium', () => {
     // The test means something only if the room's types differ from the browser's.
     const roomOpus = roomCodecs.rtpCapabilities.codecs.find((c) => c.mimeType === 'audio/opus')!.preferredPayloadType;
     expect(answerTypes!.some((line: string) => line.startsWith(`a=rtpmap:${roomOpus} `))).toBe(false);
+  });
+
+  it('restarts ICE by PATCH (a new ufrag and pwd both ways) and the media goes on over the new credentials', { timeout: 90_000 }, async (ctx) => {
+    requireChromium(ctx);
+    const router = await internal('/routers', {});
+    const whip = await internal('/whip-endpoints', { routerId: router.id });
+    const url = whip.url!.replace('http://localhost', base);
+    const publisher = await clientPage();
+    const published = (await whipPublish(publisher, whip)) as { status: number; answer?: string; location: string; etag: string };
+    expect(published.status, published.answer).toBe(201);
+    const state = (await (await fetch(`${base}/internal/v1/routers/${router.id}`, { headers: { 'X-Internal-Token': TEST_INTERNAL_TOKEN } })).json()) as { transports: { producers: { id: string; kind: string }[] }[] };
+    const video = state.transports[0]!.producers.find((p) => p.kind === 'video')!;
+    const packets = async () => ((await (await fetch(`${base}/internal/v1/producers/${video.id}/stats`, { headers: { 'X-Internal-Token': TEST_INTERNAL_TOKEN } })).json()) as { packetCount?: number }[])[0]?.packetCount ?? 0;
+    await waitFor(async () => (await packets()) > 20, { timeoutMs: 15_000, intervalMs: 200, what: "Chromium's RTP before the restart" });
+    type Pair = { ice: string; pairState: string | null; responsesReceived: number; remoteUfrag: string | null; changes: number };
+    const pair = () => publisher.evaluate(() => (globalThis as unknown as { selectedPair(): Promise<Pair> }).selectedPair());
+
+    type Restarted = { status: number; text?: string; etag: string; relayUfrag: string; oldRelayUfrag: string };
+    const restarted = await publisher.evaluate(
+      ([u, token, location, etag]) => (globalThis as unknown as { whipRestart(u: string, t: string, l: string, e: string): Promise<Restarted> }).whipRestart(u!, token!, location!, etag!),
+      [url, whip.token!, published.location, published.etag],
+    );
+    expect(restarted.status, restarted.text).toBe(200);
+    expect(restarted.etag).not.toBe(published.etag);
+    expect(restarted.relayUfrag).not.toBe(restarted.oldRelayUfrag);
+    // Chromium's checks succeed again with the relay's new credentials: the selected pair's remote
+    // candidate carries the new ufrag, and it keeps getting answers.
+    await waitFor(
+      async () => {
+        const now = await pair();
+        return now.remoteUfrag === restarted.relayUfrag && now.pairState === 'succeeded' && now.ice === 'connected';
+      },
+      { timeoutMs: 15_000, intervalMs: 200, what: 'the selected pair on the relay\'s new ICE credentials' },
+    );
+    const answered = (await pair()).responsesReceived;
+    await waitFor(async () => (await pair()).responsesReceived > answered, { timeoutMs: 10_000, intervalMs: 250, what: 'consent checks answered after the restart' });
+    // And the media goes on.
+    const after = await packets();
+    await waitFor(async () => (await packets()) > after + 50, { timeoutMs: 10_000, intervalMs: 200, what: 'RTP after the restart' });
   });
 
   it('plays by WHEP a room that has no producer yet: the camera published afterwards is decoded', { timeout: 90_000 }, async (ctx) => {
