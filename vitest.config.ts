@@ -78,6 +78,8 @@ const TIMING: { glob: string; db?: true }[] = [
   { glob: 'test/e2e/browser.test.ts' },
   { glob: 'test/e2e/browser-calls.test.ts' },
   { glob: 'test/e2e/browser-demo-relay.test.ts' },
+  // The demo's WHIP page publishing a fake camera (640x480) and its WHEP page decoding it.
+  { glob: 'test/e2e/browser-demo-whip.test.ts' },
   { glob: 'test/e2e/browser-recording.test.ts' },
   // Chromium publishing its fake camera and microphone through WHIP (once in 720p simulcast) and pages playing it by WHEP (encoding and decoding load, as the browser files).
   { glob: 'test/e2e/whip-browser.test.ts' },

@@ -21,6 +21,8 @@ const demo = await startDemo({
   demoPort: env.data.DEMO_PORT,
   servicePort: env.data.DEMO_SERVICE_PORT,
   rtcPort: env.data.DEMO_RTC_PORT,
+  // The worker's port and eight after it: a WHEP player's pipe transports (the WHEP page).
+  rtcPortCount: 9,
   databaseUrl: env.data.DEMO_DATABASE_URL,
   serviceLogLevel: env.data.DEMO_SERVICE_LOG_LEVEL,
   serviceOutput: 'inherit',

@@ -18,8 +18,8 @@ export interface SignalingOptions {
   serviceUrl: string;
   /** The service's INTERNAL_TOKEN. Stays on this server. */
   internalToken: string;
-  /** The page: index.html and the esbuild bundle of page.ts, served from memory. */
-  assets: { html: string; script: string };
+  /** The page: index.html and the esbuild bundle of page.ts; the WHIP and WHEP pages (plain scripts). Served from memory. */
+  assets: { html: string; script: string; whip: string; whep: string };
   /** Sessions one user may hold at once; joining beyond it closes the user's oldest. */
   maxSessionsPerUser?: number;
 }
@@ -48,6 +48,8 @@ interface Session {
   consumers: Set<string>;
   /** What the relay reported about this session, not yet fetched by the page (bounded). */
   notices: Notice[];
+  /** WHIP and WHEP endpoints minted for this session's page: revoked when it leaves. */
+  endpoints: { kind: 'whip' | 'whep'; id: string }[];
   /** Set when the relay closed the router under it (worker died, shutdown): the page ends the call. */
   ended?: string;
   dataProducers: Set<string>;
@@ -79,6 +81,9 @@ const produceDataBody = z.object({
   protocol: z.string().max(64).optional(),
 });
 const consumeDataBody = z.object({ transportId: z.string(), dataProducerId: z.string() });
+const endpointBody = z.object({ room: z.string().regex(/^[\w-]{1,40}$/) });
+/** How long a WHIP or WHEP token of the demo lives: a page's session, not longer. */
+const ENDPOINT_TTL_S = 3_600;
 
 
 async function parse<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
@@ -201,6 +206,8 @@ export function createSignalingApp(options: SignalingOptions) {
     const { room } = session;
     room.sessions.delete(session);
     if (session.ended) return;
+    // Its WHIP and WHEP endpoints first: their tokens stop working, their sessions end.
+    await Promise.all(session.endpoints.map(({ kind, id }) => (kind === 'whip' ? relay.closeWhipEndpoint(id) : relay.closeWhepEndpoint(id)).catch(ignoreGone)));
     if (room.sessions.size > 0) {
       // Others stay: closing this page's transports closes its producers, and on the relay the
       // others' consumers of them (they learn it from consumer.closed).
@@ -229,6 +236,36 @@ export function createSignalingApp(options: SignalingOptions) {
     return id;
   }
 
+  /** Joins a room by name (or one of the page's own): the room's router is created on the first join. */
+  async function join(user: User, roomName: string | undefined): Promise<Session> {
+    const mine = [...sessions.values()].filter((s) => s.userId === user.id);
+    for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
+    let room = roomName === undefined ? undefined : rooms.get(roomName);
+    if (!room) {
+      const name = roomName ?? `own-${randomUUID()}`;
+      const router = await relay.createRouter({ appData: { room: name }, speakerDetection: { activeSpeaker: true } });
+      room = { name, routerId: router.id, sessions: new Set() };
+      if (roomName !== undefined) rooms.set(name, room);
+      byRouter.set(router.id, room);
+    }
+    const session: Session = {
+      id: randomUUID(),
+      userId: user.id,
+      username: user.username,
+      room,
+      routerId: room.routerId,
+      transports: new Map(),
+      producers: new Set(),
+      consumers: new Set(),
+      notices: [],
+      endpoints: [],
+      dataProducers: new Set(),
+    };
+    sessions.set(session.id, session);
+    room.sessions.add(session);
+    return session;
+  }
+
   const signaling = new Hono<Env>()
     // Who may join: whoever holds an access token the account API accepts right now.
     .use(async function accountToken(c, next) {
@@ -244,34 +281,22 @@ export function createSignalingApp(options: SignalingOptions) {
     // Join a room by name (or one of the page's own): its router's rtpCapabilities are what
     // Device.load() needs. The router detects the active speaker among the audio producers.
     .post('/sessions', async (c) => {
-      const user = c.get('user');
-      const { room: roomName } = c.req.header('content-type')?.includes('json') ? await parse(c, joinBody) : {};
-      const mine = [...sessions.values()].filter((s) => s.userId === user.id);
-      for (const old of mine.slice(0, Math.max(0, mine.length - maxSessionsPerUser + 1))) await closeSession(old);
-      let room = roomName === undefined ? undefined : rooms.get(roomName);
-      if (!room) {
-        const name = roomName ?? `own-${randomUUID()}`;
-        const router = await relay.createRouter({ appData: { room: name }, speakerDetection: { activeSpeaker: true } });
-        room = { name, routerId: router.id, sessions: new Set() };
-        if (roomName !== undefined) rooms.set(name, room);
-        byRouter.set(router.id, room);
-      }
-      const { rtpCapabilities } = await relay.getRouter(room.routerId);
-      const session: Session = {
-        id: randomUUID(),
-        userId: user.id,
-        username: user.username,
-        room,
-        routerId: room.routerId,
-        transports: new Map(),
-        producers: new Set(),
-        consumers: new Set(),
-        notices: [],
-        dataProducers: new Set(),
-      };
-      sessions.set(session.id, session);
-      room.sessions.add(session);
-      return c.json({ sessionId: session.id, user, routerRtpCapabilities: rtpCapabilities }, 201);
+      const { room } = c.req.header('content-type')?.includes('json') ? await parse(c, joinBody) : {};
+      const session = await join(c.get('user'), room);
+      const { rtpCapabilities } = await relay.getRouter(session.routerId);
+      return c.json({ sessionId: session.id, user: c.get('user'), routerRtpCapabilities: rtpCapabilities }, 201);
+    })
+    // The WHIP and WHEP pages: a session in a named room, and an endpoint of the room whose URL and
+    // token the page uses with plain fetch and RTCPeerConnection. The endpoint is revoked when the
+    // session ends (DELETE /sessions/:id, or the room closing on the relay).
+    .post('/:kind{whip|whep}', async (c) => {
+      const kind = c.req.param('kind') as 'whip' | 'whep';
+      const { room } = await parse(c, endpointBody);
+      const session = await join(c.get('user'), room);
+      const appData = { userId: session.userId, username: session.username };
+      const endpoint = kind === 'whip' ? await relay.createWhipEndpoint({ routerId: session.routerId, appData, ttlS: ENDPOINT_TTL_S }) : await relay.createWhepEndpoint({ routerId: session.routerId, appData, ttlS: ENDPOINT_TTL_S });
+      session.endpoints.push({ kind, id: endpoint.id });
+      return c.json({ sessionId: session.id, url: endpoint.url, token: endpoint.token, expiresAt: endpoint.expiresAt }, 201);
     })
     .post('/sessions/:sessionId/transports', async (c) => {
       const session = sessionOf(c);
@@ -388,6 +413,8 @@ export function createSignalingApp(options: SignalingOptions) {
   const app = new Hono()
     .get('/', (c) => c.html(options.assets.html))
     .get('/page.js', (c) => c.body(options.assets.script, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }))
+    .get('/whip', (c) => c.html(options.assets.whip))
+    .get('/whep', (c) => c.html(options.assets.whep))
     // The account API, proxied unchanged so the page talks to one origin (no CORS).
     .all('/api/*', (c) => {
       const url = new URL(c.req.url);

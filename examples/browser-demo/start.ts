@@ -25,6 +25,12 @@ export interface DemoOptions {
   servicePort: number;
   /** The one UDP/TCP port of the service's single mediasoup worker. */
   rtcPort: number;
+  /**
+   * Ports of the RTC range from `rtcPort` on (default 1: the worker's port only). A WHEP player needs
+   * more: its session's router reaches the room through pipe transports, two ports each (`npm run demo`
+   * gives 9).
+   */
+  rtcPortCount?: number;
   /** `memory://` (default) keeps the accounts in memory for this run only. */
   databaseUrl?: string;
   /** The service's LOG_LEVEL (default `warn`). */
@@ -130,9 +136,9 @@ export async function bundleForBrowser(entryPoint: string): Promise<string> {
 }
 
 /** Bundles page.ts for the browser, in memory: the bundle is never written to the tree. */
-export async function buildPage(): Promise<{ html: string; script: string }> {
-  const [html, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundleForBrowser(`${HERE}page.ts`)]);
-  return { html, script };
+export async function buildPage(): Promise<{ html: string; script: string; whip: string; whep: string }> {
+  const [html, script, whip, whep] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundleForBrowser(`${HERE}page.ts`), readFile(`${HERE}whip.html`, 'utf8'), readFile(`${HERE}whep.html`, 'utf8')]);
+  return { html, script, whip, whep };
 }
 
 function startService(options: DemoOptions & { servicePort: number; demoPort: number; internalToken: string }) {
@@ -152,7 +158,7 @@ function startService(options: DemoOptions & { servicePort: number; demoPort: nu
         MEDIASOUP_WORKERS: '1',
         MEDIASOUP_LISTEN_IP: HOST,
         RTC_MIN_PORT: String(options.rtcPort),
-        RTC_MAX_PORT: String(options.rtcPort),
+        RTC_MAX_PORT: String(options.rtcPort + (options.rtcPortCount ?? 1) - 1),
         // The signaling server proxies the account API and appends the browser's address.
         TRUST_PROXY: 'xff',
         LOG_LEVEL: options.serviceLogLevel ?? 'warn',

@@ -144,7 +144,7 @@ describe('one hostile body against the real server', () => {
   });
 
   it('answers the same attack through the browser demo signaling server with an error, and the worker lives', { timeout: 60_000 }, async () => {
-    const signaling = createSignalingApp({ serviceUrl: server.url, internalToken: SERVER_TOKEN, assets: { html: '', script: '' } });
+    const signaling = createSignalingApp({ serviceUrl: server.url, internalToken: SERVER_TOKEN, assets: { html: '', script: '', whip: '', whep: '' } });
     try {
       const username = `bounds_${Date.now().toString(36)}`;
       const registered = await call('POST', '/api/v1/auth/register', { username, email: `${username}@example.com`, password: 'correct horse battery' });

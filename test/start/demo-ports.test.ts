@@ -48,7 +48,7 @@ function runDemo(env: Record<string, string>, timeoutMs = 90_000): Promise<{ cod
 describe('npm run demo with a port taken', () => {
   it('DEMO_SERVICE_PORT taken: exits 1 naming DEMO_SERVICE_PORT and the port', { timeout: 120_000 }, async () => {
     const [demo, service] = [await freePort(), await freePort()];
-    const rtc = childServerRtcPorts(1).min;
+    const rtc = childServerRtcPorts(9).min; // npm run demo takes it and the eight after it
     await holdTcp(service);
     const { code, output } = await runDemo({ DEMO_PORT: String(demo), DEMO_SERVICE_PORT: String(service), DEMO_RTC_PORT: String(rtc) });
     expect(code, output).toBe(1);
@@ -58,7 +58,7 @@ describe('npm run demo with a port taken', () => {
 
   it('DEMO_PORT taken: exits 1 naming DEMO_PORT, before starting the service', { timeout: 120_000 }, async () => {
     const [demo, service] = [await freePort(), await freePort()];
-    const rtc = childServerRtcPorts(1).min;
+    const rtc = childServerRtcPorts(9).min; // npm run demo takes it and the eight after it
     await holdTcp(demo);
     const { code, output } = await runDemo({ DEMO_PORT: String(demo), DEMO_SERVICE_PORT: String(service), DEMO_RTC_PORT: String(rtc) });
     expect(code, output).toBe(1);
@@ -67,7 +67,7 @@ describe('npm run demo with a port taken', () => {
 
   it('DEMO_RTC_PORT taken (UDP): exits 1 naming DEMO_RTC_PORT', { timeout: 120_000 }, async () => {
     const [demo, service] = [await freePort(), await freePort()];
-    const rtc = childServerRtcPorts(1).min;
+    const rtc = childServerRtcPorts(9).min; // npm run demo takes it and the eight after it
     await holdUdp(rtc);
     const { code, output } = await runDemo({ DEMO_PORT: String(demo), DEMO_SERVICE_PORT: String(service), DEMO_RTC_PORT: String(rtc) });
     expect(code, output).toBe(1);
