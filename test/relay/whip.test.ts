@@ -300,6 +300,41 @@ describe('WHEP of a room without producers yet (werift)', () => {
   });
 });
 
+describe('WHEP sessions and the RTC port range', () => {
+  it("answers 503 when no port is left for a session's pipe transports, counts those ports for the other kinds, and leaves nothing behind", { timeout: 30_000 }, async () => {
+    // This app's range: the WebRtcServer's port and 7 more; each WHEP session router's pipe pair takes 2.
+    const routerId = await newRouter();
+    const whip = await mint('whip', { routerId });
+    const publisher = await publisherOffer();
+    expect((await post(whip.url, publisher.sdp, { Authorization: `Bearer ${whip.token}` })).status).toBe(201);
+    for (let i = 0; i < 3; i++) {
+      const whep = await mint('whep', { routerId });
+      await play(whep.url, whep.token, player().pc);
+    }
+    // 6 of the 7 held: a plain transport (one port) still fits, and takes the last.
+    const plain = await call('POST', '/internal/v1/plain-transports', { routerId, comedia: true });
+    expect(plain.status).toBe(201);
+    const refusedPlain = await call('POST', '/internal/v1/plain-transports', { routerId, comedia: true });
+    expect(refusedPlain.status).toBe(500);
+    expect(refusedPlain.body).toMatchObject({ code: 'MEDIASOUP_ERROR' });
+    expect(String(refusedPlain.body!.message)).toMatch(/no port left/);
+    expect((await call('DELETE', `/internal/v1/plain-transports/${plain.body!.id as string}`)).status).toBe(204);
+
+    // Now a fourth session needs 2 of the 1 left.
+    const fourth = await mint('whep', { routerId });
+    const listener = player();
+    await listener.pc.setLocalDescription(await listener.pc.createOffer());
+    const before = counts();
+    const engineBefore = await engineState(routerId);
+    const refused = await post(fourth.url, listener.pc.localDescription!.sdp, { Authorization: `Bearer ${fourth.token}` });
+    expect(refused.status).toBe(503);
+    expect(await refused.text()).toMatch(/no RTC port left for the session's pipe transports: 6 of the 7 ports/);
+    expect(counts()).toEqual(before);
+    expect(await engineState(routerId)).toEqual(engineBefore);
+    await call('DELETE', `/internal/v1/routers/${routerId}`);
+  });
+});
+
 describe('WHIP trickle ICE by PATCH (werift)', () => {
   /** Packets the relay's producers have received so far, per producer. */
   async function producerPackets(routerId: string): Promise<number[]> {

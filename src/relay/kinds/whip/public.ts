@@ -186,7 +186,7 @@ export function whipDocumentPaths(): Record<string, Record<string, unknown>> {
           ...refusals,
           '415': text('Content-Type is not application/sdp'),
           '422': text('no media section the room\'s codecs can carry'),
-          '503': text('the relay is draining'),
+          '503': text('the relay is draining, or (WHEP) no RTC port is left for the session\'s pipe transports'),
         },
       },
       options: { operationId: `${kind}Options`, summary: 'CORS preflight (any origin); Accept-Post: application/sdp', tags, parameters: [idParam], responses: { '204': { description: 'allowed' } } },

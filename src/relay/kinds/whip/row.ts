@@ -61,6 +61,8 @@ export const WHIP_KINDS = {
     parents: ['router'],
     closeWith: ['router'],
     roomCap: 'maxWhepEndpointsPerRouter',
+    // The pipe transports between the room and its sessions' routers: two ports of the range each pair.
+    ports: (entry) => [...entry.whepEndpoint.sessionRouters.values()].reduce((sum, shared) => sum + (shared.router?.portsHeld() ?? 0), 0),
     roomState: {
       schema: z.array(endpointStateSchema).describe('WHEP endpoints (POST /v1/whep-endpoints), without their tokens'),
       view: (entry) => endpointStateView(entry.whepEndpoint),

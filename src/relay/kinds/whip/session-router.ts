@@ -10,11 +10,12 @@
 // copy made by PipeTransport.produce() gets an id of its own.
 import type { types as ms } from 'mediasoup';
 import { RelayError } from '../../errors.js';
-import type { OpsDeps } from '../../ops/deps.js';
+import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
 import type { ProducerEntry, RoomPart, RouterEntry } from '../../registry/kinds.js';
 import type { RouterMediaCodec } from '../../engine/codecs.js';
 import { placeTransport } from '../../rooms/rooms.js';
 import type { OfferedCodec, SectionPlan } from './sdp.js';
+import { WhipRefusal } from './refusal.js';
 
 const NOT_MEDIA = /\/(rtx|red|ulpfec|flexfec-03)$/i;
 
@@ -58,6 +59,8 @@ interface Copy {
 /** A router shared by the sessions of one endpoint whose offers map the codecs alike, and how many hold it. */
 export interface SharedSessionRouter {
   readonly ready: Promise<SessionRouter>;
+  /** Once ready: for the ports its pipes hold (workerPortsInUse reads them through the endpoint's row). */
+  router?: SessionRouter;
   claims: number;
 }
 
@@ -70,6 +73,11 @@ export class SessionRouter {
   private readonly pipeTransports: ms.PipeTransport[] = [];
   /** Room producer id → its copy's id here (made once, forgotten when the copy closes). */
   private readonly copies = new Map<string, Promise<string>>();
+
+  /** Ports of RTC_MIN_PORT-RTC_MAX_PORT its open pipe transports hold, the room's side included (one each). */
+  portsHeld(): number {
+    return this.pipeTransports.filter((transport) => !transport.closed).length;
+  }
 
   private constructor(
     private readonly deps: OpsDeps,
@@ -95,7 +103,10 @@ export class SessionRouter {
       const made: SharedSessionRouter = { ready, claims: 0 };
       routers.set(key, made);
       void ready.then(
-        (router) => router.router.observer.once('close', () => routers.get(key) === made && routers.delete(key)),
+        (router) => {
+          made.router = router;
+          router.router.observer.once('close', () => routers.get(key) === made && routers.delete(key));
+        },
         () => routers.get(key) === made && routers.delete(key),
       );
       shared = made;
@@ -185,6 +196,12 @@ export class SessionRouter {
   private async connectPipe(source: RoomPart): Promise<PipePair> {
     const { deps } = this;
     const roomId = this.room.router.id;
+    // Two ports of those the WebRtcServers leave, counted with the pipe and plain transports' (the
+    // endpoint's row): refused with the reason, before anything is made.
+    const { config } = deps;
+    const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
+    const used = workerPortsInUse(deps.registry);
+    if (used + 2 > ports) throw new WhipRefusal(503, `no RTC port left for the session's pipe transports: ${used} of the ${ports} ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`);
     const local = await deps.engine('create pipe transport', () => source.router.createPipeTransport({ listenIp: '127.0.0.1' }), [['router', roomId]], source.worker);
     this.pipeTransports.push(local);
     if (this.router.closed) local.close();

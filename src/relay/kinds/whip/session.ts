@@ -8,18 +8,11 @@ import type { OpsDeps } from '../../ops/deps.js';
 import type { RouterEntry } from '../../registry/kinds.js';
 import { closeTransport, createTransport, type TransportPlace } from '../transports/ops.js';
 import type { Endpoint, Session, SessionEndReason } from './endpoint.js';
+import { WhipRefusal } from './refusal.js';
 import { planSections, readOffer, SdpError, type Offer, type SectionPlan } from './sdp.js';
 
-/** A refusal of the public side: its HTTP status and a short text (public.ts answers it as text/plain). */
-export class WhipRefusal extends Error {
-  constructor(
-    readonly status: 400 | 401 | 404 | 409 | 412 | 415 | 422 | 428 | 429 | 503,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'WhipRefusal';
-  }
-}
+export { WhipRefusal };
+
 
 export interface Answered {
   readonly session: Session;
