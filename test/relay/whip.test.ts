@@ -301,7 +301,7 @@ describe('WHEP of a room without producers yet (werift)', () => {
 });
 
 describe('WHEP sessions and the RTC port range', () => {
-  it("answers 503 when no port is left for a session's pipe transports, counts those ports for the other kinds, and leaves nothing behind", { timeout: 30_000 }, async () => {
+  it("answers 503 when no port is left for a session's pipe transports, counts those ports for the other kinds, and leaves nothing behind; consuming on a session's transport is refused", { timeout: 30_000 }, async () => {
     // This app's range: the WebRtcServer's port and 7 more; each WHEP session router's pipe pair takes 2.
     const routerId = await newRouter();
     const whip = await mint('whip', { routerId });
@@ -311,6 +311,16 @@ describe('WHEP sessions and the RTC port range', () => {
       const whep = await mint('whep', { routerId });
       await play(whep.url, whep.token, player().pc);
     }
+    // A session's transport is on its own router: the API does not consume on it (409, nothing made).
+    const state = await call('GET', `/internal/v1/routers/${routerId}`);
+    const sessionTransport = (state.body!.whepEndpoints as { sessions: { transportId: string }[] }[])[0]!.sessions[0]!.transportId;
+    const producerId = (state.body!.transports as { producers: { id: string }[] }[]).flatMap((tr) => tr.producers)[0]!.id;
+    const consumersBefore = counts().consumers;
+    const foreign = await call('POST', '/internal/v1/consumers', { transportId: sessionTransport, producerId, rtpCapabilities: state.body!.rtpCapabilities });
+    expect(foreign.status).toBe(409);
+    expect(foreign.body).toMatchObject({ code: 'CONFLICT', details: { transportId: sessionTransport } });
+    expect(counts().consumers).toBe(consumersBefore);
+
     // 6 of the 7 held: a plain transport (one port) still fits, and takes the last.
     const plain = await call('POST', '/internal/v1/plain-transports', { routerId, comedia: true });
     expect(plain.status).toBe(201);

@@ -66,6 +66,11 @@ export interface TransportEntry {
   readonly direction: Direction;
   /** Set before the engine's connect() runs, reverted if it fails: a second connect is refused. */
   connected: boolean;
+  /**
+   * On a router that is no part of the room (a WHEP session's, whose codecs carry the player's payload
+   * types): the session feeds its consumers; the API refuses to consume on it.
+   */
+  readonly outsideRoom?: true;
 }
 
 export interface ProducerEntry {

@@ -39,7 +39,7 @@ export const createConsumer = relayRoute({
   errors: [
     VALIDATION,
     notFoundRow('transport or producer'),
-    errorRow('CONFLICT', 'the transport is a send transport; details {transportId, direction}'),
+    errorRow('CONFLICT', 'the transport is a send transport (details {transportId, direction}), or a WHEP session\'s (details {transportId})'),
     errorRow('CAN_NOT_CONSUME'),
     capacityRow('consumers'),
   ],

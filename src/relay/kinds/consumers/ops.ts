@@ -15,6 +15,9 @@ export async function createConsumer(deps: OpsDeps, input: CreateConsumerBody): 
   const { transportId, producerId } = input;
   const entry = requireMediaTransport(registry, transportId);
   if (entry.kind === 'transport' && entry.entry.direction !== 'recv') throw directionConflict(`cannot consume on a send transport: ${transportId}`, entry.entry);
+  if (entry.kind === 'transport' && entry.entry.outsideRoom) {
+    throw new RelayError('CONFLICT', `transport ${transportId} is a WHEP session's: the session feeds its consumers; consume on a transport of your own`, { transportId });
+  }
   const producer = registry.require('producer', producerId);
   const rtpCapabilities = input.rtpCapabilities as unknown as ms.RtpCapabilities;
   const room = registry.require('router', entry.routerId);

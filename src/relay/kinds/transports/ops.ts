@@ -45,7 +45,8 @@ export async function createTransport(deps: OpsDeps, input: CreateTransportBody,
     );
     return adopt(transport, () => {
       if (transport.closed || !registry.has('router', routerId)) throw goneError('router', routerId, worker, 'create transport');
-      return registry.add('transport', { transport, worker, routerId, direction, connected: false });
+      const outsideRoom = on !== undefined && ![...room.parts.values()].some((part) => part.router === on.router);
+      return registry.add('transport', { transport, worker, routerId, direction, connected: false, ...(outsideRoom ? { outsideRoom: true as const } : {}) });
     });
   });
 }
