@@ -67,14 +67,15 @@ describe('browser demo: sign in with a provider', () => {
       await page.click('#provider-submit');
 
       // Back on the demo page, signed in: the one-time code exchanged and gone from the address.
-      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.phase === 'ready', null, { timeout: 15_000 });
+      // The predicate also runs on the provider's pages and during the redirects, where the demo's state is not defined yet.
+      await page.waitForFunction(() => (globalThis as unknown as { demo?: PageState }).demo?.phase === 'ready', null, { timeout: 15_000 });
       expect(page.url()).toBe(demo.url);
       const state = await readState(page);
       expect(state.error).toBeUndefined();
       expect(state.user?.username).toBe('Ada_Lovelace');
       expect(await page.textContent('#status')).toMatch(/Signed in with a provider as Ada_Lovelace/);
       // The profile: the linked identity, and the address the provider verified.
-      await page.waitForFunction(() => (globalThis as unknown as { demo: PageState }).demo.identities.length > 0, null, { timeout: 10_000 });
+      await page.waitForFunction(() => ((globalThis as unknown as { demo?: PageState }).demo?.identities.length ?? 0) > 0, null, { timeout: 10_000 });
       expect((await readState(page)).identities.map((i) => [i.provider, i.email])).toEqual([['google', email]]);
       expect(await page.isVisible('#identities')).toBe(true);
       expect(await page.locator('#identities-list tr[data-provider=google] td').first().textContent()).toBe('Google');

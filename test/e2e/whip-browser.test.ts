@@ -104,8 +104,9 @@ window.selectedPair = async () => {
   return { ice: window.pc.iceConnectionState, pairState: pair ? pair.state : null, responsesReceived: pair ? pair.responsesReceived : 0, remoteUfrag: remote ? remote.usernameFragment : null, changes: transport ? transport.selectedCandidatePairChanges : 0 };
 };
 window.whipPublishSimulcast = async (url, token) => {
-  // Chromium sends three VP8 layers from 960x540 up (two at 640x480).
-  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 1280, height: 720 } });
+  // Chromium sends three VP8 layers from 960x540 up (two at 640x480). At 15 frames a second the three encoders leave
+  // CPU to spare, so that a loaded machine does not make Chromium scale the input down and drop a layer.
+  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 1280, height: 720, frameRate: 15 } });
   const pc = new RTCPeerConnection();
   pc.addTransceiver(stream.getVideoTracks()[0], { direction: 'sendonly', sendEncodings: [{ rid: 'q', scaleResolutionDownBy: 4 }, { rid: 'h', scaleResolutionDownBy: 2 }, { rid: 'f' }] });
   await pc.setLocalDescription(await pc.createOffer());
@@ -317,11 +318,26 @@ describe('WHIP and WHEP in Chromium', () => {
     expect(played.status, played.answer).toBe(201);
     const session = (await relay.getRouter(router.id!)).whepEndpoints[0]!.sessions[0]!;
     const consumer = (await relay.getRouter(router.id!)).transports.find((tr) => tr.id === session.transportId)!.consumers[0]!;
+    // The player first connects and decodes (on a loaded machine its ICE and DTLS can take seconds): only then does
+    // a layer switch say something about the relay.
+    await waitFor(async () => (await player.evaluate(() => (globalThis as unknown as { received(): Promise<{ framesDecoded: number }> }).received())).framesDecoded > 10, {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: 'frames decoded at the WHEP player',
+    });
     for (const spatialLayer of [0, 2, 0]) {
+      let seen: unknown;
       await waitFor(
-        async () => (await relay.setConsumerPreferredLayers(consumer.id, { spatialLayer })).currentLayers?.spatialLayer === spatialLayer,
+        async () => {
+          const answer = await relay.setConsumerPreferredLayers(consumer.id, { spatialLayer });
+          seen = answer.currentLayers;
+          return answer.currentLayers?.spatialLayer === spatialLayer;
+        },
         { timeoutMs: 20_000, intervalMs: 500, what: `the consumer forwarding spatial layer ${spatialLayer}` },
-      );
+      ).catch(async (error: Error) => {
+        const stats = await relay.producerStats(producer.id).catch(() => undefined);
+        throw new Error(`${error.message}; last current layers ${JSON.stringify(seen)}; producer stats ${JSON.stringify(stats)}`);
+      });
     }
   });
 });
