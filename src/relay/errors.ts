@@ -23,7 +23,8 @@ export class RelayError extends InternalError {
 }
 
 /** `route` names an unknown path (`GET /internal/nope`), every other value a resource kind. */
-export function notFound(resource: ResourceKind | 'route' | 'recording', id: string): RelayError {
+/** `resource`: an id that no kind of this node holds (GET /v1/cluster/resources/{id}). */
+export function notFound(resource: ResourceKind | 'route' | 'recording' | 'resource', id: string): RelayError {
   return new RelayError('NOT_FOUND', `${resource} not found: ${id}`, { resource, id });
 }
 

@@ -8,7 +8,7 @@ import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
 import { KIND_PLURALS, KINDS, OPS, type MediaOps } from './kinds/index.js';
 import { bindOps, opsBinder } from './ops/index.js';
-import type { RegistryCounts, RouterEntry } from './registry/kinds.js';
+import { kindsOf, type RegistryCounts, type ResourceKind, type RouterEntry } from './registry/kinds.js';
 import { roomLimits, RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
@@ -93,6 +93,8 @@ export interface MediaService extends MediaOps {
    */
   workerStats(): Promise<WorkerStats[]>;
   aliveWorkerCount(): number;
+  /** The kind of the resource `id` names when this relay holds it (the cluster asks it of every node). */
+  holds(id: string): ResourceKind | undefined;
   /**
    * Starts a drain (idempotent): createRouter answers DRAINING from now on, everything on the routers
    * already open keeps working, and `relay.draining` is published once. `started` is false when a
@@ -149,6 +151,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
   });
   pool.events.on('workerStopped', (worker) => registry.dropWorker(worker));
   const caps = new RoomCaps(registry, roomLimits(config, KINDS));
+  const resourceKinds = kindsOf(KINDS);
   let draining = false;
   const deps = {
     config,
@@ -171,6 +174,11 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
 
     forRequest(requestId) {
       return bindForRequest({ ...deps, engine: engineFor(requestId) });
+    },
+
+    holds(id) {
+      for (const kind of resourceKinds) if (registry.has(kind, id)) return kind;
+      return undefined;
     },
 
     get draining() {

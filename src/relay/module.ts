@@ -6,6 +6,7 @@ import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
+import { createForwarder } from './cluster/forward.js';
 import { createClusterNode, type ClusterNode } from './cluster/index.js';
 import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
@@ -79,6 +80,8 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     }
     return recordingsStopping;
   };
+  const holds = (id: string) => media.holds(id) ?? (recordings.has(id) ? 'recording' : undefined);
+  const forwarder = cluster ? createForwarder({ view: () => cluster.view(), holds }) : undefined;
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {
     name: 'relay',
@@ -87,7 +90,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     recordings,
     cluster,
     mounts: [
-      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, cluster: () => cluster?.view(), recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
+      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, cluster: () => cluster?.view(), holds, forward: forwarder?.middleware, recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
       // WHIP and WHEP (kinds/whip/public.ts): what publishers and players reach with an endpoint's URL and token.
       { prefix: '/', surface: 'public', routes: whipPublicRoutes({ media, turn: deps.config.turn }) },
     ],

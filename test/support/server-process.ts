@@ -140,9 +140,11 @@ export async function startServer(
     /** Run it inside this network namespace (`ip netns exec`), listening on `host` (default 127.0.0.1). */
     netns?: string;
     host?: string;
+    /** The port to listen on (one the caller took from freePort(), e.g. to name it in the server's own env); default a free one. */
+    port?: number;
   } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
   const rtc = childServerRtcPorts(workers);
   const host = options.host ?? '127.0.0.1';

@@ -1,6 +1,7 @@
 // GET /internal/v1/cluster: the nodes this relay knows, their load, and whether Redis answers.
 import { z } from 'zod';
 import { timeString } from '../contract/common.js';
+import { notFoundRow } from '../contract/errors.js';
 import { relayRoute } from '../contract/route.js';
 
 const nodeSchema = z.strictObject({
@@ -35,4 +36,18 @@ export const getCluster = relayRoute({
   summary: 'The relay nodes sharing this Redis, their load, and whether Redis answers',
   success: { 200: { description: 'the cluster as this node knows it', schema: clusterSchema } },
   errors: [],
+});
+
+export const locatedSchema = z.strictObject({
+  nodeId: z.string().nullable().describe('the node that holds it: the one answering (null: the relay is not a cluster node)'),
+  kind: z.string().describe('what the id names (router, transport, producer, …, recording)'),
+});
+
+/** Node to node: whether the answering node holds a resource (asked of every node when a call names an id no node cached). */
+export const locateResource = relayRoute({
+  method: 'get',
+  path: '/v1/cluster/resources/{id}',
+  summary: 'Whether this node holds the resource: asked by the other nodes of the cluster to find where a call goes',
+  success: { 200: { description: 'this node holds it', schema: locatedSchema } },
+  errors: [notFoundRow('resource (on this node)')],
 });

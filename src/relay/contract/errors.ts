@@ -18,6 +18,8 @@ export const RELAY_ERRORS = {
   RECORDING_CAPACITY_EXCEEDED: { status: 429, meaning: 'RECORDINGS_MAX recordings are under way on this relay; details {max}' },
   RECORDING_STORAGE_FULL: { status: 507, meaning: 'RECORDINGS_DIR has less than RECORDINGS_MIN_FREE_MB free; details {freeMb, minFreeMb}' },
   CAN_NOT_CONSUME: { status: 400, meaning: 'the capabilities cannot consume this producer' },
+  // A node of the cluster holds the resource and did not answer (killed, cut off): retry, or wait for node.lost.
+  NODE_UNREACHABLE: { status: 503, meaning: 'the cluster node holding the resource did not answer (or, for an id no other node holds, some did not); details {nodeIds}' },
   MEDIASOUP_ERROR: { status: 500, meaning: 'the media engine failed' },
   INTERNAL_ERROR: { status: 500, meaning: 'any other failure' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

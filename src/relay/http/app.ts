@@ -2,6 +2,7 @@
 // contract (src/relay/contract/), mounted here; the event stream beside them. The OpenAPI document's
 // relay operations are generated from these routes (src/docs/document.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { clusterRoutes } from '../cluster/routes.js';
 import { FAMILIES } from '../kinds/index.js';
@@ -12,6 +13,10 @@ import { serviceRoutes, type ServiceRoutesDeps } from './service.routes.js';
 import { webhookRoutes } from './webhook.routes.js';
 
 export type InternalAppDeps = ServiceRoutesDeps & {
+  /** What this node holds under an id (GET /v1/cluster/resources/{id}). */
+  holds: (id: string) => string | undefined;
+  /** Cluster nodes only: carries calls about another node's resources to it (cluster/forward.ts). */
+  forward?: MiddlewareHandler<AppEnv> | undefined;
   recordings: Recordings;
   /** TURN: when set, transports' answers carry `iceServers`; POST /v1/ice-servers hands them out. */
   turn?: TurnSettings;
@@ -26,9 +31,12 @@ export type InternalAppDeps = ServiceRoutesDeps & {
  * @example app.route('/internal', createInternalApp({ media, events, rateLimitMode }))
  */
 export function createInternalApp(deps: InternalAppDeps) {
-  return new OpenAPIHono<AppEnv>()
+  const app = new OpenAPIHono<AppEnv>();
+  // First: a call about another node's resource is answered by that node, before any route here.
+  if (deps.forward) app.use('/v1/*', deps.forward);
+  return app
     .route('/', serviceRoutes(deps))
-    .route('/', clusterRoutes(() => deps.cluster?.()))
+    .route('/', clusterRoutes({ view: () => deps.cluster?.(), holds: deps.holds }))
     .route('/v1', deps.events.streams.routes)
     .route('/', familyRoutes(deps))
     .route('/', recordingsRoutes(deps.recordings))

@@ -60,6 +60,8 @@ export interface RecordingsDeps {
 export interface Recordings {
   start(input: CreateRecordingBody): Promise<RecordingView>;
   get(id: string): RecordingView;
+  /** Whether this relay holds the recording (the cluster asks it of every node). */
+  has(id: string): boolean;
   list(routerId?: string): RecordingView[];
   /** Stops it (API); resolves once the file is finalised. */
   stop(id: string): Promise<RecordingView>;
@@ -244,6 +246,7 @@ export function createRecordings(deps: RecordingsDeps): Recordings {
   return {
     start,
     get: (id) => view(require(id)),
+    has: (id) => recordings.has(id),
     list: (routerId) => [...recordings.values()].filter((r) => routerId === undefined || r.routerId === routerId).map(view),
     async stop(id) {
       const r = require(id);

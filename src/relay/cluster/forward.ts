@@ -1,0 +1,187 @@
+// Calls about a resource another node holds, carried to that node and answered as it answers (issue 40):
+// the same status, body and headers as if the caller had called the holder itself.
+//
+// Which resource a call is about: the id in its path (`/v1/transports/{id}/connect`), or for a creation
+// the resource its body names as the place to create it in (`routerId` of a transport, `transportId` of
+// a producer). An id this node holds is answered here. Any other is looked up in a cache of id → node
+// (filled by earlier lookups and by the ids of what forwarded creations made), else asked of every
+// other live node at once (GET /v1/cluster/resources/{id}): Redis is never on a call's path. A cached
+// node that answers 404 for the id, or that left the cluster, is forgotten.
+//
+// A forwarded call carries FORWARDED_HEADER and is answered by its receiver, never forwarded again. The
+// node's own internal token is not needed: the caller's credentials go along (every node shares the
+// internal token), so the holder authenticates the call exactly as it would a direct one. Node's fetch
+// keeps its connections to each node alive (undici's pool).
+import type { Context, MiddlewareHandler } from 'hono';
+import type { AppEnv } from '../../http/env.js';
+import { RelayError } from '../errors.js';
+import type { ClusterView, NodeRecord } from './membership.js';
+
+/** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
+export const FORWARDED_HEADER = 'x-cluster-forwarded-by';
+
+/** The collections whose `/{id}` paths name a resource one node holds. */
+const COLLECTIONS = ['routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers', 'pipe-transports', 'plain-transports', 'recordings', 'whip-endpoints', 'whep-endpoints'] as const;
+const BY_ID = new RegExp(`/v1/(?:${COLLECTIONS.join('|')})/([^/]+)(?:/[^/]+)?$`);
+/** Creations: the body's field that names where the new resource is made. */
+const CREATED_IN: Readonly<Record<string, 'routerId' | 'transportId'>> = {
+  transports: 'routerId',
+  'pipe-transports': 'routerId',
+  'plain-transports': 'routerId',
+  'whip-endpoints': 'routerId',
+  'whep-endpoints': 'routerId',
+  recordings: 'routerId',
+  producers: 'transportId',
+  consumers: 'transportId',
+  'data-producers': 'transportId',
+  'data-consumers': 'transportId',
+};
+const CREATE = /\/v1\/([a-z-]+)$/;
+/** What an id can be (mediasoup's UUIDs, the relay's own ids): anything else is answered here (400 or 404). */
+const ID = /^[\w-]{1,128}$/;
+/** Request and response headers that belong to one connection, not to the call. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'content-encoding']);
+
+export const DEFAULT_FORWARD_TIMEOUT_MS = 15_000;
+export const DEFAULT_LOCATE_TIMEOUT_MS = 1_500;
+export const DEFAULT_MAX_CACHED = 100_000;
+
+export interface ForwarderOptions {
+  view: () => ClusterView;
+  /** What this node holds under `id`, or undefined. */
+  holds: (id: string) => string | undefined;
+  /** A forwarded call's deadline (the holder's engine calls and a recording's stop fit in it). */
+  timeoutMs?: number;
+  /** How long a node asked whether it holds an id has to answer. */
+  locateTimeoutMs?: number;
+  /** Ids whose node is remembered at most (the oldest forgotten first). */
+  maxCached?: number;
+}
+
+export interface Forwarder {
+  middleware: MiddlewareHandler<AppEnv>;
+  /** Calls carried to another node since the start, and how many of those found no answer. */
+  stats(): { forwarded: number; unreachable: number; cached: number };
+}
+
+/** @example app.use('/v1/*', createForwarder({ view: () => node.view(), holds: (id) => media.holds(id) }).middleware) */
+export function createForwarder(options: ForwarderOptions): Forwarder {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
+  const locateTimeoutMs = options.locateTimeoutMs ?? DEFAULT_LOCATE_TIMEOUT_MS;
+  const maxCached = options.maxCached ?? DEFAULT_MAX_CACHED;
+  const nodeOf = new Map<string, string>();
+  let forwarded = 0;
+  let unreachable = 0;
+
+  function remember(id: string, nodeId: string): void {
+    nodeOf.delete(id);
+    nodeOf.set(id, nodeId);
+    if (nodeOf.size > maxCached) nodeOf.delete(nodeOf.keys().next().value!);
+  }
+
+  /** The id the call is about, when it names one; the body is read (and kept for the route) only for creations. */
+  async function subjectOf(c: Context<AppEnv>): Promise<string | undefined> {
+    const path = c.req.path;
+    const byId = BY_ID.exec(path);
+    if (byId) return ID.test(byId[1]!) ? byId[1] : undefined;
+    const create = c.req.method === 'POST' ? CREATE.exec(path) : null;
+    const field = create ? CREATED_IN[create[1]!] : undefined;
+    if (!field) return undefined;
+    let body: unknown;
+    try {
+      body = JSON.parse(await c.req.text());
+    } catch {
+      return undefined; // answered here: 400, as on any node
+    }
+    const id = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[field] : undefined;
+    return typeof id === 'string' && ID.test(id) ? id : undefined;
+  }
+
+  /** Asks every other live node at once; the first that holds `id` wins. */
+  async function locate(id: string, others: NodeRecord[], headers: Headers): Promise<{ node: NodeRecord } | { silent: string[] } | undefined> {
+    const silent: string[] = [];
+    const asks = others.map(async (node) => {
+      try {
+        const res = await fetch(`${node.url}/internal/v1/cluster/resources/${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(locateTimeoutMs) });
+        await res.body?.cancel();
+        if (res.status === 200) return node;
+        if (res.status !== 404) silent.push(node.id);
+      } catch {
+        silent.push(node.id);
+      }
+      throw new Error('not held there');
+    });
+    try {
+      return { node: await Promise.any(asks) };
+    } catch {
+      return silent.length > 0 ? { silent } : undefined;
+    }
+  }
+
+  function credentials(c: Context<AppEnv>, selfId: string): Headers {
+    const headers = new Headers();
+    for (const [name, value] of c.req.raw.headers) if (!HOP_BY_HOP.has(name)) headers.set(name, value);
+    headers.set(FORWARDED_HEADER, selfId);
+    const requestId = c.get('requestId');
+    if (requestId && !headers.has('x-request-id')) headers.set('x-request-id', requestId);
+    return headers;
+  }
+
+  async function forward(c: Context<AppEnv>, node: NodeRecord, id: string, headers: Headers): Promise<Response> {
+    const url = new URL(c.req.url);
+    const method = c.req.method;
+    let res: Response;
+    try {
+      res = await fetch(`${node.url}${url.pathname}${url.search}`, {
+        method,
+        headers,
+        ...(method === 'GET' || method === 'HEAD' ? {} : { body: await c.req.arrayBuffer() }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      unreachable++;
+      throw new RelayError('NODE_UNREACHABLE', `node ${node.id} holds ${id} and did not answer`, { nodeIds: [node.id] });
+    }
+    forwarded++;
+    const body = await res.arrayBuffer();
+    if (res.status === 404 || (method === 'DELETE' && res.ok && BY_ID.exec(url.pathname)?.[1] === id)) nodeOf.delete(id);
+    if (res.status === 201 && res.headers.get('content-type')?.includes('json')) {
+      try {
+        const made = JSON.parse(new TextDecoder().decode(body)) as { id?: unknown };
+        if (typeof made.id === 'string' && ID.test(made.id)) remember(made.id, node.id);
+      } catch {
+        // not an object with an id: nothing to remember
+      }
+    }
+    const out = new Headers();
+    for (const [name, value] of res.headers) if (!HOP_BY_HOP.has(name)) out.set(name, value);
+    return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, headers: out });
+  }
+
+  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (c.req.header(FORWARDED_HEADER) !== undefined) return next();
+    const id = await subjectOf(c);
+    if (id === undefined || options.holds(id) !== undefined) return next();
+    const view = options.view();
+    const others = view.nodes.filter((node) => node.id !== view.nodeId);
+    if (others.length === 0) return next();
+    const headers = credentials(c, view.nodeId);
+    const cachedId = nodeOf.get(id);
+    let node = cachedId === undefined ? undefined : others.find((other) => other.id === cachedId);
+    if (cachedId !== undefined && !node) nodeOf.delete(id);
+    if (!node) {
+      const found = await locate(id, others, headers);
+      if (found === undefined) return next(); // no node holds it: answered here (404, as on any node)
+      if ('silent' in found) {
+        unreachable++;
+        throw new RelayError('NODE_UNREACHABLE', `no node that answered holds ${id}, and ${found.silent.join(', ')} did not answer`, { nodeIds: found.silent });
+      }
+      node = found.node;
+      remember(id, node.id);
+    }
+    return forward(c, node, id, headers);
+  };
+
+  return { middleware, stats: () => ({ forwarded, unreachable, cached: nodeOf.size }) };
+}

@@ -1,0 +1,143 @@
+// A call about a resource that another node holds is carried to that node and answered exactly as the
+// holder answers it: three server processes sharing a private redis-server, each dialling the others at
+// the CLUSTER_NODE_URL they registered (issue 40).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OwnRedis } from '../support/redis-server.js';
+import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+
+const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
+
+interface Answer {
+  status: number;
+  body: any;
+  contentType: string | null;
+  ms: number;
+}
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
+  const started = performance.now();
+  const res = await fetch(`${server.url}/internal/v1${path}`, { method, headers: { ...headers, ...extra }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null, contentType: res.headers.get('content-type'), ms: performance.now() - started };
+}
+
+/** The same call through every node: each answer as the holder's (status, body, content type). */
+async function sameEverywhere(nodes: ServerProcess[], method: string, path: string, body?: unknown): Promise<Answer> {
+  const answers = [];
+  for (const node of nodes) answers.push(await call(node, method, path, body));
+  for (const answer of answers.slice(1)) expect({ ...answer, ms: 0 }, `${method} ${path}`).toEqual({ ...answers[0]!, ms: 0 });
+  return answers[0]!;
+}
+
+const OPUS_PRODUCER = {
+  kind: 'audio',
+  rtpParameters: { codecs: [{ mimeType: 'audio/opus', payloadType: 111, clockRate: 48000, channels: 2 }], encodings: [{ ssrc: 11_111 }] },
+};
+
+describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds the resource', () => {
+  let redis: OwnRedis;
+  const servers: ServerProcess[] = [];
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let c: ServerProcess;
+  const start = async (id: string) => {
+    const port = await freePort();
+    const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port });
+    servers.push(server);
+    return server;
+  };
+
+  beforeAll(async () => {
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+    [a, b, c] = await Promise.all([start('node-a'), start('node-b'), start('node-c')]);
+    // Each node knows the other two (their first heartbeats).
+    for (const server of [a, b, c]) {
+      const deadline = Date.now() + 10_000;
+      while ((await call(server, 'GET', '/cluster')).body.nodes.length < 3) {
+        if (Date.now() > deadline) throw new Error(`${server.url} never saw three nodes`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    await redis?.kill();
+  });
+
+  it('answers every call about a room on A through B and C as A answers it: reads, creations in it, controls, errors, closes', { timeout: 60_000 }, async () => {
+    const router = await call(a, 'POST', '/routers', {});
+    expect(router.status).toBe(201);
+    const routerId = router.body.id as string;
+    // Only A holds it; B and C find it by asking the others.
+    expect((await call(a, 'GET', `/cluster/resources/${routerId}`)).body).toEqual({ nodeId: 'node-a', kind: 'router' });
+    expect((await call(b, 'GET', `/cluster/resources/${routerId}`)).status).toBe(404);
+    await sameEverywhere([a, b, c], 'GET', `/routers/${routerId}`);
+
+    // A transport made through B is made on A, in the room: B answers what A answered.
+    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'send' });
+    expect(transport.status, JSON.stringify(transport.body)).toBe(201);
+    const transportId = transport.body.id as string;
+    expect((await call(a, 'GET', `/cluster/resources/${transportId}`)).body).toMatchObject({ nodeId: 'node-a', kind: 'transport' });
+    const room = await sameEverywhere([a, b, c], 'GET', `/routers/${routerId}`);
+    expect(room.body.transports.map((t: { id: string }) => t.id)).toEqual([transportId]);
+
+    // A producer on it through C; its controls through B; the room's state the same through each node.
+    const producer = await call(c, 'POST', '/producers', { transportId, ...OPUS_PRODUCER });
+    expect(producer.status, JSON.stringify(producer.body)).toBe(201);
+    const producerId = producer.body.id as string;
+    const paused = await call(b, 'POST', `/producers/${producerId}/pause`);
+    expect(paused).toMatchObject({ status: 200, body: { id: producerId, paused: true } });
+    expect((await sameEverywhere([a, b, c], 'GET', `/routers/${routerId}`)).body.transports[0].producers).toEqual([expect.objectContaining({ id: producerId, paused: true })]);
+    expect((await call(c, 'GET', `/producers/${producerId}/stats`)).status).toBe(200);
+
+    // Errors come back as the holder gave them: a body that fails its schema, a conflict, a cap.
+    const invalid = await sameEverywhere([a, b, c], 'POST', `/transports/${transportId}/connect`, { dtlsParameters: { role: 'sideways' } });
+    expect(invalid).toMatchObject({ status: 400, body: { code: 'VALIDATION_ERROR' } });
+    const unknownProducer = await sameEverywhere([a, b, c], 'POST', '/consumers', { transportId, producerId: '00000000-0000-4000-8000-000000000000', rtpCapabilities: { codecs: [] } });
+    expect(unknownProducer.status).toBeGreaterThanOrEqual(400);
+
+    // Closes through C: gone everywhere, answered 404 by every node as by the holder.
+    expect((await call(c, 'DELETE', `/producers/${producerId}`)).status).toBe(204);
+    expect((await sameEverywhere([a, b, c], 'POST', `/producers/${producerId}/resume`)).status).toBe(404);
+    expect((await call(b, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    const gone = await sameEverywhere([a, b, c], 'GET', `/routers/${routerId}`);
+    expect(gone).toMatchObject({ status: 404, body: { code: 'NOT_FOUND', details: { resource: 'router', id: routerId } } });
+    expect((await call(b, 'GET', `/transports/${transportId}/stats`)).status).toBe(404);
+  });
+
+  it('answers an id no node holds, or a malformed one, as a single relay would: 404 or 400, never forwarded', { timeout: 30_000 }, async () => {
+    await sameEverywhere([a, b, c], 'GET', '/routers/00000000-0000-4000-8000-000000000000');
+    await sameEverywhere([a, b, c], 'GET', `/routers/${'x'.repeat(300)}`);
+    await sameEverywhere([a, b, c], 'POST', '/transports', '{"routerId": ');
+    await sameEverywhere([a, b, c], 'POST', '/transports', { routerId: 42, direction: 'send' });
+    // A call marked as forwarded is answered where it lands, never carried on (no loop between nodes).
+    const router = await call(a, 'POST', '/routers', {});
+    const marked = await call(b, 'GET', `/routers/${router.body.id}`, undefined, { 'X-Cluster-Forwarded-By': 'node-c' });
+    expect(marked).toMatchObject({ status: 404, body: { code: 'NOT_FOUND' } });
+    expect((await call(b, 'GET', `/routers/${router.body.id}`)).status).toBe(200);
+    // Without the internal token, no node answers, and none asks the others on the caller's behalf.
+    const res = await fetch(`${b.url}/internal/v1/routers/${router.body.id}`);
+    expect(res.status).toBe(401);
+    await call(a, 'DELETE', `/routers/${router.body.id}`);
+  });
+
+  it('answers 503 NODE_UNREACHABLE within 2 s, never a hang or a 500, when the holder is killed', { timeout: 60_000 }, async () => {
+    const extra = await start('node-d');
+    const deadline = Date.now() + 10_000;
+    while ((await call(b, 'GET', '/cluster')).body.nodes.length < 4) {
+      if (Date.now() > deadline) throw new Error('node-d never joined');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const router = await call(extra, 'POST', '/routers', {});
+    const routerId = router.body.id as string;
+    expect((await call(b, 'GET', `/routers/${routerId}`)).status).toBe(200); // B now knows where it is
+    extra.child.kill('SIGKILL');
+    await extra.exited;
+    const answer = await call(b, 'GET', `/routers/${routerId}`);
+    expect(answer).toMatchObject({ status: 503, body: { code: 'NODE_UNREACHABLE', details: { nodeIds: ['node-d'] } } });
+    expect(answer.ms).toBeLessThan(2_000);
+  });
+});
