@@ -7,6 +7,7 @@ import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
 import { createForwarder } from './cluster/forward.js';
+import { createPlacement } from './cluster/placement.js';
 import { createClusterNode, type ClusterNode } from './cluster/index.js';
 import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
@@ -81,7 +82,9 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     return recordingsStopping;
   };
   const holds = (id: string) => media.holds(id) ?? (recordings.has(id) ? 'recording' : undefined);
-  const forwarder = cluster ? createForwarder({ view: () => cluster.view(), holds }) : undefined;
+  const forwarder = cluster
+    ? createForwarder({ view: () => cluster.view(), holds, placement: createPlacement({ selfRouters: () => media.info().counts.routers, selfDraining: () => media.draining }) })
+    : undefined;
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {
     name: 'relay',

@@ -22,6 +22,24 @@ async function call(server: ServerProcess, method: string, path: string, body?: 
   return { status: res.status, body: text ? JSON.parse(text) : null, contentType: res.headers.get('content-type'), ms: performance.now() - started };
 }
 
+/** A room made on `server` itself: a call marked as forwarded is answered where it lands, never placed elsewhere. */
+async function roomOn(server: ServerProcess): Promise<string> {
+  const made = await call(server, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+  expect(made.status).toBe(201);
+  return made.body.id as string;
+}
+
+/** Routers each node holds now, by node id. */
+async function roomsByNode(nodes: ServerProcess[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const node of nodes) {
+    const res = await fetch(`${node.url}/internal/info`, { headers });
+    const info = (await res.json()) as { counts: { routers: number }; cluster: { nodeId: string } };
+    out[info.cluster.nodeId] = info.counts.routers;
+  }
+  return out;
+}
+
 /** The same call through every node: each answer as the holder's (status, body, content type). */
 async function sameEverywhere(nodes: ServerProcess[], method: string, path: string, body?: unknown): Promise<Answer> {
   const answers = [];
@@ -68,9 +86,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   });
 
   it('answers every call about a room on A through B and C as A answers it: reads, creations in it, controls, errors, closes', { timeout: 60_000 }, async () => {
-    const router = await call(a, 'POST', '/routers', {});
-    expect(router.status).toBe(201);
-    const routerId = router.body.id as string;
+    const routerId = await roomOn(a);
     // Only A holds it; B and C find it by asking the others.
     expect((await call(a, 'GET', `/cluster/resources/${routerId}`)).body).toEqual({ nodeId: 'node-a', kind: 'router' });
     expect((await call(b, 'GET', `/cluster/resources/${routerId}`)).status).toBe(404);
@@ -114,14 +130,61 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     await sameEverywhere([a, b, c], 'POST', '/transports', '{"routerId": ');
     await sameEverywhere([a, b, c], 'POST', '/transports', { routerId: 42, direction: 'send' });
     // A call marked as forwarded is answered where it lands, never carried on (no loop between nodes).
-    const router = await call(a, 'POST', '/routers', {});
-    const marked = await call(b, 'GET', `/routers/${router.body.id}`, undefined, { 'X-Cluster-Forwarded-By': 'node-c' });
+    const routerId = await roomOn(a);
+    const marked = await call(b, 'GET', `/routers/${routerId}`, undefined, { 'X-Cluster-Forwarded-By': 'node-c' });
     expect(marked).toMatchObject({ status: 404, body: { code: 'NOT_FOUND' } });
-    expect((await call(b, 'GET', `/routers/${router.body.id}`)).status).toBe(200);
+    expect((await call(b, 'GET', `/routers/${routerId}`)).status).toBe(200);
     // Without the internal token, no node answers, and none asks the others on the caller's behalf.
-    const res = await fetch(`${b.url}/internal/v1/routers/${router.body.id}`);
+    const res = await fetch(`${b.url}/internal/v1/routers/${routerId}`);
     expect(res.status).toBe(401);
-    await call(a, 'DELETE', `/routers/${router.body.id}`);
+    await call(a, 'DELETE', `/routers/${routerId}`);
+  });
+
+  it('spreads 300 rooms created through random nodes over the three, an early load on A included, within 1.3x; closes them through any node', { timeout: 90_000 }, async () => {
+    const nodes = [a, b, c];
+    const early = await Promise.all(Array.from({ length: 30 }, () => roomOn(a)));
+    // The others read A's 30 rooms at its next heartbeat.
+    const deadline = Date.now() + 5_000;
+    while ((await call(b, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-a').load.routers < 30) {
+      if (Date.now() > deadline) throw new Error("B never read A's 30 rooms");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const made: string[] = [...early];
+    // Ten callers at once, each through a node drawn at random: the placement's reservations keep a burst from herding.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (next < 300) {
+          next++;
+          const answer = await call(nodes[Math.floor(Math.random() * 3)]!, 'POST', '/routers', {});
+          expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+          made.push(answer.body.id as string);
+        }
+      }),
+    );
+    const spread = await roomsByNode(nodes);
+    const counts = Object.values(spread);
+    console.log('rooms per node (30 made on node-a first, then 300 through random nodes):', spread);
+    expect(counts.reduce((sum, n) => sum + n, 0)).toBe(330);
+    expect(Math.max(...counts) / Math.min(...counts)).toBeLessThanOrEqual(1.3);
+    // Each room's id answers through every node; closing them through random nodes leaves none.
+    await sameEverywhere(nodes, 'GET', `/routers/${made[100]}`);
+    for (const id of made) expect((await call(nodes[Math.floor(Math.random() * 3)]!, 'DELETE', `/routers/${id}`)).status).toBe(204);
+    expect(await roomsByNode(nodes)).toEqual({ 'node-a': 0, 'node-b': 0, 'node-c': 0 });
+  });
+
+  it('places no room on a draining node: rooms created through it go to the others (201)', { timeout: 60_000 }, async () => {
+    expect((await call(c, 'POST', '/drain')).status).toBe(202);
+    const made: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const answer = await call(i % 2 === 0 ? c : a, 'POST', '/routers', {});
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      made.push(answer.body.id as string);
+    }
+    const spread = await roomsByNode([a, b, c]);
+    expect(spread['node-c']).toBe(0);
+    expect(spread['node-a']! + spread['node-b']!).toBe(30);
+    for (const id of made) expect((await call(c, 'DELETE', `/routers/${id}`)).status).toBe(204);
   });
 
   it('answers 503 NODE_UNREACHABLE within 2 s, never a hang or a 500, when the holder is killed', { timeout: 60_000 }, async () => {
@@ -131,8 +194,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
       if (Date.now() > deadline) throw new Error('node-d never joined');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const router = await call(extra, 'POST', '/routers', {});
-    const routerId = router.body.id as string;
+    const routerId = await roomOn(extra);
     expect((await call(b, 'GET', `/routers/${routerId}`)).status).toBe(200); // B now knows where it is
     extra.child.kill('SIGKILL');
     await extra.exited;

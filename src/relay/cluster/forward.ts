@@ -16,6 +16,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { RelayError } from '../errors.js';
 import type { ClusterView, NodeRecord } from './membership.js';
+import type { Placement } from './placement.js';
 
 /** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
 export const FORWARDED_HEADER = 'x-cluster-forwarded-by';
@@ -37,10 +38,21 @@ const CREATED_IN: Readonly<Record<string, 'routerId' | 'transportId'>> = {
   'data-consumers': 'transportId',
 };
 const CREATE = /\/v1\/([a-z-]+)$/;
+const CREATE_ROUTER = /\/v1\/routers$/;
 /** What an id can be (mediasoup's UUIDs, the relay's own ids): anything else is answered here (400 or 404). */
 const ID = /^[\w-]{1,128}$/;
 /** Request and response headers that belong to one connection, not to the call. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'content-encoding']);
+
+/** Whether an answer to POST /v1/routers says the node takes no room now (DRAINING, ROUTER_LIMIT_EXCEEDED). */
+async function refusedRoom(answer: Response): Promise<boolean> {
+  try {
+    const { code } = (await answer.clone().json()) as { code?: unknown };
+    return code === 'DRAINING' || code === 'ROUTER_LIMIT_EXCEEDED';
+  } catch {
+    return false;
+  }
+}
 
 export const DEFAULT_FORWARD_TIMEOUT_MS = 15_000;
 export const DEFAULT_LOCATE_TIMEOUT_MS = 1_500;
@@ -56,12 +68,14 @@ export interface ForwarderOptions {
   locateTimeoutMs?: number;
   /** Ids whose node is remembered at most (the oldest forgotten first). */
   maxCached?: number;
+  /** Where a new room goes (POST /v1/routers): the chosen node makes it; without it, the node called does. */
+  placement?: Placement;
 }
 
 export interface Forwarder {
   middleware: MiddlewareHandler<AppEnv>;
-  /** Calls carried to another node since the start, and how many of those found no answer. */
-  stats(): { forwarded: number; unreachable: number; cached: number };
+  /** Calls carried to another node since the start, how many found no answer, ids cached, rooms placed on other nodes. */
+  stats(): { forwarded: number; unreachable: number; cached: number; placedElsewhere: number };
 }
 
 /** @example app.use('/v1/*', createForwarder({ view: () => node.view(), holds: (id) => media.holds(id) }).middleware) */
@@ -72,6 +86,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   const nodeOf = new Map<string, string>();
   let forwarded = 0;
   let unreachable = 0;
+  let placedElsewhere = 0;
 
   function remember(id: string, nodeId: string): void {
     nodeOf.delete(id);
@@ -127,10 +142,12 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     return headers;
   }
 
-  async function forward(c: Context<AppEnv>, node: NodeRecord, id: string, headers: Headers): Promise<Response> {
+  /** The call made on `node`, answered as it answered; undefined when it did not answer (refused, timed out). */
+  async function forward(c: Context<AppEnv>, node: NodeRecord, id: string | undefined, headers: Headers): Promise<Response | undefined> {
     const url = new URL(c.req.url);
     const method = c.req.method;
     let res: Response;
+    let body: ArrayBuffer;
     try {
       res = await fetch(`${node.url}${url.pathname}${url.search}`, {
         method,
@@ -139,13 +156,13 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
+      body = await res.arrayBuffer();
     } catch {
       unreachable++;
-      throw new RelayError('NODE_UNREACHABLE', `node ${node.id} holds ${id} and did not answer`, { nodeIds: [node.id] });
+      return undefined;
     }
     forwarded++;
-    const body = await res.arrayBuffer();
-    if (res.status === 404 || (method === 'DELETE' && res.ok && BY_ID.exec(url.pathname)?.[1] === id)) nodeOf.delete(id);
+    if (id !== undefined && (res.status === 404 || (method === 'DELETE' && res.ok && BY_ID.exec(url.pathname)?.[1] === id))) nodeOf.delete(id);
     if (res.status === 201 && res.headers.get('content-type')?.includes('json')) {
       try {
         const made = JSON.parse(new TextDecoder().decode(body)) as { id?: unknown };
@@ -161,6 +178,23 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (c.req.header(FORWARDED_HEADER) !== undefined) return next();
+    if (options.placement && c.req.method === 'POST' && CREATE_ROUTER.test(c.req.path)) {
+      const view = options.view();
+      const headers = credentials(c, view.nodeId);
+      // A node that refuses the room (it began to drain, or is full, since its last heartbeat) or does not
+      // answer is left out and another chosen; with none left the room is made here (a draining node
+      // answers DRAINING then, as a single relay does).
+      const excluded = new Set<string>();
+      for (let node = options.placement.choose(view); node; node = options.placement.choose(view, excluded)) {
+        const answer = await forward(c, node, undefined, headers);
+        if (answer && !(answer.status === 503 && (await refusedRoom(answer)))) {
+          placedElsewhere++;
+          return answer;
+        }
+        excluded.add(node.id);
+      }
+      return next();
+    }
     const id = await subjectOf(c);
     if (id === undefined || options.holds(id) !== undefined) return next();
     const view = options.view();
@@ -180,8 +214,10 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       node = found.node;
       remember(id, node.id);
     }
-    return forward(c, node, id, headers);
+    const answer = await forward(c, node, id, headers);
+    if (!answer) throw new RelayError('NODE_UNREACHABLE', `node ${node.id} holds ${id} and did not answer`, { nodeIds: [node.id] });
+    return answer;
   };
 
-  return { middleware, stats: () => ({ forwarded, unreachable, cached: nodeOf.size }) };
+  return { middleware, stats: () => ({ forwarded, unreachable, cached: nodeOf.size, placedElsewhere }) };
 }
