@@ -90,9 +90,18 @@ export interface ServerProcess {
  */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { script?: string; readyPath?: string; timeoutMs?: number; nodeArgs?: string[]; /** Another checkout to run (bench/ab-relay.ts); default this one. */ cwd?: string } = {},
+  options: {
+    script?: string;
+    readyPath?: string;
+    timeoutMs?: number;
+    nodeArgs?: string[];
+    /** Another checkout to run (bench/ab-relay.ts); default this one. */
+    cwd?: string;
+    /** A port taken from freePort() (e.g. named in the server's own CLUSTER_NODE_URL); default a free one. */
+    port?: number;
+  } = {},
 ): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const rtc = benchRtcPorts();
   const started = performance.now();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', options.script ?? 'src/server.ts'], {

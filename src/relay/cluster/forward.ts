@@ -10,12 +10,13 @@
 //
 // A forwarded call carries FORWARDED_HEADER and is answered by its receiver, never forwarded again. The
 // node's own internal token is not needed: the caller's credentials go along (every node shares the
-// internal token), so the holder authenticates the call exactly as it would a direct one. Node's fetch
-// keeps its connections to each node alive (undici's pool).
+// internal token), so the holder authenticates the call exactly as it would a direct one, over kept-alive
+// connections (node-client.ts).
 import type { Context, MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { RelayError } from '../errors.js';
 import type { ClusterView, NodeRecord } from './membership.js';
+import { callNode, type NodeAnswer } from './node-client.js';
 import type { Placement } from './placement.js';
 
 /** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
@@ -113,12 +114,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   }
 
   /** Asks every other live node at once; the first that holds `id` wins. */
-  async function locate(id: string, others: NodeRecord[], headers: Headers): Promise<{ node: NodeRecord } | { silent: string[] } | undefined> {
+  async function locate(id: string, others: NodeRecord[], headers: Record<string, string>): Promise<{ node: NodeRecord } | { silent: string[] } | undefined> {
     const silent: string[] = [];
     const asks = others.map(async (node) => {
       try {
-        const res = await fetch(`${node.url}/internal/v1/cluster/resources/${encodeURIComponent(id)}`, { headers, signal: AbortSignal.timeout(locateTimeoutMs) });
-        await res.body?.cancel();
+        const res = await callNode(node.url, 'GET', `/internal/v1/cluster/resources/${encodeURIComponent(id)}`, headers, undefined, locateTimeoutMs);
         if (res.status === 200) return node;
         if (res.status !== 404) silent.push(node.id);
       } catch {
@@ -133,47 +133,43 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     }
   }
 
-  function credentials(c: Context<AppEnv>, selfId: string): Headers {
-    const headers = new Headers();
-    for (const [name, value] of c.req.raw.headers) if (!HOP_BY_HOP.has(name)) headers.set(name, value);
-    headers.set(FORWARDED_HEADER, selfId);
+  function credentials(c: Context<AppEnv>, selfId: string): Record<string, string> {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of c.req.raw.headers) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+    headers[FORWARDED_HEADER] = selfId;
     const requestId = c.get('requestId');
-    if (requestId && !headers.has('x-request-id')) headers.set('x-request-id', requestId);
+    if (requestId && headers['x-request-id'] === undefined) headers['x-request-id'] = requestId;
     return headers;
   }
 
   /** The call made on `node`, answered as it answered; undefined when it did not answer (refused, timed out). */
-  async function forward(c: Context<AppEnv>, node: NodeRecord, id: string | undefined, headers: Headers): Promise<Response | undefined> {
+  async function forward(c: Context<AppEnv>, node: NodeRecord, id: string | undefined, headers: Record<string, string>): Promise<Response | undefined> {
     const url = new URL(c.req.url);
     const method = c.req.method;
-    let res: Response;
-    let body: ArrayBuffer;
+    let res: NodeAnswer;
     try {
-      res = await fetch(`${node.url}${url.pathname}${url.search}`, {
-        method,
-        headers,
-        ...(method === 'GET' || method === 'HEAD' ? {} : { body: await c.req.arrayBuffer() }),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      body = await res.arrayBuffer();
+      const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await c.req.arrayBuffer());
+      res = await callNode(node.url, method, `${url.pathname}${url.search}`, headers, body, timeoutMs);
     } catch {
       unreachable++;
       return undefined;
     }
     forwarded++;
-    if (id !== undefined && (res.status === 404 || (method === 'DELETE' && res.ok && BY_ID.exec(url.pathname)?.[1] === id))) nodeOf.delete(id);
-    if (res.status === 201 && res.headers.get('content-type')?.includes('json')) {
+    if (id !== undefined && (res.status === 404 || (method === 'DELETE' && res.status < 300 && BY_ID.exec(url.pathname)?.[1] === id))) nodeOf.delete(id);
+    if (res.status === 201 && res.headers['content-type']?.includes('json')) {
       try {
-        const made = JSON.parse(new TextDecoder().decode(body)) as { id?: unknown };
+        const made = JSON.parse(res.body.toString('utf8')) as { id?: unknown };
         if (typeof made.id === 'string' && ID.test(made.id)) remember(made.id, node.id);
       } catch {
         // not an object with an id: nothing to remember
       }
     }
     const out = new Headers();
-    for (const [name, value] of res.headers) if (!HOP_BY_HOP.has(name)) out.set(name, value);
-    return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, headers: out });
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value === undefined || HOP_BY_HOP.has(name)) continue;
+      for (const one of Array.isArray(value) ? value : [value]) out.append(name, one);
+    }
+    return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers: out });
   }
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -1,0 +1,42 @@
+// Calls from one node to another: node:http(s) over kept-alive connections, one pool per process, the
+// answer read whole (the internal API's answers are small JSON; the event stream is never forwarded).
+// Measured with bench/cluster.ts: a read forwarded with fetch() cost 1.54 ms more than on the holder, with
+// node:http 0.65 ms (one run each).
+import http from 'node:http';
+import https from 'node:https';
+
+export interface NodeAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** At most this many connections to each node at once; more calls wait for one. */
+const MAX_SOCKETS_PER_NODE = 64;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE }),
+};
+
+/**
+ * Rejects when the node does not answer within `timeoutMs` (the connection refused, reset, or silent).
+ * @example const answer = await callNode('http://node-b:3001', 'GET', '/internal/v1/routers/r1', headers, undefined, 1_500)
+ */
+export function callNode(base: string, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<NodeAnswer> {
+  const url = new URL(path, base);
+  const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
+  const request = protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers, agent: agents[protocol], timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    // `timeout` is the socket's idle time: also a node that accepts and then says nothing.
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
