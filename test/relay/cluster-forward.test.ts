@@ -167,8 +167,13 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     console.log('rooms per node (30 made on node-a first, then 300 through random nodes):', spread);
     expect(counts.reduce((sum, n) => sum + n, 0)).toBe(330);
     expect(Math.max(...counts) / Math.min(...counts)).toBeLessThanOrEqual(1.3);
-    // Each room's id answers through every node; closing them through random nodes leaves none.
+    // Each room's id answers through every node, and every node lists the cluster's rooms, the same list.
     await sameEverywhere(nodes, 'GET', `/routers/${made[100]}`);
+    const listed = await sameEverywhere(nodes, 'GET', '/routers');
+    expect(listed.body.routers.map((r: { id: string }) => r.id).sort()).toEqual([...made].sort());
+    const times = listed.body.routers.map((r: { createdAt: string }) => r.createdAt);
+    expect(times).toEqual([...times].sort()); // oldest first
+    // Closing them through random nodes leaves none.
     for (const id of made) expect((await call(nodes[Math.floor(Math.random() * 3)]!, 'DELETE', `/routers/${id}`)).status).toBe(204);
     expect(await roomsByNode(nodes)).toEqual({ 'node-a': 0, 'node-b': 0, 'node-c': 0 });
   });
@@ -201,5 +206,15 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     const answer = await call(b, 'GET', `/routers/${routerId}`);
     expect(answer).toMatchObject({ status: 503, body: { code: 'NODE_UNREACHABLE', details: { nodeIds: ['node-d'] } } });
     expect(answer.ms).toBeLessThan(2_000);
+    // The cluster's list cannot be made without D's rooms (until D's record expires): 503, not a shorter list.
+    const list = await call(b, 'GET', '/routers');
+    expect(list).toMatchObject({ status: 503, body: { code: 'NODE_UNREACHABLE', details: { nodeIds: ['node-d'] } } });
+    expect(list.ms).toBeLessThan(2_000);
+    // Once D's record expired, the others list their own rooms again.
+    const deadline2 = Date.now() + 10_000;
+    while ((await call(b, 'GET', '/routers')).status !== 200) {
+      if (Date.now() > deadline2) throw new Error("B's list never recovered after D's record expired");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   });
 });

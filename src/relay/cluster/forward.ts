@@ -40,6 +40,8 @@ const CREATED_IN: Readonly<Record<string, 'routerId' | 'transportId'>> = {
 };
 const CREATE = /\/v1\/([a-z-]+)$/;
 const CREATE_ROUTER = /\/v1\/routers$/;
+/** The list every node answers with its own rooms, merged into the cluster's by the node called. */
+const LIST_ROUTERS = /\/v1\/routers$/;
 /** What an id can be (mediasoup's UUIDs, the relay's own ids): anything else is answered here (400 or 404). */
 const ID = /^[\w-]{1,128}$/;
 /** Request and response headers that belong to one connection, not to the call. */
@@ -172,6 +174,45 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers: out });
   }
 
+  /**
+   * GET /v1/routers: this node's rooms and every other live node's, oldest first (ties: by node id, then
+   * each node's own order), the same list whichever node answers. A node that does not answer makes it
+   * 503 NODE_UNREACHABLE: a list missing a node's rooms would read as rooms that closed.
+   */
+  async function listEverywhere(c: Context<AppEnv>, next: () => Promise<void>): Promise<Response | void> {
+    const view = options.view();
+    const others = view.nodes.filter((node) => node.id !== view.nodeId);
+    if (others.length === 0) return next();
+    const headers = credentials(c, view.nodeId);
+    const url = new URL(c.req.url);
+    const theirs = Promise.all(
+      others.map(async (node) => {
+        try {
+          const res = await callNode(node.url, 'GET', `${url.pathname}${url.search}`, headers, undefined, locateTimeoutMs);
+          if (res.status === 200) return { nodeId: node.id, routers: (JSON.parse(res.body.toString('utf8')) as { routers: { createdAt: string }[] }).routers };
+        } catch {
+          // below: unreachable
+        }
+        return { nodeId: node.id, routers: undefined };
+      }),
+    );
+    await next();
+    const lists = await theirs;
+    const silent = lists.filter((list) => list.routers === undefined).map((list) => list.nodeId);
+    if (silent.length > 0) {
+      unreachable++;
+      throw new RelayError('NODE_UNREACHABLE', `the rooms of ${silent.join(', ')} could not be listed`, { nodeIds: silent });
+    }
+    if (c.res.status !== 200) return;
+    const own = (await c.res.clone().json()) as { routers: { createdAt: string }[] };
+    const all = [{ nodeId: view.nodeId, routers: own.routers }, ...lists].flatMap(({ nodeId, routers }) => (routers ?? []).map((router, index) => ({ router, nodeId, index })));
+    all.sort((x, y) => (x.router.createdAt < y.router.createdAt ? -1 : x.router.createdAt > y.router.createdAt ? 1 : x.nodeId < y.nodeId ? -1 : x.nodeId > y.nodeId ? 1 : x.index - y.index));
+    forwarded += others.length;
+    const out = new Headers(c.res.headers);
+    out.delete('content-length');
+    c.res = new Response(JSON.stringify({ routers: all.map((entry) => entry.router) }), { status: 200, headers: out });
+  }
+
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (c.req.header(FORWARDED_HEADER) !== undefined) return next();
     if (options.placement && c.req.method === 'POST' && CREATE_ROUTER.test(c.req.path)) {
@@ -191,6 +232,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       }
       return next();
     }
+    if (c.req.method === 'GET' && LIST_ROUTERS.test(c.req.path)) return listEverywhere(c, next);
     const id = await subjectOf(c);
     if (id === undefined || options.holds(id) !== undefined) return next();
     const view = options.view();
