@@ -847,6 +847,8 @@ export interface WorkerDiedEvent {
   type: 'worker.died';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   workerPid: number;
   routerIds: string[];
   restartInMs: number;
@@ -859,6 +861,8 @@ export interface WorkerRestartedEvent {
   type: 'worker.restarted';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   workerPid: number;
 }
 
@@ -869,6 +873,8 @@ export interface RouterClosedEvent {
   type: 'router.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
   appData: Record<string, unknown>;
@@ -882,6 +888,8 @@ export interface TransportClosedEvent {
   type: 'transport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   transportId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -896,6 +904,8 @@ export interface TransportIceEvent {
   type: 'transport.ice';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   transportId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -910,6 +920,8 @@ export interface TransportDtlsEvent {
   type: 'transport.dtls';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   transportId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -924,6 +936,8 @@ export interface ProducerClosedEvent {
   type: 'producer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   producerId: string;
   transportId: string;
   routerId: string;
@@ -939,6 +953,8 @@ export interface ProducerPausedEvent {
   type: 'producer.paused';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   producerId: string;
   transportId: string;
   routerId: string;
@@ -953,6 +969,8 @@ export interface ProducerResumedEvent {
   type: 'producer.resumed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   producerId: string;
   transportId: string;
   routerId: string;
@@ -967,6 +985,8 @@ export interface ProducerScoreEvent {
   type: 'producer.score';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   producerId: string;
   transportId: string;
   routerId: string;
@@ -987,6 +1007,8 @@ export interface ConsumerClosedEvent {
   type: 'consumer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   consumerId: string;
   producerId: string;
   transportId: string;
@@ -1003,6 +1025,8 @@ export interface ConsumerPausedEvent {
   type: 'consumer.paused';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   consumerId: string;
   producerId: string;
   transportId: string;
@@ -1019,6 +1043,8 @@ export interface ConsumerResumedEvent {
   type: 'consumer.resumed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   consumerId: string;
   producerId: string;
   transportId: string;
@@ -1035,6 +1061,8 @@ export interface ConsumerScoreEvent {
   type: 'consumer.score';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   consumerId: string;
   producerId: string;
   transportId: string;
@@ -1055,6 +1083,8 @@ export interface ConsumerLayersEvent {
   type: 'consumer.layers';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   consumerId: string;
   producerId: string;
   transportId: string;
@@ -1072,6 +1102,8 @@ export interface DataProducerClosedEvent {
   type: 'dataProducer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   dataProducerId: string;
   transportId: string;
   routerId: string;
@@ -1087,6 +1119,8 @@ export interface DataConsumerClosedEvent {
   type: 'dataConsumer.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   dataConsumerId: string;
   dataProducerId: string;
   transportId: string;
@@ -1103,6 +1137,8 @@ export interface PipeTransportClosedEvent {
   type: 'pipeTransport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   pipeTransportId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1117,6 +1153,8 @@ export interface PlainTransportClosedEvent {
   type: 'plainTransport.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   plainTransportId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1131,6 +1169,8 @@ export interface RecordingStartedEvent {
   type: 'recording.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   recordingId: string;
   routerId: string;
   producerIds: string[];
@@ -1145,6 +1185,8 @@ export interface RecordingStoppedEvent {
   type: 'recording.stopped';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   recordingId: string;
   routerId: string;
   reason: 'api' | 'producer_closed' | 'router_closed' | 'max_duration' | 'shutdown';
@@ -1163,6 +1205,8 @@ export interface RecordingUploadedEvent {
   type: 'recording.uploaded';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   recordingId: string;
   routerId: string;
   key: string;
@@ -1178,6 +1222,8 @@ export interface RecordingRecoveredEvent {
   type: 'recording.recovered';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   recordingId: string;
   routerId: string;
   /** the file's name in RECORDINGS_DIR */
@@ -1194,6 +1240,8 @@ export interface RecordingFailedEvent {
   type: 'recording.failed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   recordingId: string;
   routerId: string;
   error: string;
@@ -1208,6 +1256,8 @@ export interface ActiveSpeakerEvent {
   type: 'router.activeSpeaker';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   routerId: string;
   producerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1221,6 +1271,8 @@ export interface AudioLevelsEvent {
   type: 'router.audioLevels';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   routerId: string;
   volumes: {
     producerId: string;
@@ -1238,6 +1290,8 @@ export interface SilenceEvent {
   type: 'router.silence';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   routerId: string;
 }
 
@@ -1248,6 +1302,8 @@ export interface RelayDrainingEvent {
   type: 'relay.draining';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
 }
 
 /** Stream only, always first: events were missed (the id is older than the event log keeps, or not one the relay issued). Reload state, then follow the stream. */
@@ -1257,6 +1313,8 @@ export interface ResyncEvent {
   type: 'resync';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   reason: ResyncReason;
 }
 
@@ -1267,6 +1325,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whipEndpoint.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1278,6 +1338,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whepEndpoint.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1289,6 +1351,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whip.session.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1302,6 +1366,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whip.session.ended';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1316,6 +1382,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whep.session.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1329,6 +1397,8 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   type: 'whep.session.ended';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1346,6 +1416,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whipEndpoint.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1357,6 +1429,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whepEndpoint.closed';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   routerId: string;
   /** the resource's appData as given at creation (the signaling server's own keys) */
@@ -1368,6 +1442,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whip.session.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1381,6 +1457,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whip.session.ended';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1395,6 +1473,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whep.session.started';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;
@@ -1408,6 +1488,8 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   type: 'whep.session.ended';
   /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
   time: string;
+  /** the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay */
+  nodeId?: string | undefined;
   endpointId: string;
   sessionId: string;
   transportId: string;

@@ -83,6 +83,8 @@ export interface EventBusOptions<E extends BusEvent = AnyEvent> {
    * publish). By default its `routerId`, else its `routerIds` member.
    */
   routersOf?: (event: E) => EventRouters;
+  /** Adds members to each event as it is published, before its id and time (the relay's `nodeId` in a cluster). */
+  stamp?: (event: E) => void;
   /**
    * Which types are durable (issue 39): stored in the event log (store) and buffered only when the log
    * hands them back (deliver). Without it every event is live: ids 1, 2, … of this bus alone.

@@ -324,6 +324,7 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
       // is copied, so an event a listener holds (the webhook's queue) is never stamped again.
       const event = ('id' in input ? { ...input } : input) as E;
       const type: E['type'] = event.type;
+      options.stamp?.(event);
       published[type] = (published[type] ?? 0) + 1;
       if (durable?.(type)) {
         event.time = now();

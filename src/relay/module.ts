@@ -55,7 +55,7 @@ export interface RelayModule extends Module {
  * const app = createApp([relay], { logger, internalToken })
  */
 export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
-  const events = createRelayEvents(deps.config.events, deps.logger, deps.database);
+  const events = createRelayEvents(deps.config.events, deps.logger, deps.database, deps.config.cluster?.nodeId);
   // Before the workers start: their first events already take ids after the log's newest.
   await events.start();
   let media: MediaService;

@@ -29,6 +29,35 @@ async function roomOn(server: ServerProcess): Promise<string> {
   return made.body.id as string;
 }
 
+/** The first event of `server`'s stream that `match` accepts, published after the stream opened and `action` ran. */
+async function eventOf(server: ServerProcess, match: (event: any) => boolean, action: () => Promise<void>, ms = 10_000): Promise<any> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  try {
+    const res = await fetch(`${server.url}/internal/v1/events`, { headers, signal: abort.signal });
+    expect(res.status).toBe(200);
+    await action();
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended');
+      buffered += decoder.decode(value, { stream: true });
+      const frames = buffered.split('\n\n');
+      buffered = frames.pop()!;
+      for (const frame of frames) {
+        const data = frame.split('\n').find((line) => line.startsWith('data: '));
+        const event = data ? JSON.parse(data.slice(6)) : undefined;
+        if (event && match(event)) return event;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
 /** Routers each node holds now, by node id. */
 async function roomsByNode(nodes: ServerProcess[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -122,6 +151,16 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     const gone = await sameEverywhere([a, b, c], 'GET', `/routers/${routerId}`);
     expect(gone).toMatchObject({ status: 404, body: { code: 'NOT_FOUND', details: { resource: 'router', id: routerId } } });
     expect((await call(b, 'GET', `/transports/${transportId}/stats`)).status).toBe(404);
+  });
+
+  it("stamps each relay event with the id of the node that published it (its resource's node)", { timeout: 30_000 }, async () => {
+    let routerId = '';
+    const closed = await eventOf(b, (event) => event.type === 'router.closed' && event.routerId === routerId, async () => {
+      routerId = await roomOn(b);
+      // Closed through C: carried to B, whose event it is.
+      expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    });
+    expect(closed).toMatchObject({ type: 'router.closed', routerId, nodeId: 'node-b', reason: 'api' });
   });
 
   it('answers an id no node holds, or a malformed one, as a single relay would: 404 or 400, never forwarded', { timeout: 30_000 }, async () => {

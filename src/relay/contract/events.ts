@@ -58,8 +58,11 @@ const producerScore = z.array(
 );
 const consumerScore = z.object({ score: z.number(), producerScore: z.number(), producerScores: z.array(z.number()) });
 
+/** In a cluster (CLUSTER_NODE_URL), the node whose resource the event is about; absent on a single relay. */
+const clusterNodeId = z.string().optional().describe('the cluster node that published it (CLUSTER_NODE_ID); absent on a single relay');
+
 function event<T extends string, S extends z.ZodRawShape>(type: T, shape: S, description: string) {
-  return z.object({ id: eventId, type: z.literal(type), time: eventTime, ...shape }).describe(description);
+  return z.object({ id: eventId, type: z.literal(type), time: eventTime, nodeId: clusterNodeId, ...shape }).describe(description);
 }
 
 const onRouter = { routerId: z.string(), appData };

@@ -38,13 +38,22 @@ export function isDurable(type: string): boolean {
 
 /** A bus for the relay's events (with no sink: the media service's own when none is given). */
 export function createRelayBus(
-  options: { bufferSize?: number; maxQueued?: number; onListenerError?: (error: unknown, event: RelayEvent) => void; store?: (type: string, payload: string) => void } = {},
+  options: {
+    bufferSize?: number;
+    maxQueued?: number;
+    onListenerError?: (error: unknown, event: RelayEvent) => void;
+    store?: (type: string, payload: string) => void;
+    /** A cluster node's id (CLUSTER_NODE_ID): each relay event carries it as `nodeId`. */
+    nodeId?: string | undefined;
+  } = {},
 ): RelayBus {
   // The process has one bus (src/compose.ts): an event of another area's catalog (auth.*) concerns
   // no router, so a stream filtered by routerId does not get it (an empty list, not relay-wide).
-  const { store, ...rest } = options;
+  const { store, nodeId, ...rest } = options;
   return createEventBus<RelayEvent>({
     ...rest,
+    // The relay's own events only: another area's (auth.*) are the same whichever node publishes them.
+    ...(nodeId ? { stamp: (event: RelayEvent) => void (event.type in eventSchemas && ((event as { nodeId?: string }).nodeId = nodeId)) } : {}),
     ...(store ? { durable: isDurable, store } : {}),
     routersOf: (event) => (event.type in eventSchemas ? routersOf(event) : []),
   });
@@ -103,7 +112,7 @@ export interface RelayEvents {
  * registerEventMetrics(registry, events)         // { bus, streams, webhook }
  * // bridge.ts: events.bus.publish({ type: 'router.closed', routerId, appData, reason })
  */
-export function createRelayEvents(config: Config['events'], logger: Logger, database?: Database): RelayEvents {
+export function createRelayEvents(config: Config['events'], logger: Logger, database?: Database, nodeId?: string): RelayEvents {
   const log = database ? createEventLog(database) : undefined;
   const appender = log ? createAppender({
         log,
@@ -118,6 +127,7 @@ export function createRelayEvents(config: Config['events'], logger: Logger, data
     maxQueued: config.subscriberMaxQueued,
     onListenerError: (err, event) => logger.error({ err, eventType: event.type }, 'an event listener threw; the other sinks got the event'),
     ...(appender ? { store: appender.enqueue } : {}),
+    nodeId,
   });
   const listen = database?.listen;
   const tail = log ? createTail({ log, deliver: (logId, payload) => bus.deliver(logId, payload), logger, ...(listen ? { intervalMs: LISTENING_INTERVAL_MS } : {}) }) : undefined;
