@@ -15,6 +15,7 @@ export const RELAY_ERROR_CODES: readonly RelayErrorCode[] = [
   'RECORDING_STORAGE_FULL',
   'CAN_NOT_CONSUME',
   'NODE_UNREACHABLE',
+  'NODE_LOST',
   'MEDIASOUP_ERROR',
   'INTERNAL_ERROR',
 ];

@@ -820,7 +820,7 @@ export interface DrainState {
   routers: number;
 }
 
-export type RelayErrorCode = 'VALIDATION_ERROR' | 'UNAUTHORIZED' | 'NOT_FOUND' | 'CONFLICT' | 'ROUTER_LIMIT_EXCEEDED' | 'DRAINING' | 'ROUTER_CAPACITY_EXCEEDED' | 'STREAM_LIMIT_EXCEEDED' | 'RECORDING_CAPACITY_EXCEEDED' | 'RECORDING_STORAGE_FULL' | 'CAN_NOT_CONSUME' | 'NODE_UNREACHABLE' | 'MEDIASOUP_ERROR' | 'INTERNAL_ERROR';
+export type RelayErrorCode = 'VALIDATION_ERROR' | 'UNAUTHORIZED' | 'NOT_FOUND' | 'CONFLICT' | 'ROUTER_LIMIT_EXCEEDED' | 'DRAINING' | 'ROUTER_CAPACITY_EXCEEDED' | 'STREAM_LIMIT_EXCEEDED' | 'RECORDING_CAPACITY_EXCEEDED' | 'RECORDING_STORAGE_FULL' | 'CAN_NOT_CONSUME' | 'NODE_UNREACHABLE' | 'NODE_LOST' | 'MEDIASOUP_ERROR' | 'INTERNAL_ERROR';
 
 export type RouterCloseReason = 'api' | 'worker_died' | 'shutdown';
 
@@ -1407,7 +1407,21 @@ export type RelayEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEv
   appData: Record<string, unknown>;
   producerIds: string[];
   reason: 'api' | 'endpoint_closed' | 'transport_closed';
-} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent;
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'node.lost';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  /** the node lost (its record expired without a clean stop), not the one that tells */
+  nodeId: string;
+  /** every room that had a part on it, whether it goes on on other nodes or not */
+  routerIds: string[];
+  transportIds: string[];
+  producerIds: string[];
+  /** true when the node held more ids than it could list (MAX_HELD_IDS per kind): reload the state */
+  truncated: boolean;
+};
 
 /** An event of the relay event stream */
 export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterClosedEvent | TransportClosedEvent | TransportIceEvent | TransportDtlsEvent | ProducerClosedEvent | ProducerPausedEvent | ProducerResumedEvent | ProducerScoreEvent | ConsumerClosedEvent | ConsumerPausedEvent | ConsumerResumedEvent | ConsumerScoreEvent | ConsumerLayersEvent | DataProducerClosedEvent | DataConsumerClosedEvent | PipeTransportClosedEvent | PlainTransportClosedEvent | {
@@ -1498,7 +1512,21 @@ export type RelayStreamEvent = WorkerDiedEvent | WorkerRestartedEvent | RouterCl
   appData: Record<string, unknown>;
   producerIds: string[];
   reason: 'api' | 'endpoint_closed' | 'transport_closed';
-} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | ResyncEvent;
+} | ActiveSpeakerEvent | AudioLevelsEvent | SilenceEvent | RecordingStartedEvent | RecordingStoppedEvent | RecordingUploadedEvent | RecordingRecoveredEvent | RecordingFailedEvent | RelayDrainingEvent | {
+  /** a decimal integer, strictly increasing in the order a stream sends events; a durable event's id is the same on every instance sharing the database (docs/events.md "Ids and resume") */
+  id: string;
+  type: 'node.lost';
+  /** yyyy-MM-dd HH:mm:ss, Asia/Shanghai */
+  time: string;
+  /** the node lost (its record expired without a clean stop), not the one that tells */
+  nodeId: string;
+  /** every room that had a part on it, whether it goes on on other nodes or not */
+  routerIds: string[];
+  transportIds: string[];
+  producerIds: string[];
+  /** true when the node held more ids than it could list (MAX_HELD_IDS per kind): reload the state */
+  truncated: boolean;
+} | ResyncEvent;
 
 /** A webhook delivery: a batch of events in order, signed as a whole */
 export interface WebhookBatch {

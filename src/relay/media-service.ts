@@ -95,6 +95,8 @@ export interface MediaService extends MediaOps {
   aliveWorkerCount(): number;
   /** The kind of the resource `id` names when this relay holds it (the cluster asks it of every node). */
   holds(id: string): ResourceKind | undefined;
+  /** The ids of its routers, transports (WebRTC, plain, pipe) and producers, at most `max` of each (a cluster node lists them for node.lost). */
+  heldIds(max: number): { routerIds: string[]; transportIds: string[]; producerIds: string[]; truncated: boolean };
   /**
    * Starts a drain (idempotent): createRouter answers DRAINING from now on, everything on the routers
    * already open keeps working, and `relay.draining` is published once. `started` is false when a
@@ -179,6 +181,24 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     holds(id) {
       for (const kind of resourceKinds) if (registry.has(kind, id)) return kind;
       return undefined;
+    },
+
+    heldIds(max) {
+      let truncated = false;
+      const take = (...kinds: ResourceKind[]) => {
+        const out: string[] = [];
+        for (const kind of kinds) {
+          for (const id of registry.ids(kind)) {
+            if (out.length >= max) {
+              truncated = true;
+              return out;
+            }
+            out.push(id);
+          }
+        }
+        return out;
+      };
+      return { routerIds: take('router'), transportIds: take('transport', 'plainTransport', 'pipeTransport'), producerIds: take('producer'), truncated };
     },
 
     get draining() {

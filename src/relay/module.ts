@@ -68,7 +68,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   }
   // Registered once its workers run: the other nodes may place rooms here from its first heartbeat.
   // Redis not answering does not stop the start: the node starts degraded and registers when it can.
-  const cluster = deps.config.cluster ? createClusterNode({ config: deps.config.cluster, pipe: deps.config.media.pipe, media, logger: deps.logger }) : undefined;
+  const cluster = deps.config.cluster ? createClusterNode({ config: deps.config.cluster, pipe: deps.config.media.pipe, media, bus: events.bus, logger: deps.logger }) : undefined;
   await cluster?.start();
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
   // Begun by release(), beside the listeners' close (ffmpeg-stop.ts bounds each stop); awaited by stop().
@@ -83,7 +83,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   };
   const holds = (id: string) => media.holds(id) ?? (recordings.has(id) ? 'recording' : undefined);
   const forwarder = cluster
-    ? createForwarder({ view: () => cluster.view(), holds, placement: createPlacement({ selfRouters: () => media.info().counts.routers, selfDraining: () => media.draining }) })
+    ? createForwarder({ view: () => cluster.view(), holds, lostNodeOf: (id) => cluster.lostNodeOf(id), selfRouters: () => media.info().counts.routers, placement: createPlacement({ selfRouters: () => media.info().counts.routers, selfDraining: () => media.draining }) })
     : undefined;
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {

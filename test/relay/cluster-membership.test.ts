@@ -64,4 +64,42 @@ describe.skipIf(skipWithout(REDIS_SERVER))('cluster membership records', () => {
     await second.stop();
     expect(await redis.command('EXISTS', `${prefix}node:twin`)).toBe(0);
   });
+
+  it('announces a departed node once (one watcher takes the lease), never one whose list is not one, nor one that stopped cleanly', async () => {
+    const prefix = 'lost:';
+    const record = (id: string, instance: string) => ({ id, url: `http://${id}:3001`, region: null, pipeAddress: null, load: { routers: 1, transports: 0, consumers: 0, workerCpuMs: 0, draining: false }, heartbeatAt: new Date().toISOString(), instance });
+    const held = { routerIds: ['r1'], transportIds: ['t1', 't2'], producerIds: [], truncated: false };
+    await redis.command('SET', `${prefix}node:dead`, JSON.stringify(record('dead', 'x')), 'PX', 700);
+    await redis.command('SET', `${prefix}held:dead:x`, JSON.stringify(held), 'PX', 60_000);
+    await redis.command('SET', `${prefix}node:liar`, JSON.stringify(record('liar', 'y')), 'PX', 700);
+    await redis.command('SET', `${prefix}held:liar:y`, JSON.stringify({ ...held, routerIds: Array(20_000).fill('r') }), 'PX', 60_000);
+    await redis.command('SADD', `${prefix}nodes`, 'dead', 'liar');
+    const told: { watcher: string; nodeId: string; announce: boolean; routerIds: string[] }[] = [];
+    const watcher = (id: string) =>
+      createMembership({
+        self: { id, url: `http://${id}:3001` },
+        redisUrl: redis.url,
+        load,
+        logger,
+        prefix,
+        heartbeatMs: 100,
+        ttlMs: 1_000,
+        held: () => ({ routerIds: [], transportIds: [], producerIds: [], truncated: false }),
+        onLost: ({ record: lost, held: was, announce }) => told.push({ watcher: id, nodeId: lost.id, announce, routerIds: was.routerIds }),
+      });
+    const [w1, w2, leaver] = [watcher('w1'), watcher('w2'), watcher('leaver')];
+    try {
+      // The leaver first: the watchers' first read sees it.
+      await leaver.start();
+      await Promise.all([w1.start(), w2.start()]);
+      expect(w1.view().nodes.map((n) => n.id)).toEqual(['w1', 'dead', 'leaver', 'liar', 'w2']);
+      await leaver.stop(); // clean: its list goes first
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(told.map((t) => t.nodeId).sort()).toEqual(['dead', 'dead']);
+      expect(told.filter((t) => t.announce)).toHaveLength(1);
+      expect(told[0]!.routerIds).toEqual(['r1']);
+    } finally {
+      await Promise.all([w1.stop(), w2.stop()]);
+    }
+  });
 });

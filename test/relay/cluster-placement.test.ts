@@ -50,4 +50,19 @@ describe('room placement over the nodes', () => {
     now += 2;
     expect(placement.choose(nodes)?.id).toBe('c'); // the first three expired; B's last one still counts
   });
+
+  it("counts a node's routers as it last answered a forwarded call, until its next heartbeat, and drops the reservations that count includes", () => {
+    let now = 1_000;
+    const placement = createPlacement({ selfRouters: () => 50, selfDraining: () => false, now: () => now, random: () => 0.9 });
+    const beat = new Date(500).toISOString();
+    const nodes = view([{ ...node('a', 50) }, { ...node('b', 0), heartbeatAt: beat }, { ...node('c', 0), heartbeatAt: beat }]);
+    expect(placement.choose(nodes)?.id).toBe('c'); // C reserved 1
+    // C answered the forwarded creation: 40 routers (others placed there too); its reservation is in that count.
+    placement.observe('c', 40, now);
+    now += 1;
+    expect(placement.choose(nodes)?.id).toBe('b'); // C 40 against B 0
+    // A heartbeat of C newer than what it answered: the heartbeat counts again.
+    const fresh = view([{ ...node('a', 50) }, { ...node('b', 5), heartbeatAt: beat }, { ...node('c', 0), heartbeatAt: new Date(now + 1).toISOString() }]);
+    expect(placement.choose(fresh)?.id).toBe('c');
+  });
 });

@@ -21,6 +21,8 @@ import type { Placement } from './placement.js';
 
 /** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
 export const FORWARDED_HEADER = 'x-cluster-forwarded-by';
+/** On the answer to a forwarded call: the answering node's routers then (fresher than its heartbeat, for placement); not passed on. */
+export const ROUTERS_HEADER = 'x-cluster-node-routers';
 
 /** The collections whose `/{id}` paths name a resource one node holds. */
 const COLLECTIONS = ['routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers', 'pipe-transports', 'plain-transports', 'recordings', 'whip-endpoints', 'whep-endpoints'] as const;
@@ -73,6 +75,10 @@ export interface ForwarderOptions {
   maxCached?: number;
   /** Where a new room goes (POST /v1/routers): the chosen node makes it; without it, the node called does. */
   placement?: Placement;
+  /** This node's routers now: told to the node that forwarded a call (ROUTERS_HEADER). */
+  selfRouters?: () => number;
+  /** The lost node (node.lost) that held `id`: a call about it answers 404 NODE_LOST. */
+  lostNodeOf?: (id: string) => string | undefined;
 }
 
 export interface Forwarder {
@@ -157,6 +163,8 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       return undefined;
     }
     forwarded++;
+    const routers = Number(res.headers[ROUTERS_HEADER]);
+    if (Number.isInteger(routers) && routers >= 0) options.placement?.observe(node.id, routers);
     if (id !== undefined && (res.status === 404 || (method === 'DELETE' && res.status < 300 && BY_ID.exec(url.pathname)?.[1] === id))) nodeOf.delete(id);
     if (res.status === 201 && res.headers['content-type']?.includes('json')) {
       try {
@@ -168,7 +176,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     }
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name)) continue;
+      if (value === undefined || HOP_BY_HOP.has(name) || name === ROUTERS_HEADER) continue;
       for (const one of Array.isArray(value) ? value : [value]) out.append(name, one);
     }
     return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers: out });
@@ -214,7 +222,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   }
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (c.req.header(FORWARDED_HEADER) !== undefined) return next();
+    if (c.req.header(FORWARDED_HEADER) !== undefined) {
+      await next();
+      if (options.selfRouters) c.header(ROUTERS_HEADER, String(options.selfRouters()));
+      return;
+    }
     if (options.placement && c.req.method === 'POST' && CREATE_ROUTER.test(c.req.path)) {
       const view = options.view();
       const headers = credentials(c, view.nodeId);
@@ -235,6 +247,8 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     if (c.req.method === 'GET' && LIST_ROUTERS.test(c.req.path)) return listEverywhere(c, next);
     const id = await subjectOf(c);
     if (id === undefined || options.holds(id) !== undefined) return next();
+    const lostOn = options.lostNodeOf?.(id);
+    if (lostOn !== undefined) throw new RelayError('NODE_LOST', `${id} was on node ${lostOn}, which was lost`, { nodeId: lostOn, id });
     const view = options.view();
     const others = view.nodes.filter((node) => node.id !== view.nodeId);
     if (others.length === 0) return next();

@@ -4,11 +4,18 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
+import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../media-service.js';
-import { createMembership, type ClusterView, type MembershipOptions } from './membership.js';
+import { createMembership, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
+
+/** Ids of lost nodes' resources remembered at most, and for how long: calls about them answer NODE_LOST meanwhile. */
+const MAX_LOST_IDS = 200_000;
+const LOST_IDS_MS = 10 * 60_000;
 
 export interface ClusterNode {
   view(): ClusterView;
+  /** The lost node that held `id` (node.lost named it in the last 10 minutes), or undefined. */
+  lostNodeOf(id: string): string | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   collect(registry: Registry): void;
@@ -19,6 +26,8 @@ export interface ClusterNodeDeps {
   /** Where pipe transports announce themselves (the media config's pipe), if cascading is on. */
   pipe?: { listenIp: string; announcedIp?: string | undefined } | undefined;
   media: MediaService;
+  /** Where node.lost is published, by the node that takes a loss's lease. */
+  bus: RelayBus;
   logger: Logger;
   /** Membership timings (tests shorten the heartbeat and the expiry). */
   membership?: Pick<MembershipOptions, 'heartbeatMs' | 'ttlMs' | 'prefix'>;
@@ -26,8 +35,22 @@ export interface ClusterNodeDeps {
 
 /** @example const node = createClusterNode({ config: config.cluster, media, logger }); await node.start() */
 export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
-  const { media } = deps;
+  const { media, bus } = deps;
   let degradedSwitches: Counter | undefined;
+  /** id → [lost node, until when], oldest first. */
+  const lostIds = new Map<string, [string, number]>();
+
+  function noteLost({ record, held, announce }: LostNode): void {
+    const until = Date.now() + LOST_IDS_MS;
+    for (const id of [...held.routerIds, ...held.transportIds, ...held.producerIds]) {
+      lostIds.delete(id);
+      lostIds.set(id, [record.id, until]);
+    }
+    while (lostIds.size > MAX_LOST_IDS) lostIds.delete(lostIds.keys().next().value!);
+    deps.logger.warn({ nodeId: record.id, routers: held.routerIds.length, transports: held.transportIds.length, announce }, 'cluster: a node was lost (its record expired without a clean stop)');
+    if (announce) bus.publish({ type: 'node.lost', nodeId: record.id, routerIds: held.routerIds, transportIds: held.transportIds, producerIds: held.producerIds, truncated: held.truncated });
+  }
+
   const membership = createMembership({
     self: { id: deps.config.nodeId, url: deps.config.nodeUrl, region: deps.config.region, pipeAddress: deps.pipe ? (deps.pipe.announcedIp ?? deps.pipe.listenIp) : undefined },
     redisUrl: deps.config.redisUrl,
@@ -35,6 +58,8 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
     onDegraded: (degraded) => {
       if (degraded) degradedSwitches?.inc();
     },
+    held: () => media.heldIds(MAX_HELD_IDS),
+    onLost: noteLost,
     async load() {
       const info = media.info();
       const cpu = (await media.workerStats()).reduce((sum, stats) => sum + stats.cpuUserMs + stats.cpuSystemMs, 0);
@@ -44,6 +69,13 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
   });
   return {
     view: () => membership.view(),
+    lostNodeOf(id) {
+      const entry = lostIds.get(id);
+      if (!entry) return undefined;
+      if (entry[1] > Date.now()) return entry[0];
+      lostIds.delete(id);
+      return undefined;
+    },
     start: () => membership.start(),
     stop: () => membership.stop(),
     collect(registry) {

@@ -35,6 +35,23 @@ export interface NodeRecord {
   instance: string;
 }
 
+/** What a node holds, as it lists it for the others each heartbeat (what node.lost names if it dies). */
+export interface HeldResources {
+  routerIds: string[];
+  transportIds: string[];
+  producerIds: string[];
+  /** More than MAX_HELD_IDS of a kind: the lists hold the first ones only. */
+  truncated: boolean;
+}
+
+/** A node whose record expired while its list of held resources was still there: it did not stop cleanly. */
+export interface LostNode {
+  record: NodeRecord;
+  held: HeldResources;
+  /** This node took the loss's lease: it alone announces it (node.lost). */
+  announce: boolean;
+}
+
 export interface ClusterView {
   nodeId: string;
   /** True while Redis fails: the nodes are the last ones read, this node's record may have expired there. */
@@ -51,6 +68,10 @@ export interface MembershipOptions {
   logger: Logger;
   /** Told of each change of `degraded` (for the metric). */
   onDegraded?: (degraded: boolean) => void;
+  /** What this node holds now (called once a heartbeat); without it, no loss of this node is ever announced. */
+  held?: () => HeldResources;
+  /** Told of each other node lost (every surviving node is told; one, `announce`, announces it). */
+  onLost?: (lost: LostNode) => void;
   heartbeatMs?: number;
   /** How long a record outlives its last heartbeat. */
   ttlMs?: number;
@@ -64,6 +85,19 @@ export const DEFAULT_TTL_MS = 3_000;
 export const MAX_NODES = 1_000;
 /** A Redis command's longest wait: a heartbeat never hangs on a Redis that holds the connection but does not answer. */
 const COMMAND_TIMEOUT_MS = 1_000;
+/** Ids of one kind a node lists at most (a bound on the list's size in Redis: 10,000 ids are about 400 KB). */
+export const MAX_HELD_IDS = 10_000;
+/** How long a node's list outlives its last heartbeat: long enough for the survivors to read it once its record expired. */
+export const HELD_TTL_MS = 60_000;
+/** How long the lease of one loss is kept: one announcement per lost process. */
+const LOST_LEASE_MS = 10 * 60_000;
+
+const heldSchema = z.strictObject({
+  routerIds: z.array(z.string().max(128)).max(MAX_HELD_IDS),
+  transportIds: z.array(z.string().max(128)).max(MAX_HELD_IDS),
+  producerIds: z.array(z.string().max(128)).max(MAX_HELD_IDS),
+  truncated: z.boolean(),
+});
 
 const recordSchema = z.strictObject({
   id: z.string().max(64),
@@ -93,7 +127,11 @@ export function createMembership(options: MembershipOptions) {
   const prefix = options.prefix ?? 'cluster:';
   const membersKey = `${prefix}nodes`;
   const nodeKey = (id: string) => `${prefix}node:${id}`;
+  // Per process (instance): a new process under a lost node's id has its own list, and its own loss.
+  const heldKey = (id: string, of: string) => `${prefix}held:${id}:${of}`;
+  const lostKey = (id: string, of: string) => `${prefix}lost:${id}:${of}`;
   const instance = randomUUID();
+  let lastHeld: string | undefined;
   const redis = new Redis(options.redisUrl, {
     lazyConnect: true,
     // A command fails at once while the connection is down, instead of waiting in a queue.
@@ -135,10 +173,20 @@ export function createMembership(options: MembershipOptions) {
     current = record;
     try {
       if (redis.status === 'wait' || redis.status === 'end') await redis.connect();
-      const [previous] = (await redis.multi().set(nodeKey(self.id), JSON.stringify(record), 'PX', ttlMs, 'GET').sadd(membersKey, self.id).exec()) ?? [];
+      const multi = redis.multi().set(nodeKey(self.id), JSON.stringify(record), 'PX', ttlMs, 'GET').sadd(membersKey, self.id);
+      const held = options.held ? JSON.stringify(options.held()) : undefined;
+      // The list is written when it changed, else only kept alive.
+      if (held !== undefined) {
+        if (held !== lastHeld) multi.set(heldKey(self.id, instance), held, 'PX', HELD_TTL_MS);
+        else multi.pexpire(heldKey(self.id, instance), HELD_TTL_MS);
+      }
+      const [previous] = (await multi.exec()) ?? [];
+      lastHeld = held;
       noteSharedId(previous?.[1]);
+      const before = others;
       others = await readOthers();
       setDegraded(false);
+      await noteGone(before, others);
     } catch (err) {
       setDegraded(true, err);
     }
@@ -151,6 +199,29 @@ export function createMembership(options: MembershipOptions) {
     if (parsed && parsed.instance !== instance && Date.parse(parsed.heartbeatAt) > Date.now() - ttlMs) {
       sharedIdLogged = true;
       logger.error({ nodeId: self.id }, 'cluster: another live process uses this node id (CLUSTER_NODE_ID must differ per node)');
+    }
+  }
+
+  /**
+   * The processes that were live at the last read and are not now (their record expired or was
+   * removed, or a new process took the id). One that left its list of held resources behind did not stop
+   * cleanly (a clean stop removes the list): it is lost. Each survivor is told; the one that takes the
+   * loss's lease announces it.
+   */
+  async function noteGone(before: NodeRecord[], now: NodeRecord[]): Promise<void> {
+    if (!options.onLost) return;
+    const live = new Set(now.map((record) => `${record.id}:${record.instance}`));
+    for (const record of before) {
+      if (live.has(`${record.id}:${record.instance}`)) continue;
+      try {
+        const value = await redis.get(heldKey(record.id, record.instance));
+        const held = value === null ? undefined : parseHeld(value);
+        if (!held) continue;
+        const lease = await redis.set(lostKey(record.id, record.instance), self.id, 'PX', LOST_LEASE_MS, 'NX');
+        options.onLost({ record, held, announce: lease === 'OK' });
+      } catch (err) {
+        logger.warn({ err, nodeId: record.id }, 'cluster: could not read what a departed node held');
+      }
     }
   }
 
@@ -200,6 +271,8 @@ export function createMembership(options: MembershipOptions) {
         try {
           // Only our own record: under a shared id (misconfigured) the other process's stays.
           const value = await redis.get(nodeKey(self.id));
+          // The list first: a node whose record goes without a list stopped cleanly, and is not lost.
+          await redis.del(heldKey(self.id, instance));
           if (value !== null && parseRecord(value)?.instance === instance) await redis.multi().del(nodeKey(self.id)).srem(membersKey, self.id).exec();
         } catch {
           // Redis gone meanwhile: the record expires by itself within ttlMs.
@@ -211,6 +284,16 @@ export function createMembership(options: MembershipOptions) {
 }
 
 export type Membership = ReturnType<typeof createMembership>;
+
+function parseHeld(value: string): HeldResources | undefined {
+  if (value.length > 4 * 130 * MAX_HELD_IDS) return undefined;
+  try {
+    const parsed = heldSchema.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function parseRecord(value: string): NodeRecord | undefined {
   if (value.length > 8_192) return undefined;

@@ -20,6 +20,12 @@ export interface PlacementOptions {
 
 export interface Placement {
   /**
+   * A node's routers as it answered a forwarded call (fresher than its heartbeat): counted instead of
+   * the heartbeat's until the next heartbeat, and the reservations made on it before `at` dropped
+   * (the count includes them).
+   */
+  observe(nodeId: string, routers: number, at?: number): void;
+  /**
    * The node for a new room, with the choice reserved; undefined: this node (or none takes rooms: this
    * node answers). `excluded`: nodes that just refused it (draining before their record said so).
    */
@@ -32,6 +38,8 @@ export function createPlacement(options: PlacementOptions): Placement {
   const now = options.now ?? Date.now;
   /** node id → when each reservation ends, oldest first. */
   const reserved = new Map<string, number[]>();
+  /** node id → its routers as it last answered, and when. */
+  const observed = new Map<string, { routers: number; at: number }>();
 
   function reservations(nodeId: string, at: number): number {
     const ends = reserved.get(nodeId);
@@ -42,6 +50,14 @@ export function createPlacement(options: PlacementOptions): Placement {
   }
 
   return {
+    observe(nodeId, routers, at = now()) {
+      observed.set(nodeId, { routers, at });
+      const ends = reserved.get(nodeId);
+      if (ends) {
+        while (ends.length > 0 && ends[0]! - RESERVE_MS <= at) ends.shift();
+        if (ends.length === 0) reserved.delete(nodeId);
+      }
+    },
     choose(view, excluded) {
       if (view.degraded) return undefined;
       const at = now();
@@ -50,7 +66,11 @@ export function createPlacement(options: PlacementOptions): Placement {
       if (live.length === 0) return undefined;
       const first = Math.floor(random() * live.length);
       const second = live.length === 1 ? first : (first + 1 + Math.floor(random() * (live.length - 1))) % live.length;
-      const load = (node: NodeRecord) => (isSelf(node) ? options.selfRouters() : node.load.routers) + reservations(node.id, at);
+      const routersOf = (node: NodeRecord) => {
+        const seen = observed.get(node.id);
+        return seen && seen.at > Date.parse(node.heartbeatAt) ? seen.routers : node.load.routers;
+      };
+      const load = (node: NodeRecord) => (isSelf(node) ? options.selfRouters() : routersOf(node)) + reservations(node.id, at);
       const [a, b] = [live[first]!, live[second]!];
       const chosen = load(b) < load(a) ? b : a;
       // This node's own rooms count at once (selfRouters): only another node's need the reservation.

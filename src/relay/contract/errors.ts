@@ -20,6 +20,8 @@ export const RELAY_ERRORS = {
   CAN_NOT_CONSUME: { status: 400, meaning: 'the capabilities cannot consume this producer' },
   // A node of the cluster holds the resource and did not answer (killed, cut off): retry, or wait for node.lost.
   NODE_UNREACHABLE: { status: 503, meaning: 'the cluster node holding the resource did not answer (or, for an id no other node holds, some did not); details {nodeIds}' },
+  // The resource was on a node the cluster declared lost (node.lost): it is gone.
+  NODE_LOST: { status: 404, meaning: 'the resource was on a cluster node that was lost (node.lost); details {nodeId, id}' },
   MEDIASOUP_ERROR: { status: 500, meaning: 'the media engine failed' },
   INTERNAL_ERROR: { status: 500, meaning: 'any other failure' },
 } as const satisfies Record<string, { status: number; meaning: string }>;

@@ -198,6 +198,19 @@ export const eventSchemas = {
     'A recording failed (ffmpeg died or could not start, disk full, port trouble; its upload, after the last retry; or, at start, a recording an earlier run left unfinished could not be made playable); the file is kept.',
   ),
   'relay.draining': event('relay.draining', {}, 'The relay is draining: it refuses new routers; move new rooms elsewhere.'),
+  // Its nodeId is the node lost, not the node telling (the one every other event's nodeId names).
+  'node.lost': z
+    .object({
+      id: eventId,
+      type: z.literal('node.lost'),
+      time: eventTime,
+      nodeId: z.string().describe('the node lost (its record expired without a clean stop), not the one that tells'),
+      routerIds: z.array(z.string()).describe('every room that had a part on it, whether it goes on on other nodes or not'),
+      transportIds: z.array(z.string()),
+      producerIds: z.array(z.string()),
+      truncated: z.boolean().describe('true when the node held more ids than it could list (MAX_HELD_IDS per kind): reload the state'),
+    })
+    .describe('A cluster node stopped answering and its record expired (killed, cut off): its resources are gone. Published once, by one surviving node, within 10 s.'),
 } as const;
 
 /**

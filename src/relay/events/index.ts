@@ -53,7 +53,8 @@ export function createRelayBus(
   return createEventBus<RelayEvent>({
     ...rest,
     // The relay's own events only: another area's (auth.*) are the same whichever node publishes them.
-    ...(nodeId ? { stamp: (event: RelayEvent) => void (event.type in eventSchemas && ((event as { nodeId?: string }).nodeId = nodeId)) } : {}),
+    // node.lost names the node lost, not the one telling.
+    ...(nodeId ? { stamp: (event: RelayEvent) => void (event.type in eventSchemas && !('nodeId' in event) && ((event as { nodeId?: string }).nodeId = nodeId)) } : {}),
     ...(store ? { durable: isDurable, store } : {}),
     routersOf: (event) => (event.type in eventSchemas ? routersOf(event) : []),
   });

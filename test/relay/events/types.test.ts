@@ -14,7 +14,7 @@ describe('event types', () => {
         'router.activeSpeaker', 'router.audioLevels', 'router.silence', 'relay.draining', 'pipeTransport.closed',
         'plainTransport.closed', 'recording.started', 'recording.stopped', 'recording.failed', 'recording.uploaded',
         'recording.recovered', 'whipEndpoint.closed', 'whepEndpoint.closed', 'whip.session.started', 'whip.session.ended',
-        'whep.session.started', 'whep.session.ended',
+        'whep.session.started', 'whep.session.ended', 'node.lost',
       ].sort(),
     );
     for (const type of EVENT_TYPES) expect(eventSchemas[type].shape.type.value).toBe(type);
