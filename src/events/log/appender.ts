@@ -59,8 +59,11 @@ export function createAppender(options: AppenderOptions) {
     let delay = RETRY_MIN_MS;
     while (queue.length > 0) {
       // Also between the inserts of one run: events that came while one was in flight wait their turn.
-      const wait = lastStart + minIntervalMs - performance.now();
-      if (wait > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, wait));
+      // A timer can fire up to a millisecond before performance.now() says it is due (libuv counts whole
+      // milliseconds): wait again for what is left, so the interval holds as stated.
+      for (let wait = lastStart + minIntervalMs - performance.now(); wait > 0 && !stopped; wait = lastStart + minIntervalMs - performance.now()) {
+        await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
+      }
       inFlight = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
       queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
       try {
