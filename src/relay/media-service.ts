@@ -87,6 +87,8 @@ export interface MediaService extends MediaOps {
   /** The workers; `pool.events` tells of deaths and restarts, to any number of listeners. */
   readonly pool: WorkerPool;
   info(): MediaInfo;
+  /** Routers open now: what placement reads on each call, without the rest of info()'s walk over every room. */
+  routerCount(): number;
   /**
    * Per live worker: its resources and the OS resource usage mediasoup reports (ru_utime/ru_stime in
    * ms, ru_maxrss in KiB). A worker that dies while asked is left out.
@@ -232,6 +234,8 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
       for (const room of open) closeRoom(registry, room, 'shutdown');
       return open.length;
     },
+
+    routerCount: () => registry.count('router'),
 
     info: () => ({
       startedAt,

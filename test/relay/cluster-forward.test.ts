@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
 import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+import { waitFor } from '../support/webrtc/wait.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
 
@@ -27,35 +28,6 @@ async function roomOn(server: ServerProcess): Promise<string> {
   const made = await call(server, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
   expect(made.status).toBe(201);
   return made.body.id as string;
-}
-
-/** The first event of `server`'s stream that `match` accepts, published after the stream opened and `action` ran. */
-async function eventOf(server: ServerProcess, match: (event: any) => boolean, action: () => Promise<void>, ms = 10_000): Promise<any> {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), ms);
-  try {
-    const res = await fetch(`${server.url}/internal/v1/events`, { headers, signal: abort.signal });
-    expect(res.status).toBe(200);
-    await action();
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error('the stream ended');
-      buffered += decoder.decode(value, { stream: true });
-      const frames = buffered.split('\n\n');
-      buffered = frames.pop()!;
-      for (const frame of frames) {
-        const data = frame.split('\n').find((line) => line.startsWith('data: '));
-        const event = data ? JSON.parse(data.slice(6)) : undefined;
-        if (event && match(event)) return event;
-      }
-    }
-  } finally {
-    clearTimeout(timer);
-    abort.abort();
-  }
 }
 
 /** Every event of `server`'s stream from now on, as they come, until stop(). */
@@ -81,6 +53,23 @@ async function follow(server: ServerProcess): Promise<{ events: any[]; stop: () 
     }
   })().catch(() => {});
   return { events, stop: () => abort.abort() };
+}
+
+/** The first event of `server`'s stream that `match` accepts, published after the stream opened and `action` ran. */
+async function eventOf(server: ServerProcess, match: (event: any) => boolean, action: () => Promise<void>, ms = 10_000): Promise<any> {
+  const stream = await follow(server);
+  try {
+    await action();
+    await waitFor(() => stream.events.some(match), { timeoutMs: ms, intervalMs: 50, what: 'the event' });
+    return stream.events.find(match);
+  } finally {
+    stream.stop();
+  }
+}
+
+/** Waits until `server`'s view of the cluster passes `check`. */
+async function untilView(server: ServerProcess, check: (nodes: { id: string; load: { routers: number; transports: number } }[]) => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  await waitFor(async () => check((await call(server, 'GET', '/cluster')).body.nodes), { timeoutMs, intervalMs: 100, what });
 }
 
 /** Routers each node holds now, by node id. */
@@ -125,13 +114,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     await redis.start();
     [a, b, c] = await Promise.all([start('node-a'), start('node-b'), start('node-c')]);
     // Each node knows the other two (their first heartbeats).
-    for (const server of [a, b, c]) {
-      const deadline = Date.now() + 10_000;
-      while ((await call(server, 'GET', '/cluster')).body.nodes.length < 3) {
-        if (Date.now() > deadline) throw new Error(`${server.url} never saw three nodes`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    for (const server of [a, b, c]) await untilView(server, (nodes) => nodes.length >= 3, `${server.url} seeing three nodes`);
   }, 90_000);
 
   afterAll(async () => {
@@ -208,11 +191,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     const nodes = [a, b, c];
     const early = await Promise.all(Array.from({ length: 30 }, () => roomOn(a)));
     // The others read A's 30 rooms at its next heartbeat.
-    const deadline = Date.now() + 5_000;
-    while ((await call(b, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-a').load.routers < 30) {
-      if (Date.now() > deadline) throw new Error("B never read A's 30 rooms");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await untilView(b, (nodes) => (nodes.find((n) => n.id === 'node-a')?.load.routers ?? 0) >= 30, "B reading A's 30 rooms", 5_000);
     const made: string[] = [...early];
     // Ten callers at once, each through a node drawn at random: the placement's reservations keep a burst from herding.
     let next = 0;
@@ -259,11 +238,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   it('a holder killed: 503 NODE_UNREACHABLE within 2 s, then one node.lost within 10 s naming its rooms and transports, then 404 NODE_LOST; its id rejoins', { timeout: 90_000 }, async () => {
     const join = async (id: string) => {
       const server = await start(id);
-      const deadline = Date.now() + 10_000;
-      while (!(await call(b, 'GET', '/cluster')).body.nodes.some((n: { id: string }) => n.id === id)) {
-        if (Date.now() > deadline) throw new Error(`${id} never joined`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await untilView(b, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
       return server;
     };
     const d = await join('node-d');
@@ -272,11 +247,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     expect(transport.status).toBe(201);
     const transportId = transport.body.id as string;
     // D's list of what it holds goes with its heartbeat: wait for the one that counts the transport.
-    const seen = Date.now() + 5_000;
-    while ((await call(b, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-d')?.load.transports !== 1) {
-      if (Date.now() > seen) throw new Error("no heartbeat of D counted its transport");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await untilView(b, (nodes) => nodes.find((n) => n.id === 'node-d')?.load.transports === 1, "a heartbeat of D counting its transport", 5_000);
     const streams = await Promise.all([a, b, c].map(follow));
     try {
       const killedAt = Date.now();
@@ -292,10 +263,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
 
       // node.lost, from one surviving node only, within 10 s of the kill.
       const lost = () => streams.flatMap((stream) => stream.events.filter((event) => event.type === 'node.lost'));
-      while (lost().length === 0) {
-        if (Date.now() - killedAt > 10_000) throw new Error('no node.lost within 10 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await waitFor(() => lost().length > 0, { timeoutMs: Math.max(0, killedAt + 10_000 - Date.now()), intervalMs: 100, what: 'node.lost within 10 s of the kill' });
       const first = lost()[0];
       expect(first.receivedAt - killedAt).toBeLessThan(10_000);
       expect(first).toMatchObject({ type: 'node.lost', nodeId: 'node-d', routerIds: [routerId], transportIds: [transportId], producerIds: [], truncated: false });

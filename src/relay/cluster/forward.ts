@@ -41,9 +41,8 @@ const CREATED_IN: Readonly<Record<string, 'routerId' | 'transportId'>> = {
   'data-consumers': 'transportId',
 };
 const CREATE = /\/v1\/([a-z-]+)$/;
-const CREATE_ROUTER = /\/v1\/routers$/;
-/** The list every node answers with its own rooms, merged into the cluster's by the node called. */
-const LIST_ROUTERS = /\/v1\/routers$/;
+/** POST: a new room, placed by load; GET: the list every node answers with its own rooms, merged by the node called. */
+const ROUTERS = /\/v1\/routers$/;
 /** What an id can be (mediasoup's UUIDs, the relay's own ids): anything else is answered here (400 or 404). */
 const ID = /^[\w-]{1,128}$/;
 /** Request and response headers that belong to one connection, not to the call. */
@@ -227,7 +226,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       if (options.selfRouters) c.header(ROUTERS_HEADER, String(options.selfRouters()));
       return;
     }
-    if (options.placement && c.req.method === 'POST' && CREATE_ROUTER.test(c.req.path)) {
+    if (options.placement && c.req.method === 'POST' && ROUTERS.test(c.req.path)) {
       const view = options.view();
       const headers = credentials(c, view.nodeId);
       // A node that refuses the room (it began to drain, or is full, since its last heartbeat) or does not
@@ -244,7 +243,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       }
       return next();
     }
-    if (c.req.method === 'GET' && LIST_ROUTERS.test(c.req.path)) return listEverywhere(c, next);
+    if (c.req.method === 'GET' && ROUTERS.test(c.req.path)) return listEverywhere(c, next);
     const id = await subjectOf(c);
     if (id === undefined || options.holds(id) !== undefined) return next();
     const lostOn = options.lostNodeOf?.(id);

@@ -32,7 +32,7 @@ export interface Placement {
   choose(view: ClusterView, excluded?: ReadonlySet<string>): NodeRecord | undefined;
 }
 
-/** @example const placement = createPlacement({ selfRouters: () => media.info().counts.routers, selfDraining: () => media.draining }) */
+/** @example const placement = createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }) */
 export function createPlacement(options: PlacementOptions): Placement {
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
@@ -41,10 +41,11 @@ export function createPlacement(options: PlacementOptions): Placement {
   /** node id → its routers as it last answered, and when. */
   const observed = new Map<string, { routers: number; at: number }>();
 
-  function reservations(nodeId: string, at: number): number {
+  /** Drops `nodeId`'s reservations that end by `by`; returns how many are left. */
+  function dropReservations(nodeId: string, by: number): number {
     const ends = reserved.get(nodeId);
     if (!ends) return 0;
-    while (ends.length > 0 && ends[0]! <= at) ends.shift();
+    while (ends.length > 0 && ends[0]! <= by) ends.shift();
     if (ends.length === 0) reserved.delete(nodeId);
     return ends.length;
   }
@@ -52,11 +53,8 @@ export function createPlacement(options: PlacementOptions): Placement {
   return {
     observe(nodeId, routers, at = now()) {
       observed.set(nodeId, { routers, at });
-      const ends = reserved.get(nodeId);
-      if (ends) {
-        while (ends.length > 0 && ends[0]! - RESERVE_MS <= at) ends.shift();
-        if (ends.length === 0) reserved.delete(nodeId);
-      }
+      // Made by `at` (each ends RESERVE_MS after it was made): the count includes them.
+      dropReservations(nodeId, at + RESERVE_MS);
     },
     choose(view, excluded) {
       if (view.degraded) return undefined;
@@ -70,7 +68,7 @@ export function createPlacement(options: PlacementOptions): Placement {
         const seen = observed.get(node.id);
         return seen && seen.at > Date.parse(node.heartbeatAt) ? seen.routers : node.load.routers;
       };
-      const load = (node: NodeRecord) => (isSelf(node) ? options.selfRouters() : routersOf(node)) + reservations(node.id, at);
+      const load = (node: NodeRecord) => (isSelf(node) ? options.selfRouters() : routersOf(node)) + dropReservations(node.id, at);
       const [a, b] = [live[first]!, live[second]!];
       const chosen = load(b) < load(a) ? b : a;
       // This node's own rooms count at once (selfRouters): only another node's need the reservation.
