@@ -7,6 +7,7 @@ import { createMembership, type NodeLoad } from '../../src/relay/cluster/members
 import { OwnRedis } from '../support/redis-server.js';
 import { freePort } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+import { waitFor } from '../support/webrtc/wait.js';
 
 const load = (): Promise<NodeLoad> => Promise.resolve({ routers: 0, transports: 0, consumers: 0, workerCpuMs: 0, draining: false });
 
@@ -69,9 +70,9 @@ describe.skipIf(skipWithout(REDIS_SERVER))('cluster membership records', () => {
     const prefix = 'lost:';
     const record = (id: string, instance: string) => ({ id, url: `http://${id}:3001`, region: null, pipeAddress: null, load: { routers: 1, transports: 0, consumers: 0, workerCpuMs: 0, draining: false }, heartbeatAt: new Date().toISOString(), instance });
     const held = { routerIds: ['r1'], transportIds: ['t1', 't2'], producerIds: [], truncated: false };
-    await redis.command('SET', `${prefix}node:dead`, JSON.stringify(record('dead', 'x')), 'PX', 700);
+    await redis.command('SET', `${prefix}node:dead`, JSON.stringify(record('dead', 'x')), 'PX', 1_500);
     await redis.command('SET', `${prefix}held:dead:x`, JSON.stringify(held), 'PX', 60_000);
-    await redis.command('SET', `${prefix}node:liar`, JSON.stringify(record('liar', 'y')), 'PX', 700);
+    await redis.command('SET', `${prefix}node:liar`, JSON.stringify(record('liar', 'y')), 'PX', 1_500);
     await redis.command('SET', `${prefix}held:liar:y`, JSON.stringify({ ...held, routerIds: Array(20_000).fill('r') }), 'PX', 60_000);
     await redis.command('SADD', `${prefix}nodes`, 'dead', 'liar');
     const told: { watcher: string; nodeId: string; announce: boolean; routerIds: string[] }[] = [];
@@ -92,9 +93,12 @@ describe.skipIf(skipWithout(REDIS_SERVER))('cluster membership records', () => {
       // The leaver first: the watchers' first read sees it.
       await leaver.start();
       await Promise.all([w1.start(), w2.start()]);
+      // W1's first read may come before W2 registered: its next heartbeat (100 ms) sees W2.
+      await waitFor(() => w1.view().nodes.length === 5, { timeoutMs: 1_000, intervalMs: 20, what: 'W1 seeing W2' });
       expect(w1.view().nodes.map((n) => n.id)).toEqual(['w1', 'dead', 'leaver', 'liar', 'w2']);
       await leaver.stop(); // clean: its list goes first
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Past the records' 1.5 s and a heartbeat.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
       expect(told.map((t) => t.nodeId).sort()).toEqual(['dead', 'dead']);
       expect(told.filter((t) => t.announce)).toHaveLength(1);
       expect(told[0]!.routerIds).toEqual(['r1']);
