@@ -256,6 +256,9 @@ describe.skipIf(skipWithout(FFMPEG))('recordings (real ffmpeg, real media)', () 
       const recording = await relay.createRecording({ routerId: room.routerId, producerIds: [room.audioId, room.videoId] });
       const file = path.join(dir, `${recording.id}.webm`);
       await fileGrown(file);
+      // Two more seconds of media in the file before the pause (50 kB can be the first key frame alone,
+      // a fraction of a second on a loaded machine): the finished file's duration below exceeds 1 s.
+      await sleep(2000);
       await relay.pauseProducer(room.audioId);
       await relay.pauseProducer(room.videoId);
       await sleep(1000);
