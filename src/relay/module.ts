@@ -6,7 +6,7 @@ import { registerEventMetrics } from '../events/metrics.js';
 import type { RateLimitMode } from '../http/rate-limit-store.js';
 import type { DocumentPart, Module } from '../http/module.js';
 import type { Logger } from '../logger.js';
-import { createForwarder } from './cluster/forward.js';
+import { createForwarder, registerForwardMetrics } from './cluster/forward.js';
 import { createPlacement } from './cluster/placement.js';
 import { createClusterNode, type ClusterNode } from './cluster/index.js';
 import { RELAY_PREFIX } from './contract/route.js';
@@ -118,6 +118,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
       registerRelayMetrics(registry, media);
       registerEventMetrics(registry, events);
       cluster?.collect(registry);
+      if (forwarder) registerForwardMetrics(registry, forwarder);
     },
     async closeRooms() {
       await recordings.stopAll('shutdown');

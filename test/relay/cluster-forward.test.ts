@@ -83,6 +83,13 @@ async function roomsByNode(nodes: ServerProcess[]): Promise<Record<string, numbe
   return out;
 }
 
+/** `name`'s value in `server`'s metrics (0 when absent). */
+async function metric(server: ServerProcess, name: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/internal/metrics`, { headers })).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
 /** The same call through every node: each answer as the holder's (status, body, content type). */
 async function sameEverywhere(nodes: ServerProcess[], method: string, path: string, body?: unknown): Promise<Answer> {
   const answers = [];
@@ -106,6 +113,12 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     const port = await freePort();
     const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port });
     servers.push(server);
+    return server;
+  };
+  /** A node started now, once B sees it. */
+  const join = async (id: string) => {
+    const server = await start(id);
+    await untilView(b, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
     return server;
   };
 
@@ -236,11 +249,6 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   });
 
   it('a holder killed: 503 NODE_UNREACHABLE within 2 s, then one node.lost within 10 s naming its rooms and transports, then 404 NODE_LOST; its id rejoins', { timeout: 90_000 }, async () => {
-    const join = async (id: string) => {
-      const server = await start(id);
-      await untilView(b, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
-      return server;
-    };
     const d = await join('node-d');
     const routerId = await roomOn(d);
     const transport = await call(b, 'POST', '/transports', { routerId, direction: 'recv' });
@@ -291,5 +299,43 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     for (const stream of after) stream.stop();
     expect(after.flatMap((stream) => stream.events.filter((event) => event.type === 'node.lost'))).toEqual([]);
+  });
+
+  it('a holder stopped (SIGSTOP: the kernel still accepts its connections, nothing answers): 503 NODE_UNREACHABLE within 2 s, cached or looked up, for concurrent calls too; placement goes elsewhere', { timeout: 60_000 }, async () => {
+    const e = await join('node-e');
+    const routerId = await roomOn(e);
+    // Made through B: B remembers that E holds the transport; C has never heard of the room.
+    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'recv' });
+    expect(transport.status).toBe(201);
+    const transportId = transport.body.id as string;
+    const [forwardedBefore, unreachableBefore] = [await metric(b, 'relay_cluster_forwarded_total'), await metric(b, 'relay_cluster_unreachable_total')];
+    expect(forwardedBefore).toBeGreaterThanOrEqual(1);
+    expect(await metric(b, 'relay_cluster_cached_ids')).toBeGreaterThanOrEqual(1);
+    e.child.kill('SIGSTOP');
+    try {
+      // All at once, before E's record expires (3 s after its last heartbeat) and it is declared lost.
+      const [cached, located, ...concurrent] = await Promise.all([
+        call(b, 'GET', `/transports/${transportId}/stats`),
+        call(c, 'GET', `/routers/${routerId}`),
+        ...Array.from({ length: 8 }, () => call(b, 'GET', `/routers/${routerId}`)),
+      ]);
+      for (const answer of [cached, located, ...concurrent]) {
+        expect(answer).toMatchObject({ status: 503, body: { code: 'NODE_UNREACHABLE', details: { nodeIds: ['node-e'] } } });
+        expect(answer.ms).toBeLessThan(2_000);
+      }
+      // B gave up its nine calls (C its one): counted, not as carried.
+      expect((await metric(b, 'relay_cluster_unreachable_total')) - unreachableBefore).toBe(9);
+      expect(await metric(b, 'relay_cluster_forwarded_total')).toBe(forwardedBefore);
+      // New rooms are made while E is stopped (on a node that answers), wherever they are asked for.
+      const rooms = await Promise.all([a, b, c].map((server) => call(server, 'POST', '/routers', {})));
+      for (const room of rooms) {
+        expect(room.status, JSON.stringify(room.body)).toBe(201);
+        expect(room.ms).toBeLessThan(4_000);
+        expect((await call(a, 'DELETE', `/routers/${room.body.id}`)).status).toBe(204);
+      }
+    } finally {
+      e.child.kill('SIGKILL');
+      await e.exited;
+    }
   });
 });

@@ -13,10 +13,11 @@
 // internal token), so the holder authenticates the call exactly as it would a direct one, over kept-alive
 // connections (node-client.ts).
 import type { Context, MiddlewareHandler } from 'hono';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { AppEnv } from '../../http/env.js';
 import { RelayError } from '../errors.js';
 import type { ClusterView, NodeRecord } from './membership.js';
-import { callNode, type NodeAnswer } from './node-client.js';
+import { callNode, nodeAnswers, type NodeAnswer } from './node-client.js';
 import type { Placement } from './placement.js';
 
 /** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
@@ -61,13 +62,21 @@ async function refusedRoom(answer: Response): Promise<boolean> {
 export const DEFAULT_FORWARD_TIMEOUT_MS = 15_000;
 export const DEFAULT_LOCATE_TIMEOUT_MS = 1_500;
 export const DEFAULT_MAX_CACHED = 100_000;
+/** A forwarded call still waiting this long has its node probed (and again this long after each answered probe). */
+export const DEFAULT_PROBE_AFTER_MS = 500;
+/** How long a probed node has to answer GET /healthz before its waiting calls are given up (503 NODE_UNREACHABLE). */
+export const DEFAULT_PROBE_TIMEOUT_MS = 1_000;
 
 export interface ForwarderOptions {
   view: () => ClusterView;
   /** What this node holds under `id`, or undefined. */
   holds: (id: string) => string | undefined;
-  /** A forwarded call's deadline (the holder's engine calls and a recording's stop fit in it). */
+  /** A forwarded call's deadline while its node answers probes (the holder's engine calls and a recording's stop fit in it). */
   timeoutMs?: number;
+  /** After how long a waiting call's node is probed, and between two probes. */
+  probeAfterMs?: number;
+  /** How long a probed node has to answer. */
+  probeTimeoutMs?: number;
   /** How long a node asked whether it holds an id has to answer. */
   locateTimeoutMs?: number;
   /** Ids whose node is remembered at most (the oldest forgotten first). */
@@ -91,7 +100,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   const timeoutMs = options.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS;
   const locateTimeoutMs = options.locateTimeoutMs ?? DEFAULT_LOCATE_TIMEOUT_MS;
   const maxCached = options.maxCached ?? DEFAULT_MAX_CACHED;
+  const probeAfterMs = options.probeAfterMs ?? DEFAULT_PROBE_AFTER_MS;
+  const probeTimeoutMs = options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
   const nodeOf = new Map<string, string>();
+  /** The probe in flight per node, shared by every call waiting on that node. */
+  const probes = new Map<string, Promise<boolean>>();
   let forwarded = 0;
   let unreachable = 0;
   let placedElsewhere = 0;
@@ -149,17 +162,54 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     return headers;
   }
 
-  /** The call made on `node`, answered as it answered; undefined when it did not answer (refused, timed out). */
+  function probe(node: NodeRecord): Promise<boolean> {
+    let pending = probes.get(node.id);
+    if (!pending) {
+      pending = nodeAnswers(node.url, probeTimeoutMs).finally(() => probes.delete(node.id));
+      probes.set(node.id, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Gives up a call to `node` (aborts it) once the node stops answering at all, instead of waiting for
+   * the call's own deadline: a stopped or hung process keeps accepting connections and never answers.
+   * While the call waits, the node is probed every `probeAfterMs`; one that does not answer the probe
+   * within `probeTimeoutMs`, or that left the cluster's view, is given up. A node that is only slow to
+   * answer this call (a recording's stop) answers its probes, and the call goes on. Returns the stop.
+   */
+  function watch(node: NodeRecord, abort: AbortController): () => void {
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const check = async (): Promise<void> => {
+      const member = options.view().nodes.some((other) => other.id === node.id && other.instance === node.instance);
+      const alive = member && (await probe(node));
+      if (done) return;
+      if (alive) timer = setTimeout(() => void check(), probeAfterMs);
+      else abort.abort(new Error(`node ${node.id} stopped answering`));
+    };
+    timer = setTimeout(() => void check(), probeAfterMs);
+    return () => {
+      done = true;
+      clearTimeout(timer);
+    };
+  }
+
+  /** The call made on `node`, answered as it answered; undefined when it did not answer (refused, timed out, or the node stopped answering). */
   async function forward(c: Context<AppEnv>, node: NodeRecord, id: string | undefined, headers: Record<string, string>): Promise<Response | undefined> {
     const url = new URL(c.req.url);
     const method = c.req.method;
+    const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await c.req.arrayBuffer());
+    const abort = new AbortController();
+    const unwatch = watch(node, abort);
     let res: NodeAnswer;
     try {
-      const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await c.req.arrayBuffer());
-      res = await callNode(node.url, method, `${url.pathname}${url.search}`, headers, body, timeoutMs);
+      res = await callNode(node.url, method, `${url.pathname}${url.search}`, headers, body, timeoutMs, abort.signal);
     } catch {
       unreachable++;
       return undefined;
+    } finally {
+      unwatch();
     }
     forwarded++;
     const routers = Number(res.headers[ROUTERS_HEADER]);
@@ -271,4 +321,33 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   };
 
   return { middleware, stats: () => ({ forwarded, unreachable, cached: nodeOf.size, placedElsewhere }) };
+}
+
+/**
+ * The forwarder's metrics, read from its counts when scraped.
+ * @example registerForwardMetrics(metrics.registry, forwarder)
+ */
+export function registerForwardMetrics(registry: Registry, forwarder: Pick<Forwarder, 'stats'>): void {
+  const registers = [registry];
+  const counter = (name: string, help: string, pick: (stats: ReturnType<Forwarder['stats']>) => number) =>
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(pick(forwarder.stats()));
+      },
+    });
+  counter('relay_cluster_forwarded_total', 'Calls this node carried to the node holding their resource (answered there)', (stats) => stats.forwarded);
+  counter('relay_cluster_unreachable_total', 'Calls this node could not carry: the holder refused, did not answer, or stopped answering (503 NODE_UNREACHABLE)', (stats) => stats.unreachable);
+  counter('relay_cluster_placed_elsewhere_total', 'Rooms asked of this node and made on another node by placement', (stats) => stats.placedElsewhere);
+  new Gauge({
+    name: 'relay_cluster_cached_ids',
+    help: 'Resource ids whose node this node remembers',
+    registers,
+    collect() {
+      this.set(forwarder.stats().cached);
+    },
+  });
 }

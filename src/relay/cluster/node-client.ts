@@ -20,15 +20,17 @@ const agents = {
 };
 
 /**
- * Rejects when the node does not answer within `timeoutMs` (the connection refused, reset, or silent).
+ * Rejects when the node does not answer within `timeoutMs` (the connection refused, reset, or silent),
+ * or when `signal` aborts.
  * @example const answer = await callNode('http://node-b:3001', 'GET', '/internal/v1/routers/r1', headers, undefined, 1_500)
  */
-export function callNode(base: string, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number): Promise<NodeAnswer> {
+export function callNode(base: string, method: string, path: string, headers: Record<string, string>, body: Buffer | undefined, timeoutMs: number, signal?: AbortSignal): Promise<NodeAnswer> {
   const url = new URL(path, base);
   const protocol = url.protocol === 'https:' ? 'https:' : 'http:';
   const request = protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers, agent: agents[protocol], timeout: timeoutMs }, (res) => {
+    const options = { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers, agent: agents[protocol], timeout: timeoutMs, ...(signal ? { signal } : {}) };
+    const req = request(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -38,5 +40,25 @@ export function callNode(base: string, method: string, path: string, headers: Re
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/**
+ * Whether the node's process answers at all: GET /healthz on a connection of its own (not one queued
+ * behind the pool's calls to that node), answered within `timeoutMs`. A process that is stopped or
+ * hung keeps accepting connections (the kernel does) and never answers.
+ * @example if (!(await nodeAnswers('http://node-b:3001', 1_000))) …
+ */
+export async function nodeAnswers(base: string, timeoutMs: number): Promise<boolean> {
+  const url = new URL('/healthz', base);
+  const request = url.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve) => {
+    const req = request(url, { method: 'GET', agent: false, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', () => resolve(false));
+    });
+    req.on('error', () => resolve(false));
+    req.end();
   });
 }
