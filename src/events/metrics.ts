@@ -1,5 +1,6 @@
 // The event metrics (bus, streams, webhook), read from the sources' own counters when scraped.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { registerTotals } from '../observability/totals.js';
 import type { EventBus } from './bus.js';
 import type { AppenderStats } from './log/appender.js';
 import type { LogDeliveryStats } from './log/delivery.js';
@@ -117,19 +118,11 @@ export function registerEventMetrics(registry: Registry, { bus, streams, webhook
     });
   }
   if (webhook) {
-    const counter = (name: string, help: string, read: (s: ReturnType<WebhookSink['stats']>) => number) =>
-      new Counter({
-        name,
-        help,
-        registers,
-        collect() {
-          this.reset();
-          this.inc(read(webhook.stats()));
-        },
-      });
-    counter('media_events_webhook_delivered_total', 'Events the webhook receiver accepted (2xx)', (s) => s.delivered);
-    counter('media_events_webhook_failures_total', 'Failed webhook attempts (non-2xx, network error, timeout), each retried', (s) => s.failures);
-    counter('media_events_webhook_dropped_total', 'Events never delivered: webhook queue overflow (EVENTS_WEBHOOK_QUEUE_MAX) or left at shutdown', (s) => s.dropped);
+    registerTotals(registry, () => webhook.stats(), [
+      ['media_events_webhook_delivered_total', 'Events the webhook receiver accepted (2xx)', (s) => s.delivered],
+      ['media_events_webhook_failures_total', 'Failed webhook attempts (non-2xx, network error, timeout), each retried', (s) => s.failures],
+      ['media_events_webhook_dropped_total', 'Events never delivered: webhook queue overflow (EVENTS_WEBHOOK_QUEUE_MAX) or left at shutdown', (s) => s.dropped],
+    ]);
     new Gauge({
       name: 'media_events_webhook_queued',
       help: 'Events waiting for the webhook receiver',

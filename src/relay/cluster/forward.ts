@@ -13,7 +13,8 @@
 // internal token), so the holder authenticates the call exactly as it would a direct one, over kept-alive
 // connections (node-client.ts).
 import type { Context, MiddlewareHandler } from 'hono';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { registerTotals } from '../../observability/totals.js';
 import type { AppEnv } from '../../http/env.js';
 import { RelayError } from '../errors.js';
 import type { ClusterView, NodeRecord } from './membership.js';
@@ -328,24 +329,15 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
  * @example registerForwardMetrics(metrics.registry, forwarder)
  */
 export function registerForwardMetrics(registry: Registry, forwarder: Pick<Forwarder, 'stats'>): void {
-  const registers = [registry];
-  const counter = (name: string, help: string, pick: (stats: ReturnType<Forwarder['stats']>) => number) =>
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        this.reset();
-        this.inc(pick(forwarder.stats()));
-      },
-    });
-  counter('relay_cluster_forwarded_total', 'Calls this node carried to the node holding their resource (answered there)', (stats) => stats.forwarded);
-  counter('relay_cluster_unreachable_total', 'Calls this node could not carry: the holder refused, did not answer, or stopped answering (503 NODE_UNREACHABLE)', (stats) => stats.unreachable);
-  counter('relay_cluster_placed_elsewhere_total', 'Rooms asked of this node and made on another node by placement', (stats) => stats.placedElsewhere);
+  registerTotals(registry, () => forwarder.stats(), [
+    ['relay_cluster_forwarded_total', 'Calls this node carried to the node holding their resource (answered there)', (stats) => stats.forwarded],
+    ['relay_cluster_unreachable_total', 'Calls this node could not carry: the holder refused, did not answer, or stopped answering (503 NODE_UNREACHABLE)', (stats) => stats.unreachable],
+    ['relay_cluster_placed_elsewhere_total', 'Rooms asked of this node and made on another node by placement', (stats) => stats.placedElsewhere],
+  ]);
   new Gauge({
     name: 'relay_cluster_cached_ids',
     help: 'Resource ids whose node this node remembers',
-    registers,
+    registers: [registry],
     collect() {
       this.set(forwarder.stats().cached);
     },
