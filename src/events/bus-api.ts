@@ -16,7 +16,7 @@ export interface EventBusStats<Type extends string = string> {
   published: Partial<Record<Type, number>>;
   overflows: number;
   resyncs: Record<ResyncReason, number>;
-  /** Live-only events not streamed: LIVE_SLOTS - 1 of them came since the last durable one. */
+  /** Live-only events (published or carried) not streamed: LIVE_SLOTS - 1 of them came since the last durable one. */
   liveDropped: number;
 }
 
@@ -28,6 +28,12 @@ export interface EventBus<E extends BusEvent = AnyEvent> {
    * place): hand over a fresh object and do not change it later.
    */
   publish(input: EventInput<E>): E;
+  /**
+   * A live-only event of another process (a cluster node's telemetry), without `id`: given the next
+   * live-only id here, buffered and handed to subscribers only (its own process's listeners and
+   * followers, the webhook, had it there).
+   */
+  carry(event: Omit<E, 'id'>): void;
   /**
    * A durable event as the event log returns it, in log order: `payload` is its JSON without `id`.
    * Buffered and delivered to listeners and subscribers with the id durableId(logId).

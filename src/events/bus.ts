@@ -302,18 +302,28 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
     }
   }
 
-  /** Buffers an event and hands it to followers and subscribers (id stamped). */
-  function emit(event: E, id: number, json: string): void {
+  /** Buffers an event and hands it to subscribers, and to followers unless it is another node's (id stamped). */
+  function emit(event: E, id: number, json: string, follow = true): void {
     const seq = ring.last + 1;
     const routers = routersOf(event);
     ring.append(seq, id, event.type, routers, json);
     headId = id;
     const type: E['type'] = event.type;
-    call(followers, event);
+    if (follow) call(followers, event);
     for (const sub of subscribers) {
       if (sub.matches(routers, type)) sub.offer(event);
       else sub.pass(seq);
     }
+  }
+
+  /** The id of the next live-only event; undefined (counted) when none is left before the next durable one. */
+  function nextLiveId(): number | undefined {
+    if (liveSince >= LIVE_SLOTS - 1) {
+      liveDropped++;
+      return undefined;
+    }
+    liveSince++;
+    return durableId(lastDurable) + liveSince;
   }
 
   return {
@@ -333,18 +343,20 @@ export function createEventBus<E extends BusEvent = AnyEvent>(options: EventBusO
         call(listeners, event);
         return event;
       }
-      if (liveSince >= LIVE_SLOTS - 1) {
-        // No id is left before the next durable one: the event is not streamed (counted).
-        liveDropped++;
-        return event;
-      }
-      liveSince++;
-      const id = durableId(lastDurable) + liveSince;
+      const id = nextLiveId();
+      // No id is left before the next durable one: the event is not streamed (counted).
+      if (id === undefined) return event;
       event.id = String(id);
       event.time = now();
       call(listeners, event);
       emit(event, id, JSON.stringify(event));
       return event;
+    },
+    carry(input) {
+      const id = nextLiveId();
+      if (id === undefined) return;
+      const event = { id: String(id), ...input } as unknown as E;
+      emit(event, id, JSON.stringify(event), false);
     },
     deliver(logId, payload) {
       if (logId <= lastDurable) return; // delivered already (a log read that overlapped the start)

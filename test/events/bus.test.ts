@@ -34,6 +34,33 @@ describe('event bus', () => {
     expect(bus.publish(closed('r')).time).toBe('2024-01-02 11:04:05');
   });
 
+  it("carries another node's live-only event to subscribers with the next live id here, never to listeners or followers", () => {
+    const stored: string[] = [];
+    const bus = createEventBus<RelayEvent>({ durable: (type) => type !== 'transport.ice', store: (type) => void stored.push(type) });
+    bus.start(7);
+    const sub = bus.subscribe();
+    const heard: string[] = [];
+    bus.listen((event) => void heard.push(`listen ${event.type}`));
+    bus.follow((event) => void heard.push(`follow ${event.type}`));
+    const own = bus.publish(ice('r', 1));
+    const remote = { ...ice('r', 2), time: '2026-12-03 10:00:00', nodeId: 'node-b' } as Omit<RelayEvent, 'id'>;
+    bus.carry(remote);
+    bus.deliver(8, JSON.stringify(closed('r')));
+    bus.carry(remote);
+    const read = drain(sub);
+    expect(read.map((event) => [event.type, event.id])).toEqual([
+      ['transport.ice', String(7 * 1_000_000 + 1)],
+      ['transport.ice', String(7 * 1_000_000 + 2)],
+      ['router.closed', String(8 * 1_000_000)],
+      ['transport.ice', String(8 * 1_000_000 + 1)],
+    ]);
+    expect(read[1]).toMatchObject({ transportId: 't2', nodeId: 'node-b', time: '2026-12-03 10:00:00' });
+    expect(own.id).toBe(read[0]!.id);
+    // Listeners hear this process's own events; followers (the webhook) its own and the log's: never a carried one.
+    expect(heard).toEqual(['listen transport.ice', 'follow transport.ice', 'follow router.closed']);
+    expect(stored).toEqual([]);
+  });
+
   it('stamps the object it is given, with the members in the order a copy would have; an object published twice is copied', () => {
     const bus = createEventBus<RelayEvent>();
     const input = closed('r');

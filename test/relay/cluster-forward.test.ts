@@ -1,10 +1,13 @@
 // A call about a resource that another node holds is carried to that node and answered exactly as the
 // holder answers it: three server processes sharing a private redis-server, each dialling the others at
 // the CLUSTER_NODE_URL they registered (issue 40).
+import dgram from 'node:dgram';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
 import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+import { opusPacket } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
@@ -111,14 +114,14 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   let c: ServerProcess;
   const start = async (id: string) => {
     const port = await freePort();
-    const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port });
+    const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port, rtcPorts: 3 });
     servers.push(server);
     return server;
   };
-  /** A node started now, once B sees it. */
+  /** A node started now, once A, B and C see it. */
   const join = async (id: string) => {
     const server = await start(id);
-    await untilView(b, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
+    for (const other of [a, b, c]) await untilView(other, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
     return server;
   };
 
@@ -182,6 +185,72 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
       expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
     });
     expect(closed).toMatchObject({ type: 'router.closed', routerId, nodeId: 'node-b', reason: 'api' });
+  });
+
+  it("streams a node's telemetry (live-only, never stored) on every node's stream: producer.score of A's producer read on B and C, with A's nodeId, once each", { timeout: 30_000 }, async () => {
+    const routerId = await roomOn(a);
+    const plain = await call(a, 'POST', '/plain-transports', { routerId, comedia: true });
+    expect(plain.status, JSON.stringify(plain.body)).toBe(201);
+    const producer = await call(a, 'POST', '/producers', { transportId: plain.body.id, ...OPUS_PRODUCER });
+    expect(producer.status, JSON.stringify(producer.body)).toBe(201);
+    const producerId = producer.body.id as string;
+    const sentBefore = await metric(a, 'relay_cluster_telemetry_sent_total');
+    const receivedBefore = await metric(b, 'relay_cluster_telemetry_received_total');
+    const streams = await Promise.all([a, b, c].map(follow));
+    const socket = dgram.createSocket('udp4');
+    try {
+      const scores = (i: number) => streams[i]!.events.filter((event) => event.type === 'producer.score' && event.producerId === producerId);
+      // Opus every 20 ms into A's plain transport, until each stream read a score of it (2 s at most).
+      for (let i = 0; i < 100 && !(scores(0).length > 0 && scores(1).length > 0 && scores(2).length > 0); i++) {
+        const packet = opusPacket(i, i, i * 960);
+        packet.header.ssrc = OPUS_PRODUCER.rtpParameters.encodings[0]!.ssrc;
+        packet.header.payloadType = 111;
+        socket.send(packet.serialize(), plain.body.port as number, plain.body.ip as string);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await waitFor(() => scores(1).length > 0 && scores(2).length > 0, { timeoutMs: 5_000, intervalMs: 50, what: "A's producer.score on B's and C's streams" });
+      // The same event everywhere but its id, which each stream gives in its own order.
+      const [own, onB, onC] = [scores(0)[0], scores(1)[0], scores(2)[0]];
+      expect(own).toMatchObject({ type: 'producer.score', producerId, routerId, nodeId: 'node-a' });
+      const withoutIds = (event: any) => ({ ...event, id: undefined, receivedAt: undefined });
+      expect(withoutIds(onB)).toEqual(withoutIds(own));
+      expect(withoutIds(onC)).toEqual(withoutIds(own));
+      for (const stream of streams) {
+        const ids = stream.events.map((event) => BigInt(event.id));
+        expect(ids).toEqual([...ids].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)));
+        expect(new Set(ids).size).toBe(ids.length);
+      }
+      // Carried, not published: B's and C's telemetry counters grew, A's own stream has each score once.
+      expect(await metric(a, 'relay_cluster_telemetry_sent_total')).toBeGreaterThan(sentBefore);
+      expect(await metric(b, 'relay_cluster_telemetry_received_total')).toBeGreaterThan(receivedBefore);
+      expect(await metric(a, 'relay_cluster_telemetry_rejected_total')).toBe(0);
+      // Each score once on each stream, in A's order (none twice: not also through the log or the webhook).
+      await waitFor(() => scores(1).length === scores(0).length && scores(2).length === scores(0).length, { timeoutMs: 3_000, intervalMs: 50, what: 'as many scores on each stream' });
+      expect(scores(1).map(withoutIds)).toEqual(scores(0).map(withoutIds));
+      expect(scores(2).map(withoutIds)).toEqual(scores(0).map(withoutIds));
+
+      // What the channel carries is checked: garbage, a durable type, and a member the catalog does not
+      // have never reach a stream; a well-formed score of another node does, as the catalog has it.
+      const rejectedBefore = await metric(b, 'relay_cluster_telemetry_rejected_total');
+      const client = new Redis(redis.url);
+      try {
+        await client.publish('cluster:telemetry', 'not json');
+        await client.publish('cluster:telemetry', '{"type":"producer.score"}');
+        await client.publish('cluster:telemetry', JSON.stringify([{ type: 'router.closed', routerId, nodeId: 'node-x', reason: 'api', appData: {}, time: own.time }]));
+        await client.publish('cluster:telemetry', JSON.stringify([{ ...withoutIds(own), nodeId: 'node-x', injected: 'x' }]));
+      } finally {
+        client.disconnect();
+      }
+      const forged = () => streams[1]!.events.find((event) => event.type === 'producer.score' && event.nodeId === 'node-x');
+      await waitFor(() => forged() !== undefined, { timeoutMs: 3_000, intervalMs: 50, what: 'the well-formed score on B' });
+      expect(forged()).not.toHaveProperty('injected');
+      expect(streams[1]!.events.some((event) => event.type === 'router.closed' && event.nodeId === 'node-x')).toBe(false);
+      expect((await metric(b, 'relay_cluster_telemetry_rejected_total')) - rejectedBefore).toBe(3);
+    } finally {
+      socket.close();
+      for (const stream of streams) stream.stop();
+      await call(a, 'DELETE', `/routers/${routerId}`);
+    }
   });
 
   it('answers an id no node holds, or a malformed one, as a single relay would: 404 or 400, never forwarded', { timeout: 30_000 }, async () => {

@@ -137,6 +137,8 @@ export async function startServer(
     readyPath?: string;
     timeoutMs?: number;
     workers?: number;
+    /** RTC ports (RTC_MIN_PORT-RTC_MAX_PORT): one per worker unless more are asked for (plain transports take the others), at most 10. */
+    rtcPorts?: number;
     /** Run it inside this network namespace (`ip netns exec`), listening on `host` (default 127.0.0.1). */
     netns?: string;
     host?: string;
@@ -146,7 +148,7 @@ export async function startServer(
 ): Promise<ServerProcess> {
   const port = options.port ?? (await freePort());
   const workers = options.workers ?? Number(env.MEDIASOUP_WORKERS ?? 1);
-  const rtc = childServerRtcPorts(workers);
+  const rtc = childServerRtcPorts(options.rtcPorts ?? workers);
   const host = options.host ?? '127.0.0.1';
   const server = await compiledServer();
   const nodeArgs = ['--import', pathToFileURL(path.join(path.dirname(server), 'exit-with-parent.mjs')).href, server];

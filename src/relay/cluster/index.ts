@@ -1,12 +1,14 @@
 // This relay as a node of the cluster (CLUSTER_NODE_URL and REDIS_URL): its membership, its load as the
-// other nodes read it, and the cluster's metrics. Without the configuration there is no node: the
+// other nodes read it, its telemetry on the other nodes' streams and theirs on its, and the cluster's metrics. Without the configuration there is no node: the
 // relay is a single one, exactly as before.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { registerTotals } from '../../observability/totals.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../logger.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../media-service.js';
-import { createMembership, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
+import { createTelemetry, type TelemetryStats } from './telemetry.js';
+import { createMembership, DEFAULT_PREFIX, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
 
 /** Ids of lost nodes' resources remembered at most, and for how long: calls about them answer NODE_LOST meanwhile. */
 const MAX_LOST_IDS = 200_000;
@@ -67,6 +69,7 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
     },
     ...deps.membership,
   });
+  const telemetry = createTelemetry({ redisUrl: deps.config.redisUrl, prefix: deps.membership?.prefix ?? DEFAULT_PREFIX, nodeId: deps.config.nodeId, bus, logger: deps.logger });
   return {
     view: () => membership.view(),
     lostNodeOf(id) {
@@ -76,8 +79,14 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
       lostIds.delete(id);
       return undefined;
     },
-    start: () => membership.start(),
-    stop: () => membership.stop(),
+    async start() {
+      telemetry.start();
+      await membership.start();
+    },
+    async stop() {
+      telemetry.stop();
+      await membership.stop();
+    },
     collect(registry) {
       const registers = [registry];
       new Gauge({
@@ -97,6 +106,12 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
         },
       });
       degradedSwitches = new Counter({ name: 'relay_cluster_degraded_total', help: 'Times this node lost Redis (switched to degraded)', registers });
+      registerTotals<TelemetryStats>(registry, () => telemetry.stats(), [
+        ['relay_cluster_telemetry_sent_total', "This node's live-only events (scores, layers, speakers) published for the other nodes' streams", (stats) => stats.sent],
+        ['relay_cluster_telemetry_received_total', "Other nodes' live-only events carried into this node's streams", (stats) => stats.received],
+        ['relay_cluster_telemetry_dropped_total', "This node's live-only events not published for the others (Redis did not answer, or a batch was full)", (stats) => stats.dropped],
+        ['relay_cluster_telemetry_rejected_total', "Entries read from the telemetry channel that are not another node's live-only event (ignored)", (stats) => stats.rejected],
+      ]);
     },
   };
 }

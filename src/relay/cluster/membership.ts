@@ -80,6 +80,8 @@ export interface MembershipOptions {
 }
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
+/** The cluster's keys' prefix unless told otherwise. */
+export const DEFAULT_PREFIX = 'cluster:';
 export const DEFAULT_TTL_MS = 3_000;
 /** Records read at most: a bound on what a corrupted or hostile Redis can make a node hold. */
 export const MAX_NODES = 1_000;
@@ -124,7 +126,7 @@ export function createMembership(options: MembershipOptions) {
   const { self, logger } = options;
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-  const prefix = options.prefix ?? 'cluster:';
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
   const membersKey = `${prefix}nodes`;
   const nodeKey = (id: string) => `${prefix}node:${id}`;
   // Per process (instance): a new process under a lost node's id has its own list, and its own loss.
