@@ -134,6 +134,29 @@ describe.skipIf(skipWithout(REDIS_SERVER))('relay nodes sharing a Redis', () => 
     expect(await redis.command('EXISTS', 'cluster:node:node-a')).toBe(1);
     const warnings = a.logLines().filter((line) => line.msg.startsWith('cluster: Redis unreachable'));
     expect(warnings).toHaveLength(1);
+
+    // The telemetry channel is subscribed to again: another node's score published now reaches A's stream.
+    const abort = new AbortController();
+    const stream = await fetch(`${a.url}/internal/v1/events?types=producer.score`, { headers, signal: abort.signal });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let text = '';
+    const score = { type: 'producer.score', time: '2026-12-03 10:00:00', nodeId: 'node-x', producerId: 'p1', transportId: 't1', routerId: 'r1', appData: {}, score: [{ ssrc: 1, score: 10 }] };
+    let reading = reader.read();
+    try {
+      const deadline = Date.now() + 5_000;
+      while (!text.includes('"nodeId":"node-x"') && Date.now() < deadline) {
+        await redis.command('PUBLISH', 'cluster:telemetry', JSON.stringify([score]));
+        const chunk = await Promise.race([reading, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 250))]);
+        if (chunk === undefined) continue;
+        if (chunk.value) text += new TextDecoder().decode(chunk.value);
+        reading = reader.read();
+      }
+    } finally {
+      reading.catch(() => {}); // the read left pending ends with the abort
+      abort.abort();
+    }
+    expect(text).toContain('"nodeId":"node-x"');
   });
 
   it('a single relay (no CLUSTER_NODE_URL) says so', async () => {
