@@ -33,6 +33,13 @@ const RSS_WINDOW_MS = Number(process.env.BENCH_RSS_WINDOW_MS ?? 30_000);
  * then is measured in the same run as now (`relay-control-baseline-tree-ratio`).
  */
 const BASELINE_DIR = process.env.BENCH_BASELINE_DIR;
+/**
+ * The database of ours and of the baseline tree (their event logs): `memory://` unless set, e.g. a
+ * PostgreSQL URL per server (`BENCH_RELAY_DATABASE_URL` for ours, `BENCH_BASELINE_DATABASE_URL` for the
+ * baseline), the production set-up of several instances, where the log's writes cost another process.
+ */
+const DATABASES = { ours: process.env.BENCH_RELAY_DATABASE_URL, then: process.env.BENCH_BASELINE_DATABASE_URL };
+const databaseEnv = (url: string | undefined): Record<string, string> => (url ? { DATABASE_URL: url } : {});
 
 function expect(status: number, wanted: number, what: string, body: unknown): void {
   if (status !== wanted) throw new Error(`${what}: HTTP ${status} (wanted ${wanted}): ${JSON.stringify(body)}`);
@@ -129,8 +136,11 @@ export async function relayControl(): Promise<void> {
 
   const barePort = String(BASELINE_RTC_PORTS.bare);
   const bare = await startServer({ RTC_MIN_PORT: barePort, RTC_MAX_PORT: barePort }, { script: 'bench/bare-relay-server.ts' });
-  const ours = await startServer({ MEDIASOUP_WORKERS: '1' }).catch(stopThenRethrow(bare));
-  const then = BASELINE_DIR ? await startServer({ MEDIASOUP_WORKERS: '1' }, { cwd: BASELINE_DIR }).catch(stopThenRethrow(bare, ours)) : undefined;
+  const ours = await startServer({ MEDIASOUP_WORKERS: '1', ...databaseEnv(DATABASES.ours) }).catch(stopThenRethrow(bare));
+  const then = BASELINE_DIR
+    ? await startServer({ MEDIASOUP_WORKERS: '1', ...databaseEnv(DATABASES.then) }, { cwd: BASELINE_DIR }).catch(stopThenRethrow(bare, ours))
+    : undefined;
+  if (DATABASES.ours || DATABASES.then) info(`databases: ours ${DATABASES.ours ?? 'memory://'}, baseline ${DATABASES.then ?? 'memory://'}`);
   const bareClient = httpClient(bare.url);
   const oursClient = httpClient(ours.url, { 'x-internal-token': BENCH_TOKEN });
   const thenClient = then ? httpClient(then.url, { 'x-internal-token': BENCH_TOKEN }) : undefined;
