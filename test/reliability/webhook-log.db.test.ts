@@ -9,7 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { verifyWebhook } from '../../src/client/relay-client.js';
 import { usesPostgres } from '../support/app.js';
 import { removeSharedDatabases, sharedDatabase as sharedDb } from '../support/shared-database.js';
-import { SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { OwnRedis } from '../support/redis-server.js';
+import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { eventually, openStream, type SseReader } from '../events/support.js';
 import { Receiver } from '../events/webhook-receiver.js';
 
@@ -27,8 +29,8 @@ async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-async function start(env: Record<string, string>, receiver: Receiver): Promise<ServerProcess> {
-  const server = await startServer({ ...env, EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET, EVENTS_HEARTBEAT_S: '1' }, { timeoutMs: 90_000 });
+async function start(env: Record<string, string>, receiver: Receiver, port?: number): Promise<ServerProcess> {
+  const server = await startServer({ ...env, EVENTS_WEBHOOK_URL: receiver.url, EVENTS_WEBHOOK_SECRET: SECRET, EVENTS_HEARTBEAT_S: '1' }, { timeoutMs: 90_000, ...(port === undefined ? {} : { port }) });
   cleanups.push(() => server.stop());
   return server;
 }
@@ -144,5 +146,42 @@ describe('the webhook delivers from the event log', () => {
     await eventually(() => all.every((id) => acceptedIds(receiver).has(id)), 20_000, 'every event after the kill');
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     await other.stop();
+  });
+
+  it.runIf(usesPostgres() && !skipWithout(REDIS_SERVER))('a relay cluster on one database: each node streams both nodes\' events, and the cluster posts each event once', { timeout: 180_000 }, async () => {
+    const database = await sharedDatabase();
+    const receiver = await startReceiver();
+    const redis = new OwnRedis(await freePort());
+    await redis.start();
+    cleanups.push(() => redis.kill());
+    const node = async (id: string) => {
+      const port = await freePort();
+      return start({ ...database, REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, receiver, port);
+    };
+    const [a, b] = [await node('node-a'), await node('node-b')];
+    await eventually(async () => ((await internal(a, 'GET', '/v1/cluster')).body.nodes as unknown[]).length === 2 && ((await internal(b, 'GET', '/v1/cluster')).body.nodes as unknown[]).length === 2, 10_000, 'two nodes in each view');
+    const readers = [await stream(a), await stream(b)];
+    // Ten rooms made on each node itself (a forwarded call is answered where it lands), each closed through the other node.
+    for (let i = 0; i < 20; i++) {
+      const [maker, closer] = i % 2 === 0 ? [a, b] : [b, a];
+      const res = await fetch(`${maker.url}/internal/v1/routers`, { method: 'POST', headers: { 'X-Internal-Token': SERVER_TOKEN, 'content-type': 'application/json', 'X-Cluster-Forwarded-By': 'test' }, body: '{}' });
+      expect(res.status).toBe(201);
+      const { id } = (await res.json()) as { id: string };
+      expect((await internal(closer, 'DELETE', `/v1/routers/${id}`)).status).toBe(204);
+    }
+    const closed = (reader: SseReader) => reader.frames.filter((frame) => frame.event === 'router.closed');
+    for (const reader of readers) await reader.until(() => closed(reader).length >= 20, 10_000, "both nodes' 20 router.closed");
+    // The same durable events on both streams, with the same ids, from both nodes.
+    const ids = readers.map((reader) => closed(reader).map((frame) => frame.id!));
+    expect(ids[1]).toEqual(ids[0]);
+    const nodeIds = closed(readers[0]!).map((frame) => (JSON.parse(frame.data) as { nodeId: string }).nodeId);
+    expect(nodeIds.filter((id) => id === 'node-a')).toHaveLength(10);
+    expect(nodeIds.filter((id) => id === 'node-b')).toHaveLength(10);
+    // Posted by the cluster once each: one delivery stream over the shared log, not one per node.
+    await eventually(() => ids[0]!.every((id) => acceptedIds(receiver).has(id)), 20_000, 'every router.closed posted');
+    const counts = acceptedIds(receiver);
+    expect(ids[0]!.map((id) => counts.get(id))).toEqual(ids[0]!.map(() => 1));
+    expect([...counts.values()].every((count) => count === 1)).toBe(true);
+    await Promise.all([a.stop(), b.stop()]);
   });
 });
