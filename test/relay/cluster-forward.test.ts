@@ -407,4 +407,33 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
       await e.exited;
     }
   });
+
+  it('with Redis gone, calls are still carried to the nodes each node knows and new rooms stay on the node called; Redis back, the view heals', { timeout: 60_000 }, async () => {
+    const routerId = await roomOn(a);
+    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'send' });
+    expect(transport.status).toBe(201);
+    const transportId = transport.body.id as string;
+    const degraded = async (server: ServerProcess) => (await call(server, 'GET', '/cluster')).body.degraded === true;
+    await redis.kill();
+    try {
+      await waitFor(async () => (await degraded(b)) && (await degraded(c)), { timeoutMs: 8_000, intervalMs: 100, what: 'B and C degraded' });
+      // B remembers where the room is; C asks the nodes it last knew: Redis is on neither path.
+      expect((await call(b, 'GET', `/routers/${routerId}`)).body.transports).toEqual([expect.objectContaining({ id: transportId })]);
+      expect((await call(c, 'GET', `/transports/${transportId}/stats`)).status).toBe(200);
+      // Placement needs fresh loads: a room asked of B now is made on B (C, draining, would refuse its own).
+      const made = await call(b, 'POST', '/routers', {});
+      expect(made.status).toBe(201);
+      expect((await call(b, 'GET', `/cluster/resources/${made.body.id}`)).body).toEqual({ nodeId: 'node-b', kind: 'router' });
+      expect((await call(c, 'DELETE', `/routers/${made.body.id}`)).status).toBe(204);
+    } finally {
+      await redis.start();
+    }
+    // Redis restarted empty: the first view C reads may come before A and B wrote their records again.
+    // They stay in it meanwhile, so a call about A's room is still carried at once (never a false 404).
+    await waitFor(async () => !(await degraded(c)), { timeoutMs: 10_000, intervalMs: 50, what: 'C registered again' });
+    const healed = (await call(c, 'GET', '/cluster')).body.nodes.map((n: { id: string }) => n.id);
+    expect(healed).toEqual(expect.arrayContaining(['node-a', 'node-b', 'node-c']));
+    expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    await waitFor(async () => !(await degraded(a)) && !(await degraded(b)), { timeoutMs: 10_000, intervalMs: 100, what: 'A and B registered again' });
+  });
 });

@@ -147,6 +147,8 @@ export function createMembership(options: MembershipOptions) {
   redis.on('error', () => {});
 
   let others: NodeRecord[] = [];
+  /** After an outage: the nodes known before it, kept in the view until `until` unless read again. */
+  let keptUntil: { until: number; nodes: NodeRecord[] } | undefined;
   let current: NodeRecord | undefined;
   let degraded = false;
   let sharedIdLogged = false;
@@ -186,7 +188,13 @@ export function createMembership(options: MembershipOptions) {
       lastHeld = held;
       noteSharedId(previous?.[1]);
       const before = others;
-      others = await readOthers();
+      const read = await readOthers();
+      // Back from an outage, the other nodes may not have written their records again yet (a Redis that
+      // restarted empty has none): the nodes known before stay in the view for one expiry, unless they
+      // wrote a record meanwhile, so that calls about their resources are still carried, not answered 404.
+      if (degraded) keptUntil = { until: Date.now() + ttlMs, nodes: before };
+      if (keptUntil && Date.now() >= keptUntil.until) keptUntil = undefined;
+      others = keptUntil ? withKept(read, keptUntil.nodes) : read;
       setDegraded(false);
       await noteGone(before, others);
     } catch (err) {
@@ -286,6 +294,13 @@ export function createMembership(options: MembershipOptions) {
 }
 
 export type Membership = ReturnType<typeof createMembership>;
+
+/** `read`, plus the nodes of `kept` it lacks, by id. */
+function withKept(read: NodeRecord[], kept: NodeRecord[]): NodeRecord[] {
+  const ids = new Set(read.map((record) => record.id));
+  const missing = kept.filter((record) => !ids.has(record.id));
+  return missing.length === 0 ? read : [...read, ...missing].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
 
 function parseHeld(value: string): HeldResources | undefined {
   if (value.length > 4 * 130 * MAX_HELD_IDS) return undefined;
