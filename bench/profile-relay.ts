@@ -17,7 +17,7 @@ const ms = Number(process.env.BENCH_PROFILE_MS ?? 8000);
 const nodeArgs = process.env.BENCH_NO_PROFILE ? [] : ['--cpu-prof', `--cpu-prof-interval=${process.env.BENCH_PROFILE_INTERVAL ?? 250}`, `--cpu-prof-dir=${dir}`];
 const server = bare
   ? await startServer({ RTC_MIN_PORT: String(BASELINE_RTC_PORTS.bare), RTC_MAX_PORT: String(BASELINE_RTC_PORTS.bare) }, { script: 'bench/bare-relay-server.ts', nodeArgs })
-  : await startServer({ MEDIASOUP_WORKERS: '1' }, { nodeArgs });
+  : await startServer({ MEDIASOUP_WORKERS: '1', ...(process.env.BENCH_PROFILE_DATABASE_URL ? { DATABASE_URL: process.env.BENCH_PROFILE_DATABASE_URL } : {}) }, { nodeArgs });
 const client = httpClient(server.url, bare ? {} : { 'x-internal-token': BENCH_TOKEN });
 // BENCH_SUBSCRIBER=1: one event stream reader attached and reading, as relay-control's "ours+sub".
 const subscriber = process.env.BENCH_SUBSCRIBER && !bare ? await subscribe(server.url) : undefined;
