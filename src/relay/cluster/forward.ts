@@ -200,11 +200,11 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
   async function forward(c: Context<AppEnv>, node: NodeRecord, id: string | undefined, headers: Record<string, string>): Promise<Response | undefined> {
     const url = new URL(c.req.url);
     const method = c.req.method;
-    const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await c.req.arrayBuffer());
     const abort = new AbortController();
     const unwatch = watch(node, abort);
     let res: NodeAnswer;
     try {
+      const body = method === 'GET' || method === 'HEAD' ? undefined : Buffer.from(await c.req.arrayBuffer());
       res = await callNode(node.url, method, `${url.pathname}${url.search}`, headers, body, timeoutMs, abort.signal);
     } catch {
       unreachable++;
