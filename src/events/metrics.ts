@@ -23,17 +23,7 @@ export interface EventMetricSources {
  */
 export function registerEventMetrics(registry: Registry, { bus, streams, webhook, log, delivery }: EventMetricSources): void {
   const registers = [registry];
-  if (log) {
-    new Counter({
-      name: 'events_log_appended_total',
-      help: 'Durable events this instance stored in the event log',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(log.appender.stats().appended);
-      },
-    });
-  }
+  if (log) registerTotals(registry, () => log.appender.stats(), [['events_log_appended_total', 'Durable events this instance stored in the event log', (s) => s.appended]]);
   if (delivery) {
     new Gauge({
       name: 'events_webhook_lag_seconds',
@@ -51,15 +41,7 @@ export function registerEventMetrics(registry: Registry, { bus, streams, webhook
         this.set(await delivery.store.parkedCount().catch(() => NaN));
       },
     });
-    new Counter({
-      name: 'events_webhook_parked_total',
-      help: 'Webhook batches this instance parked as failed after EVENTS_WEBHOOK_GIVE_UP_S',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(delivery.delivery.stats().parked);
-      },
-    });
+    registerTotals(registry, () => delivery.delivery.stats(), [['events_webhook_parked_total', 'Webhook batches this instance parked as failed after EVENTS_WEBHOOK_GIVE_UP_S', (s) => s.parked]]);
     new Gauge({
       name: 'events_webhook_lease_held',
       help: '1 when this instance holds the webhook lease (delivers durable events from the log)',
@@ -89,15 +71,7 @@ export function registerEventMetrics(registry: Registry, { bus, streams, webhook
       for (const [reason, count] of Object.entries(bus.stats().resyncs)) this.inc({ reason }, count);
     },
   });
-  new Counter({
-    name: 'media_events_subscriber_overflows_total',
-    help: 'Subscribers cut off for leaving more than EVENTS_SUBSCRIBER_MAX_QUEUED events unread',
-    registers,
-    collect() {
-      this.reset();
-      this.inc(bus.stats().overflows);
-    },
-  });
+  registerTotals(registry, () => bus.stats(), [['media_events_subscriber_overflows_total', 'Subscribers cut off for leaving more than EVENTS_SUBSCRIBER_MAX_QUEUED events unread', (s) => s.overflows]]);
   if (streams) {
     new Gauge({
       name: 'media_event_streams_open',
@@ -107,15 +81,7 @@ export function registerEventMetrics(registry: Registry, { bus, streams, webhook
         this.set(streams.stats().open);
       },
     });
-    new Counter({
-      name: 'media_event_streams_refused_total',
-      help: 'Event streams refused with STREAM_LIMIT_EXCEEDED (EVENTS_MAX_STREAMS reached)',
-      registers,
-      collect() {
-        this.reset();
-        this.inc(streams.stats().refused);
-      },
-    });
+    registerTotals(registry, () => streams.stats(), [['media_event_streams_refused_total', 'Event streams refused with STREAM_LIMIT_EXCEEDED (EVENTS_MAX_STREAMS reached)', (s) => s.refused]]);
   }
   if (webhook) {
     registerTotals(registry, () => webhook.stats(), [

@@ -124,6 +124,14 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     for (const other of [a, b, c]) await untilView(other, (nodes) => nodes.some((n) => n.id === id), `${id} joining`);
     return server;
   };
+  /** A node joined, with a room on it and a transport in that room made through B (so B remembers where both are). */
+  const joinWithTransport = async (id: string) => {
+    const server = await join(id);
+    const routerId = await roomOn(server);
+    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'recv' });
+    expect(transport.status).toBe(201);
+    return { server, routerId, transportId: transport.body.id as string };
+  };
 
   beforeAll(async () => {
     redis = new OwnRedis(await freePort());
@@ -318,11 +326,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   });
 
   it('a holder killed: 503 NODE_UNREACHABLE within 2 s, then one node.lost within 10 s naming its rooms and transports, then 404 NODE_LOST; its id rejoins', { timeout: 90_000 }, async () => {
-    const d = await join('node-d');
-    const routerId = await roomOn(d);
-    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'recv' });
-    expect(transport.status).toBe(201);
-    const transportId = transport.body.id as string;
+    const { server: d, routerId, transportId } = await joinWithTransport('node-d');
     // D's list of what it holds goes with its heartbeat: wait for the one that counts the transport.
     await untilView(b, (nodes) => nodes.find((n) => n.id === 'node-d')?.load.transports === 1, "a heartbeat of D counting its transport", 5_000);
     const streams = await Promise.all([a, b, c].map(follow));
@@ -371,12 +375,8 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   });
 
   it('a holder stopped (SIGSTOP: the kernel still accepts its connections, nothing answers): 503 NODE_UNREACHABLE within 2 s, cached or looked up, for concurrent calls too; placement goes elsewhere', { timeout: 60_000 }, async () => {
-    const e = await join('node-e');
-    const routerId = await roomOn(e);
-    // Made through B: B remembers that E holds the transport; C has never heard of the room.
-    const transport = await call(b, 'POST', '/transports', { routerId, direction: 'recv' });
-    expect(transport.status).toBe(201);
-    const transportId = transport.body.id as string;
+    // B remembers that E holds the room and the transport; C has never heard of either.
+    const { server: e, routerId, transportId } = await joinWithTransport('node-e');
     const [forwardedBefore, unreachableBefore] = [await metric(b, 'relay_cluster_forwarded_total'), await metric(b, 'relay_cluster_unreachable_total')];
     expect(forwardedBefore).toBeGreaterThanOrEqual(1);
     expect(await metric(b, 'relay_cluster_cached_ids')).toBeGreaterThanOrEqual(1);

@@ -249,7 +249,7 @@ export function createMembership(options: MembershipOptions) {
     });
     // The set keeps ids whose record expired: trimmed by whoever reads them (idempotent).
     if (expired.length > 0) await redis.srem(membersKey, ...expired);
-    return live.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return live.sort(byId);
   }
 
   function schedule(): void {
@@ -295,11 +295,16 @@ export function createMembership(options: MembershipOptions) {
 
 export type Membership = ReturnType<typeof createMembership>;
 
+/** Records in the order of their ids (the view's order after this node's own). */
+function byId(a: NodeRecord, b: NodeRecord): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /** `read`, plus the nodes of `kept` it lacks, by id. */
 function withKept(read: NodeRecord[], kept: NodeRecord[]): NodeRecord[] {
   const ids = new Set(read.map((record) => record.id));
   const missing = kept.filter((record) => !ids.has(record.id));
-  return missing.length === 0 ? read : [...read, ...missing].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return missing.length === 0 ? read : [...read, ...missing].sort(byId);
 }
 
 function parseHeld(value: string): HeldResources | undefined {
