@@ -8,7 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../media-service.js';
 import { createTelemetry, type TelemetryStats } from './telemetry.js';
-import { createMembership, DEFAULT_PREFIX, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
+import { createMembership, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
 
 /** Ids of lost nodes' resources remembered at most, and for how long: calls about them answer NODE_LOST meanwhile. */
 const MAX_LOST_IDS = 200_000;
@@ -69,7 +69,7 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
     },
     ...deps.membership,
   });
-  const telemetry = createTelemetry({ redisUrl: deps.config.redisUrl, prefix: deps.membership?.prefix ?? DEFAULT_PREFIX, nodeId: deps.config.nodeId, bus, logger: deps.logger });
+  const telemetry = createTelemetry({ redisUrl: deps.config.redisUrl, prefix: membership.prefix, nodeId: deps.config.nodeId, bus, logger: deps.logger });
   return {
     view: () => membership.view(),
     lostNodeOf(id) {

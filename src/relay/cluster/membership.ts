@@ -80,8 +80,7 @@ export interface MembershipOptions {
 }
 
 export const DEFAULT_HEARTBEAT_MS = 1_000;
-/** The cluster's keys' prefix unless told otherwise. */
-export const DEFAULT_PREFIX = 'cluster:';
+const DEFAULT_PREFIX = 'cluster:';
 export const DEFAULT_TTL_MS = 3_000;
 /** Records read at most: a bound on what a corrupted or hostile Redis can make a node hold. */
 export const MAX_NODES = 1_000;
@@ -269,6 +268,8 @@ export function createMembership(options: MembershipOptions) {
       await beat();
       schedule();
     },
+    /** The prefix of the cluster's Redis keys (and channels). */
+    prefix,
     view(): ClusterView {
       return { nodeId: self.id, degraded, nodes: current ? [current, ...others] : others };
     },
