@@ -83,7 +83,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   };
   const holds = (id: string) => media.holds(id) ?? (recordings.has(id) ? 'recording' : undefined);
   const forwarder = cluster
-    ? createForwarder({ view: () => cluster.view(), holds, lostNodeOf: (id) => cluster.lostNodeOf(id), selfRouters: () => media.routerCount(), placement: createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }) })
+    ? createForwarder({ view: () => cluster.view(), holds, lostNodeOf: (id) => cluster.lostNodeOf(id), discover: () => cluster.discover(), selfRouters: () => media.routerCount(), placement: createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }) })
     : undefined;
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {

@@ -277,6 +277,23 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
     await call(a, 'DELETE', `/routers/${routerId}`);
   });
 
+  it('asks a node that joined since the last heartbeat too: its room answers through every node at once, never 404 meanwhile', { timeout: 30_000 }, async () => {
+    const f = await start('node-f');
+    try {
+      const routerId = await roomOn(f);
+      // Read the views first: a node that already lists F proves nothing about the fix; one that does not must still carry the call.
+      const knew = await Promise.all([a, b, c].map(async (server) => (await call(server, 'GET', '/cluster')).body.nodes.some((n: { id: string }) => n.id === 'node-f')));
+      const answers = await Promise.all([a, b, c].map((server) => call(server, 'GET', `/routers/${routerId}`)));
+      console.log(`nodes that did not list node-f yet when called: ${knew.filter((known) => !known).length} of 3`);
+      for (const answer of answers) expect(answer).toMatchObject({ status: 200, body: { id: routerId } });
+      // Found, so now in each view, and the room closes through any node.
+      for (const server of [a, b, c]) expect((await call(server, 'GET', '/cluster')).body.nodes.map((n: { id: string }) => n.id)).toContain('node-f');
+      expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    } finally {
+      await f.stop();
+    }
+  });
+
   it('spreads 300 rooms created through random nodes over the three, an early load on A included, within 1.3x; closes them through any node', { timeout: 90_000 }, async () => {
     const nodes = [a, b, c];
     const early = await Promise.all(Array.from({ length: 30 }, () => roomOn(a)));

@@ -45,6 +45,32 @@ describe.skipIf(skipWithout(REDIS_SERVER))('cluster membership records', () => {
     expect(await redis.command('EXISTS', `${prefix}node:me`)).toBe(0);
   });
 
+  it('finds a node that joined since its last heartbeat when asked (discover), adding it to the view, and reads Redis at most every 250 ms for it', async () => {
+    const prefix = 'joined:';
+    // A heartbeat far off: only discover() can show this node the newcomer.
+    const old = createMembership({ self: { id: 'old', url: 'http://old:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 60_000, ttlMs: 120_000 });
+    const newcomer = createMembership({ self: { id: 'new', url: 'http://new:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 60_000, ttlMs: 120_000 });
+    try {
+      await old.start();
+      expect(await old.discover()).toEqual([]);
+      await newcomer.start();
+      expect(old.view().nodes.map((n) => n.id)).toEqual(['old']);
+      // Within 250 ms of the last read the same (empty) read answers: a flood of misses is not a flood of reads.
+      expect(await old.discover()).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const found = await old.discover();
+      expect(found.map((n) => n.id)).toEqual(['new']);
+      expect(found[0]).toMatchObject({ url: 'http://new:3001' });
+      expect(old.view().nodes.map((n) => n.id)).toEqual(['old', 'new']);
+      // Already in the view: not found twice.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await old.discover()).toEqual([]);
+    } finally {
+      await newcomer.stop();
+      await old.stop();
+    }
+  });
+
   it('reports two live processes under one id once, and the one that stops leaves the other\'s record', async () => {
     const prefix = 'twins:';
     const first = createMembership({ self: { id: 'twin', url: 'http://one:3001' }, redisUrl: redis.url, load, logger, prefix, heartbeatMs: 100 });

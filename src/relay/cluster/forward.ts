@@ -88,6 +88,8 @@ export interface ForwarderOptions {
   selfRouters?: () => number;
   /** The lost node (node.lost) that held `id`: a call about it answers 404 NODE_LOST. */
   lostNodeOf?: (id: string) => string | undefined;
+  /** Nodes registered since the view was read (membership.discover): asked too before a call is answered 404 here. */
+  discover?: () => Promise<NodeRecord[]>;
 }
 
 export interface Forwarder {
@@ -301,13 +303,18 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     if (lostOn !== undefined) throw new RelayError('NODE_LOST', `${id} was on node ${lostOn}, which was lost`, { nodeId: lostOn, id });
     const view = options.view();
     const others = view.nodes.filter((node) => node.id !== view.nodeId);
-    if (others.length === 0) return next();
     const headers = credentials(c, view.nodeId);
     const cachedId = nodeOf.get(id);
     let node = cachedId === undefined ? undefined : others.find((other) => other.id === cachedId);
     if (cachedId !== undefined && !node) nodeOf.delete(id);
     if (!node) {
-      const found = await locate(id, others, headers);
+      let found = others.length > 0 ? await locate(id, others, headers) : undefined;
+      if (found === undefined) {
+        // A node that joined since this node's last heartbeat is not in the view yet: a room just made
+        // there must not read as closed (404) for up to a heartbeat.
+        const joined = ((await options.discover?.()) ?? []).filter((other) => other.id !== view.nodeId);
+        if (joined.length > 0) found = await locate(id, joined, headers);
+      }
       if (found === undefined) return next(); // no node holds it: answered here (404, as on any node)
       if ('silent' in found) {
         unreachable++;

@@ -8,7 +8,7 @@ import type { Logger } from '../../logger.js';
 import type { RelayBus } from '../events/index.js';
 import type { MediaService } from '../media-service.js';
 import { createTelemetry, type TelemetryStats } from './telemetry.js';
-import { createMembership, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions } from './membership.js';
+import { createMembership, MAX_HELD_IDS, type ClusterView, type LostNode, type MembershipOptions, type NodeRecord } from './membership.js';
 
 /** Ids of lost nodes' resources remembered at most, and for how long: calls about them answer NODE_LOST meanwhile. */
 const MAX_LOST_IDS = 200_000;
@@ -16,6 +16,8 @@ const LOST_IDS_MS = 10 * 60_000;
 
 export interface ClusterNode {
   view(): ClusterView;
+  /** Nodes registered since the view was read, read from Redis now and added to it (at most a few reads a second). */
+  discover(): Promise<NodeRecord[]>;
   /** The lost node that held `id` (node.lost named it in the last 10 minutes), or undefined. */
   lostNodeOf(id: string): string | undefined;
   start(): Promise<void>;
@@ -72,6 +74,7 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
   const telemetry = createTelemetry({ redisUrl: deps.config.redisUrl, prefix: membership.prefix, nodeId: deps.config.nodeId, bus, logger: deps.logger });
   return {
     view: () => membership.view(),
+    discover: () => membership.discover(),
     lostNodeOf(id) {
       const entry = lostIds.get(id);
       if (!entry) return undefined;

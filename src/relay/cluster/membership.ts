@@ -92,6 +92,8 @@ export const MAX_HELD_IDS = 10_000;
 export const HELD_TTL_MS = 60_000;
 /** How long the lease of one loss is kept: one announcement per lost process. */
 const LOST_LEASE_MS = 10 * 60_000;
+/** Between two reads of the other nodes outside the heartbeat (discover()) at least: a flood of misses reads Redis a few times a second. */
+const DISCOVER_INTERVAL_MS = 250;
 
 const heldSchema = z.strictObject({
   routerIds: z.array(z.string().max(128)).max(MAX_HELD_IDS),
@@ -154,6 +156,8 @@ export function createMembership(options: MembershipOptions) {
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<void> | undefined;
   let stopped = false;
+  /** The read of discover() in flight or last made, and when it started. */
+  let discovery: { at: number; read: Promise<NodeRecord[]> } | undefined;
 
   function setDegraded(value: boolean, err?: unknown): void {
     if (value === degraded) return;
@@ -272,6 +276,22 @@ export function createMembership(options: MembershipOptions) {
     prefix,
     view(): ClusterView {
       return { nodeId: self.id, degraded, nodes: current ? [current, ...others] : others };
+    },
+    /**
+     * The nodes registered since this node's last heartbeat read them, read now and added to the view
+     * (a node that just joined is otherwise unknown here for up to a heartbeat). Only adds: departures
+     * and losses stay the heartbeat's. Reads Redis at most once per DISCOVER_INTERVAL_MS however many
+     * ask; none while degraded (the answer is then []).
+     */
+    async discover(): Promise<NodeRecord[]> {
+      if (degraded || stopped || redis.status !== 'ready') return [];
+      const now = Date.now();
+      if (!discovery || now - discovery.at >= DISCOVER_INTERVAL_MS) discovery = { at: now, read: readOthers().catch(() => []) };
+      const read = await discovery.read;
+      const known = new Set(others.map((record) => record.id));
+      const added = read.filter((record) => !known.has(record.id));
+      if (added.length > 0) others = [...others, ...added].sort(byId);
+      return added;
     },
     /** Leaves the cluster: the heartbeat stops and this node's record goes at once (bounded by the command timeout). */
     async stop(): Promise<void> {
