@@ -23,6 +23,12 @@ import type { Placement } from './placement.js';
 
 /** The header of a forwarded call (the forwarding node's id): its receiver answers it, never forwards it. */
 export const FORWARDED_HEADER = 'x-cluster-forwarded-by';
+/**
+ * On a room placed on another node (POST /v1/routers): the time (epoch ms) after which the placing node
+ * may have given the call up (its holder probe fails 1.5 s in). A node that reads the call only later (it
+ * was stopped, or hung) makes no room nobody would know of: it answers 503 NODE_UNREACHABLE instead.
+ */
+export const PLACE_BY_HEADER = 'x-cluster-place-by';
 /** On the answer to a forwarded call: the answering node's routers then (fresher than its heartbeat, for placement); not passed on. */
 export const ROUTERS_HEADER = 'x-cluster-node-routers';
 
@@ -50,11 +56,12 @@ const ID = /^[\w-]{1,128}$/;
 /** Request and response headers that belong to one connection, not to the call. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'content-encoding']);
 
-/** Whether an answer to POST /v1/routers says the node takes no room now (DRAINING, ROUTER_LIMIT_EXCEEDED). */
+/** Whether an answer to POST /v1/routers says the node takes no room now (DRAINING, ROUTER_LIMIT_EXCEEDED, too late). */
 async function refusedRoom(answer: Response): Promise<boolean> {
   try {
     const { code } = (await answer.clone().json()) as { code?: unknown };
-    return code === 'DRAINING' || code === 'ROUTER_LIMIT_EXCEEDED';
+    // NODE_UNREACHABLE: it read the call past PLACE_BY_HEADER (it made nothing).
+    return code === 'DRAINING' || code === 'ROUTER_LIMIT_EXCEEDED' || code === 'NODE_UNREACHABLE';
   } catch {
     return false;
   }
@@ -275,6 +282,10 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
 
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (c.req.header(FORWARDED_HEADER) !== undefined) {
+      const placeBy = Number(c.req.header(PLACE_BY_HEADER));
+      if (c.req.method === 'POST' && ROUTERS.test(c.req.path) && Number.isFinite(placeBy) && Date.now() > placeBy) {
+        throw new RelayError('NODE_UNREACHABLE', `this room's placement was given up before this node read it (${Date.now() - placeBy} ms late)`, { nodeIds: [options.view().nodeId] });
+      }
       await next();
       if (options.selfRouters) c.header(ROUTERS_HEADER, String(options.selfRouters()));
       return;
@@ -287,7 +298,10 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       // answers DRAINING then, as a single relay does).
       const excluded = new Set<string>();
       for (let node = options.placement.choose(view); node; node = options.placement.choose(view, excluded)) {
-        const answer = await forward(c, node, undefined, headers);
+        // Well before a hung node's probe fails (probeAfterMs + probeTimeoutMs): a node that reads the call
+        // later refuses it, and one that read it in time answers before this node gives it up (clocks in
+        // step within a fraction of a second, as NTP keeps them).
+        const answer = await forward(c, node, undefined, { ...headers, [PLACE_BY_HEADER]: String(Date.now() + probeAfterMs + probeTimeoutMs / 2) });
         if (answer && !(answer.status === 503 && (await refusedRoom(answer)))) {
           placedElsewhere++;
           return answer;
