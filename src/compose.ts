@@ -83,6 +83,7 @@ export async function compose(config: Config, options: ComposeOptions): Promise<
         logger,
         rateLimitMode: () => rateLimitStores.mode(),
         database,
+        ...(options.internalToken ? { internalToken: options.internalToken } : {}),
         ...(options.media ? { media: options.media } : {}),
         ...(options.recordings ? { recordings: options.recordings } : {}),
         // The account area's events are written to the event log by its own statements (both or

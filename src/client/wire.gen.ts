@@ -828,7 +828,7 @@ export type TransportCloseReason = 'api' | 'router_closed' | 'worker_died' | 'sh
 
 export type ProducerCloseReason = 'api' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown';
 
-export type ConsumerCloseReason = 'api' | 'producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown';
+export type ConsumerCloseReason = 'api' | 'producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown' | 'node_lost';
 
 export type DataConsumerCloseReason = 'api' | 'data_producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown';
 

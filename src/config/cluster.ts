@@ -20,6 +20,8 @@ export const clusterVariables = {
   CLUSTER_NODE_URL: optionalString.pipe(nodeUrl.optional()),
   CLUSTER_NODE_ID: optionalString.pipe(z.string().regex(NODE_ID, 'must be 1-64 letters, digits, dots, dashes or underscores, starting with a letter or digit').optional()),
   CLUSTER_REGION: optionalString.pipe(z.string().regex(/^[a-z0-9-]{1,32}$/, 'must be 1-32 lowercase letters, digits or dashes (e.g. ams)').optional()),
+  // Unset: this node's rooms stay on it (as a single relay's); set: past it, their new transports go to other nodes.
+  CLUSTER_NODE_MAX_CONSUMERS: optionalString.pipe(z.string().regex(/^\d{1,7}$/, 'must be a whole number of consumers, 0-1000000').transform(Number).refine((n) => n <= 1_000_000, 'must be at most 1000000').optional()),
   // Fly.io sets these on every machine: the defaults of the two above.
   FLY_MACHINE_ID: optionalString,
   FLY_REGION: optionalString,
@@ -35,10 +37,13 @@ function hostNodeId(): string {
 
 // REDIS_URL belongs to the accounts slice (the shared rate limits); read here because a node needs it.
 export const clusterConfig = z
-  .object({ REDIS_URL: optionalString, ...clusterVariables })
+  .object({ REDIS_URL: optionalString, MEDIASOUP_PIPE_LISTEN_IP: optionalString, ...clusterVariables })
   .superRefine((env, ctx) => {
     if (env.CLUSTER_NODE_URL && !env.REDIS_URL) {
       ctx.addIssue({ code: 'custom', path: ['CLUSTER_NODE_URL'], message: 'needs REDIS_URL: the nodes of a cluster find each other in Redis' });
+    }
+    if (env.CLUSTER_NODE_MAX_CONSUMERS !== undefined && !env.MEDIASOUP_PIPE_LISTEN_IP) {
+      ctx.addIssue({ code: 'custom', path: ['CLUSTER_NODE_MAX_CONSUMERS'], message: "needs MEDIASOUP_PIPE_LISTEN_IP: a room's media crosses between nodes over pipe transports" });
     }
     const flyId = env.FLY_MACHINE_ID;
     if (env.CLUSTER_NODE_URL && !env.CLUSTER_NODE_ID && flyId !== undefined && !NODE_ID.test(flyId)) {
@@ -54,6 +59,8 @@ export const clusterConfig = z
             nodeUrl: env.CLUSTER_NODE_URL,
             region: env.CLUSTER_REGION ?? (env.FLY_REGION && /^[a-z0-9-]{1,32}$/.test(env.FLY_REGION) ? env.FLY_REGION : undefined),
             redisUrl: env.REDIS_URL,
+            /** Consumers on this node past which its rooms' new transports go to other nodes; undefined: never. */
+            maxConsumers: env.CLUSTER_NODE_MAX_CONSUMERS,
           }
         : undefined,
   }));

@@ -8,11 +8,12 @@ import { createEventBridge } from './events/bridge.js';
 import { createRelayBus, type RelayBus } from './events/index.js';
 import { KIND_PLURALS, KINDS, OPS, type MediaOps } from './kinds/index.js';
 import { bindOps, opsBinder } from './ops/index.js';
+import type { OpsDeps } from './ops/deps.js';
 import { kindsOf, type RegistryCounts, type ResourceKind, type RouterEntry } from './registry/kinds.js';
 import { roomLimits, RoomCaps } from './registry/caps.js';
 import { RouterPlacement } from './registry/placement.js';
 import { MediaRegistry } from './registry/registry.js';
-import { closeRoom, RoomBook } from './rooms/rooms.js';
+import { closeRoom, RoomBook, type RemoteParts } from './rooms/rooms.js';
 
 export { ENGINE_TIMEOUT_MS } from './engine/call.js';
 export type { MediaOps } from './kinds/index.js';
@@ -95,6 +96,11 @@ export interface MediaService extends MediaOps {
    */
   workerStats(): Promise<WorkerStats[]>;
   aliveWorkerCount(): number;
+  /**
+   * A cluster node whose rooms may span nodes (cluster/span.ts): `make` is given the ops' deps; its
+   * `remote` serves the ops (a producer copied from another node), `roomClosed` hears each room's close.
+   */
+  attachSpan<T extends { remote: RemoteParts; roomClosed(room: RouterEntry): void }>(make: (deps: OpsDeps) => T): T;
   /** The kind of the resource `id` names when this relay holds it (the cluster asks it of every node). */
   holds(id: string): ResourceKind | undefined;
   /** The ids of its routers, transports (WebRTC, plain, pipe) and producers, at most `max` of each (a cluster node lists them for node.lost). */
@@ -167,6 +173,7 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
     engine,
     rooms,
     draining: () => draining,
+    span: undefined as RemoteParts | undefined,
   };
   const ops = bindOps(OPS, deps);
   options.inspect?.({ room: (routerId) => registry.get('router', routerId) });
@@ -180,8 +187,15 @@ export async function createMedia(config: MediaConfig, logger: Logger, options: 
       return bindForRequest({ ...deps, engine: engineFor(requestId) });
     },
 
+    attachSpan(make) {
+      const span = make(deps);
+      deps.span = span.remote;
+      rooms.onRoomClosed = (room) => span.roomClosed(room);
+      return span;
+    },
+
     holds(id) {
-      for (const kind of resourceKinds) if (registry.has(kind, id)) return kind;
+      for (const kind of resourceKinds) if (registry.has(kind, id)) return kind === 'router' && registry.get('router', id)!.origin ? undefined : kind;
       return undefined;
     },
 

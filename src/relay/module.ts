@@ -9,6 +9,7 @@ import type { Logger } from '../logger.js';
 import { createForwarder, registerForwardMetrics } from './cluster/forward.js';
 import { createPlacement } from './cluster/placement.js';
 import { createClusterNode, type ClusterNode } from './cluster/index.js';
+import { createSpan, type Span } from './cluster/span.js';
 import { RELAY_PREFIX } from './contract/route.js';
 import { createRelayEvents, type RelayEvents } from './events/index.js';
 import { eventStreamPath, eventWebhooks, type EventCatalog } from './events/openapi.js';
@@ -31,6 +32,8 @@ export interface RelayDeps {
   otherEvents?: readonly EventCatalog[];
   /** Where durable events are kept (the event log, issue 39); without it, the bus keeps them in memory only. */
   database?: Database;
+  /** The internal token (every node shares it): what a cluster node's own calls to the others carry. */
+  internalToken?: string;
 }
 
 export interface RelayModule extends Module {
@@ -68,7 +71,10 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   }
   // Registered once its workers run: the other nodes may place rooms here from its first heartbeat.
   // Redis not answering does not stop the start: the node starts degraded and registers when it can.
-  const cluster = deps.config.cluster ? createClusterNode({ config: deps.config.cluster, pipe: deps.config.media.pipe, media, bus: events.bus, logger: deps.logger }) : undefined;
+  let span: Span | undefined;
+  const cluster = deps.config.cluster
+    ? createClusterNode({ config: deps.config.cluster, pipe: deps.config.media.pipe, media, bus: events.bus, logger: deps.logger, onLost: (nodeId) => span?.nodeLost(nodeId) })
+    : undefined;
   await cluster?.start();
   const rateLimitMode = deps.rateLimitMode ?? (() => 'memory' as const);
   // Begun by release(), beside the listeners' close (ffmpeg-stop.ts bounds each stop); awaited by stop().
@@ -83,8 +89,23 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
   };
   const holds = (id: string) => media.holds(id) ?? (recordings.has(id) ? 'recording' : undefined);
   const forwarder = cluster
-    ? createForwarder({ view: () => cluster.view(), holds, lostNodeOf: (id) => cluster.lostNodeOf(id), discover: () => cluster.discover(), selfRouters: () => media.routerCount(), placement: createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }) })
+    ? createForwarder({
+        view: () => cluster.view(),
+        holds,
+        lostNodeOf: (id) => cluster.lostNodeOf(id),
+        discover: () => cluster.discover(),
+        selfRouters: () => media.routerCount(),
+        placement: createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }),
+        spread: (roomId) => span?.placeTransport(roomId) ?? Promise.resolve(undefined),
+        partsOf: (roomId) => span?.partsOf(roomId) ?? [],
+      })
     : undefined;
+  if (cluster && forwarder && deps.config.cluster) {
+    const { nodeId, maxConsumers } = deps.config.cluster;
+    const token = deps.internalToken;
+    const headers: Record<string, string> = token ? { 'x-internal-token': token } : {};
+    span = media.attachSpan((ops) => createSpan({ nodeId, view: () => cluster.view(), token, maxConsumers, locate: (id) => forwarder.find(id, headers), logger: deps.logger }, ops));
+  }
   const recordings = createRecordings({ media, bus: events.bus, config: deps.config.recordings, logger: deps.logger, plainListenIp: deps.config.media.plain.listenIp, ...deps.recordings });
   return {
     name: 'relay',
@@ -93,7 +114,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     recordings,
     cluster,
     mounts: [
-      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, cluster: () => cluster?.view(), holds, forward: forwarder?.middleware, recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
+      { prefix: RELAY_PREFIX, surface: 'internal', routes: createInternalApp({ media, events, rateLimitMode, cluster: () => cluster?.view(), span: () => span, holds, forward: forwarder?.middleware, recordings, turn: deps.config.turn, trustProxy: deps.config.rateLimit?.trustProxy }) },
       // WHIP and WHEP (kinds/whip/public.ts): what publishers and players reach with an endpoint's URL and token.
       { prefix: '/', surface: 'public', routes: whipPublicRoutes({ media, turn: deps.config.turn }) },
     ],

@@ -522,6 +522,30 @@ describe('fuzz /internal', () => {
     );
   });
 
+  it('node-to-node cluster routes (parts of rooms, pipes between nodes) on a relay that is no cluster node: 400 or 409, nothing made', async () => {
+    const part = () => ({ nodeId: 'node-x', mediaCodecs: [{ kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 }] });
+    const pipe = () => ({ roomId: base.routerId, producerId: base.producerId, nodeId: 'node-x', ip: '127.0.0.1', port: 40000, srtpParameters: { ...base.srtp } });
+    const target = fc.oneof(
+      fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}`), success: 204, body: fc.oneof(anyJson, mutatedHostile(part)) }),
+      fc.constant({ method: 'DELETE', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}`), success: 204, body: anyJson }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/cluster/pipes'), success: 201, body: fc.oneof(anyJson, mutatedHostile(pipe)) }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/pipes/${randomUUID()}/state`), success: 204, body: fc.oneof(anyJson, mutatedHostile(() => ({ paused: true }))) }),
+      fc.constant({ method: 'DELETE', path: () => Promise.resolve(`/internal/v1/cluster/pipes/${randomUUID()}`), success: 204, body: anyJson }),
+    );
+    const routersBefore = (await call('GET', '/internal/v1/routers')).body;
+    await fc.assert(
+      fc.asyncProperty(target.chain((x) => requests(x.body).map((r) => ({ x, r }))), async ({ x, r }) => {
+        const path = await x.path();
+        const a = await send(x.method, path, r);
+        // Never made here: only a cluster node takes part in another node's room or pipes a producer to it.
+        expect(a.status, what(x.method, path, r)).not.toBe(x.success);
+        expectRelayAnswer(a, x.success, ['VALIDATION_ERROR', 'CONFLICT'], what(x.method, path, r));
+      }),
+      fuzzParameters(),
+    );
+    expect((await call('GET', '/internal/v1/routers')).body).toEqual(routersBefore);
+  });
+
   it('plain transports: POST, connect, producers and consumers on them, DELETE', async () => {
     const create = () => ({ routerId: base.routerId, comedia: false, rtcpMux: false, enableSrtp: false, appData: { source: 'obs' } });
     const connect = () => ({ ip: '127.0.0.1', port: 5004, rtcpPort: 5005 });

@@ -1,7 +1,7 @@
 // GET /internal/v1/cluster: the nodes this relay knows, their load, and whether Redis answers.
 import { z } from 'zod';
 import { timeString } from '../contract/common.js';
-import { notFoundRow } from '../contract/errors.js';
+import { errorRow, notFoundRow, VALIDATION } from '../contract/errors.js';
 import { relayRoute } from '../contract/route.js';
 
 const nodeSchema = z.strictObject({
@@ -16,6 +16,7 @@ const nodeSchema = z.strictObject({
     consumers: z.int(),
     workerCpuMs: z.number().describe('CPU time (user + system, ms) its live workers have used'),
     draining: z.boolean(),
+    maxConsumers: z.int().optional().describe('its CLUSTER_NODE_MAX_CONSUMERS: past it, its rooms take new transports on other nodes (absent: never)'),
   }),
   heartbeatAt: timeString.describe('when the node last wrote its record'),
   heartbeatAgeMs: z.int().describe('how long ago, by the answering node\'s clock'),
@@ -50,4 +51,83 @@ export const locateResource = relayRoute({
   summary: 'Whether this node holds the resource: asked by the other nodes of the cluster to find where a call goes',
   success: { 200: { description: 'this node holds it', schema: locatedSchema } },
   errors: [notFoundRow('resource (on this node)')],
+});
+
+// Node to node, for the rooms that span nodes (span.ts): a part of a room made or closed on the node
+// asked, and a producer of that node piped to the asking node (its copy there keeps the producer's id).
+
+const srtpSchema = z.strictObject({ cryptoSuite: z.string().max(64), keyBase64: z.string().max(256) });
+
+export const ensurePartBody = z.strictObject({
+  nodeId: z.string().max(64).describe("the room's origin node"),
+  mediaCodecs: z.array(z.record(z.string(), z.unknown())).max(64).describe("the room's codecs, as its first router was made with"),
+});
+export type EnsurePartBody = z.infer<typeof ensurePartBody>;
+
+export const openPipeBody = z.strictObject({
+  roomId: z.string().max(128),
+  producerId: z.string().max(128),
+  nodeId: z.string().max(64).describe('the asking node: told of the pipe\'s pause, resume and close'),
+  ip: z.string().max(64).describe("the asking node's pipe transport (checked as a pipe transport's connect is)"),
+  port: z.int().min(1).max(65_535),
+  srtpParameters: srtpSchema,
+});
+export type OpenPipeBody = z.infer<typeof openPipeBody>;
+
+export const openedPipeSchema = z.object({
+  pipeId: z.string().max(128),
+  ip: z.string().max(64),
+  port: z.int().min(1).max(65_535),
+  srtpParameters: srtpSchema,
+  kind: z.enum(['audio', 'video']),
+  rtpParameters: z.record(z.string(), z.unknown()),
+  paused: z.boolean(),
+});
+
+export const pipeStateBody = z.strictObject({ paused: z.boolean().optional(), closed: z.literal(true).optional() });
+export type PipeStateBody = z.infer<typeof pipeStateBody>;
+
+const notSpanning = errorRow('CONFLICT', 'this node takes no part of rooms of other nodes (not a cluster node)');
+
+export const ensureRoomPart = relayRoute({
+  method: 'post',
+  path: '/v1/cluster/rooms/{id}',
+  summary: "Node to node: make this node's part of another node's room (once), with the room's codecs",
+  body: ensurePartBody,
+  success: { 204: { description: 'the part exists', schema: null } },
+  errors: [VALIDATION, notSpanning, errorRow('DRAINING'), errorRow('MEDIASOUP_ERROR')],
+});
+
+export const closeRoomPart = relayRoute({
+  method: 'delete',
+  path: '/v1/cluster/rooms/{id}',
+  summary: "Node to node: close this node's part of another node's room (the room closed)",
+  success: { 204: { description: 'closed', schema: null } },
+  errors: [notFoundRow('router (part)'), notSpanning],
+});
+
+export const openPipe = relayRoute({
+  method: 'post',
+  path: '/v1/cluster/pipes',
+  summary: "Node to node: pipe a producer of this node to the asking node's pipe transport (SRTP)",
+  body: openPipeBody,
+  success: { 201: { description: 'the pipe: connect to ip and port, and produce the copy with kind, rtpParameters and paused', schema: openedPipeSchema } },
+  errors: [VALIDATION, notFoundRow('producer'), notSpanning, errorRow('CAN_NOT_CONSUME'), errorRow('MEDIASOUP_ERROR')],
+});
+
+export const closePipe = relayRoute({
+  method: 'delete',
+  path: '/v1/cluster/pipes/{id}',
+  summary: 'Node to node: the copy this pipe fed closed; close the pipe',
+  success: { 204: { description: 'closed', schema: null } },
+  errors: [notFoundRow('resource (pipe)'), notSpanning],
+});
+
+export const pipeState = relayRoute({
+  method: 'post',
+  path: '/v1/cluster/pipes/{id}/state',
+  summary: 'Node to node: the piped producer paused, resumed or closed on its node',
+  body: pipeStateBody,
+  success: { 204: { description: 'the copy follows', schema: null } },
+  errors: [VALIDATION, notFoundRow('resource (pipe)'), notSpanning],
 });

@@ -49,6 +49,9 @@ const CREATED_IN: Readonly<Record<string, 'routerId' | 'transportId'>> = {
   'data-consumers': 'transportId',
 };
 const CREATE = /\/v1\/([a-z-]+)$/;
+/** Creations that a room spanning nodes may place on another node (span.ts). */
+const SPREADS = /\/v1\/(?:transports|plain-transports)$/;
+const ROUTER_BY_ID = /\/v1\/routers\/([^/]+)$/;
 /** POST: a new room, placed by load; GET: the list every node answers with its own rooms, merged by the node called. */
 const ROUTERS = /\/v1\/routers$/;
 /** What an id can be (mediasoup's UUIDs, the relay's own ids): anything else is answered here (400 or 404). */
@@ -97,10 +100,16 @@ export interface ForwarderOptions {
   lostNodeOf?: (id: string) => string | undefined;
   /** Nodes registered since the view was read (membership.discover): asked too before a call is answered 404 here. */
   discover?: () => Promise<NodeRecord[]>;
+  /** Rooms that span nodes (span.ts): the node where a new transport of this node's room `roomId` goes (its part there made), or undefined: here. */
+  spread?: (roomId: string) => Promise<NodeRecord | undefined>;
+  /** The other nodes holding a part of this node's room `roomId`: GET /routers/{id} merges theirs. */
+  partsOf?: (roomId: string) => string[];
 }
 
 export interface Forwarder {
   middleware: MiddlewareHandler<AppEnv>;
+  /** The other node that holds `id` (remembered, else asked of every node with `headers`), or undefined. */
+  find(id: string, headers: Record<string, string>): Promise<NodeRecord | undefined>;
   /** Calls carried to another node since the start, how many found no answer, ids cached, rooms placed on other nodes. */
   stats(): { forwarded: number; unreachable: number; cached: number; placedElsewhere: number };
 }
@@ -280,13 +289,86 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     c.res = new Response(JSON.stringify({ routers: all.map((entry) => entry.router) }), { status: 200, headers: out });
   }
 
+  /** A new transport of this node's room, placed on another node by span.ts: that node's answer; undefined: made here. */
+  async function spread(c: Context<AppEnv>, id: string | undefined): Promise<Response | undefined> {
+    if (!options.spread || id === undefined || c.req.method !== 'POST' || !SPREADS.test(c.req.path) || options.holds(id) !== 'router') return undefined;
+    const target = await options.spread(id);
+    if (!target) return undefined;
+    const answer = await forward(c, target, undefined, credentials(c, options.view().nodeId));
+    if (!answer) throw new RelayError('NODE_UNREACHABLE', `node ${target.id}, where the transport was placed, did not answer`, { nodeIds: [target.id] });
+    return answer;
+  }
+
+  /**
+   * GET /v1/routers/{id} of this node's room with parts on other nodes: every part's transports (and the
+   * kinds that stand for one), and the counts summed. A part's node that left the cluster is left out (the
+   * part went with it); one that does not answer makes it 503 NODE_UNREACHABLE.
+   */
+  async function withParts(c: Context<AppEnv>, next: () => Promise<void>, nodeIds: string[]): Promise<void> {
+    const view = options.view();
+    const headers = credentials(c, view.nodeId);
+    const url = new URL(c.req.url);
+    const theirs = Promise.all(
+      nodeIds.map(async (nodeId) => {
+        const node = view.nodes.find((other) => other.id === nodeId);
+        if (!node) return { nodeId, state: null };
+        try {
+          const res = await callNode(node.url, 'GET', `${url.pathname}${url.search}`, headers, undefined, locateTimeoutMs);
+          if (res.status === 200) return { nodeId, state: JSON.parse(res.body.toString('utf8')) as Record<string, unknown> };
+          if (res.status === 404) return { nodeId, state: null };
+        } catch {
+          // below: unreachable
+        }
+        return { nodeId, state: undefined };
+      }),
+    );
+    await next();
+    const parts = await theirs;
+    const silent = parts.filter((part) => part.state === undefined).map((part) => part.nodeId);
+    if (silent.length > 0) {
+      unreachable++;
+      throw new RelayError('NODE_UNREACHABLE', `the room's parts on ${silent.join(', ')} could not be read`, { nodeIds: silent });
+    }
+    if (c.res.status !== 200) return;
+    const own = (await c.res.clone().json()) as Record<string, unknown>;
+    for (const { state } of parts) {
+      if (!state) continue;
+      for (const [key, value] of Object.entries(state)) {
+        const mine = own[key];
+        if (Array.isArray(mine) && Array.isArray(value)) own[key] = [...(mine as unknown[]), ...(value as unknown[])];
+        else if (key === 'counts' && mine && typeof mine === 'object' && value && typeof value === 'object') {
+          const sums = mine as Record<string, number>;
+          for (const [name, count] of Object.entries(value as Record<string, unknown>)) if (typeof count === 'number' && typeof sums[name] === 'number') sums[name] += count;
+        }
+      }
+    }
+    forwarded += parts.length;
+    const out = new Headers(c.res.headers);
+    out.delete('content-length');
+    c.res = new Response(JSON.stringify(own), { status: 200, headers: out });
+  }
+
+  /** GET /v1/routers/{id} of a room of this node with parts elsewhere: their node ids; else undefined. */
+  function partsToMerge(c: Context<AppEnv>): string[] | undefined {
+    if (!options.partsOf || c.req.method !== 'GET') return undefined;
+    const id = ROUTER_BY_ID.exec(c.req.path)?.[1];
+    if (id === undefined || options.holds(id) !== 'router') return undefined;
+    const nodeIds = options.partsOf(id);
+    return nodeIds.length > 0 ? nodeIds : undefined;
+  }
+
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (c.req.header(FORWARDED_HEADER) !== undefined) {
       const placeBy = Number(c.req.header(PLACE_BY_HEADER));
       if (c.req.method === 'POST' && ROUTERS.test(c.req.path) && Number.isFinite(placeBy) && Date.now() > placeBy) {
         throw new RelayError('NODE_UNREACHABLE', `this room's placement was given up before this node read it (${Date.now() - placeBy} ms late)`, { nodeIds: [options.view().nodeId] });
       }
-      await next();
+      // The origin of a room that spans nodes places its transports and merges its state, however the call came.
+      const placed = await spread(c, SPREADS.test(c.req.path) ? await subjectOf(c) : undefined);
+      if (placed) return placed;
+      const merged = partsToMerge(c);
+      if (merged) await withParts(c, next, merged);
+      else await next();
       if (options.selfRouters) c.header(ROUTERS_HEADER, String(options.selfRouters()));
       return;
     }
@@ -312,11 +394,17 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     }
     if (c.req.method === 'GET' && ROUTERS.test(c.req.path)) return listEverywhere(c, next);
     const id = await subjectOf(c);
-    if (id === undefined || options.holds(id) !== undefined) return next();
-    const lostOn = options.lostNodeOf?.(id);
-    if (lostOn !== undefined) throw new RelayError('NODE_LOST', `${id} was on node ${lostOn}, which was lost`, { nodeId: lostOn, id });
+    if (id === undefined || options.holds(id) !== undefined) {
+      const placed = await spread(c, id);
+      if (placed) return placed;
+      const merged = partsToMerge(c);
+      return merged ? withParts(c, next, merged) : next();
+    }
     const view = options.view();
-    const others = view.nodes.filter((node) => node.id !== view.nodeId);
+    // A lost node (node.lost named the id) is not asked, even before this node's view drops it: the id may
+    // still be held by a live node (a room that had a part on the lost one), else it answers NODE_LOST.
+    const lostOn = options.lostNodeOf?.(id);
+    const others = view.nodes.filter((node) => node.id !== view.nodeId && node.id !== lostOn);
     const headers = credentials(c, view.nodeId);
     const cachedId = nodeOf.get(id);
     let node = cachedId === undefined ? undefined : others.find((other) => other.id === cachedId);
@@ -326,10 +414,13 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       if (found === undefined) {
         // A node that joined since this node's last heartbeat is not in the view yet: a room just made
         // there must not read as closed (404) for up to a heartbeat.
-        const joined = ((await options.discover?.()) ?? []).filter((other) => other.id !== view.nodeId);
+        const joined = ((await options.discover?.()) ?? []).filter((other) => other.id !== view.nodeId && other.id !== lostOn);
         if (joined.length > 0) found = await locate(id, joined, headers);
       }
-      if (found === undefined) return next(); // no node holds it: answered here (404, as on any node)
+      if (found === undefined) {
+        if (lostOn !== undefined) throw new RelayError('NODE_LOST', `${id} was on node ${lostOn}, which was lost`, { nodeId: lostOn, id });
+        return next(); // no node holds it: answered here (404, as on any node)
+      }
       if ('silent' in found) {
         unreachable++;
         throw new RelayError('NODE_UNREACHABLE', `no node that answered holds ${id}, and ${found.silent.join(', ')} did not answer`, { nodeIds: found.silent });
@@ -342,7 +433,18 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     return answer;
   };
 
-  return { middleware, stats: () => ({ forwarded, unreachable, cached: nodeOf.size, placedElsewhere }) };
+  async function find(id: string, headers: Record<string, string>): Promise<NodeRecord | undefined> {
+    const view = options.view();
+    const others = view.nodes.filter((node) => node.id !== view.nodeId);
+    const cached = others.find((other) => other.id === nodeOf.get(id));
+    if (cached) return cached;
+    const found = others.length > 0 ? await locate(id, others, { ...headers, [FORWARDED_HEADER]: view.nodeId }) : undefined;
+    if (!found || !('node' in found)) return undefined;
+    remember(id, found.node.id);
+    return found.node;
+  }
+
+  return { middleware, find, stats: () => ({ forwarded, unreachable, cached: nodeOf.size, placedElsewhere }) };
 }
 
 /**

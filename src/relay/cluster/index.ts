@@ -33,6 +33,8 @@ export interface ClusterNodeDeps {
   /** Where node.lost is published, by the node that takes a loss's lease. */
   bus: RelayBus;
   logger: Logger;
+  /** Told of each other node lost, on every surviving node (its producers' copies here close). */
+  onLost?: (nodeId: string) => void;
   /** Membership timings (tests shorten the heartbeat and the expiry). */
   membership?: Pick<MembershipOptions, 'heartbeatMs' | 'ttlMs' | 'prefix'>;
 }
@@ -52,6 +54,7 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
     }
     while (lostIds.size > MAX_LOST_IDS) lostIds.delete(lostIds.keys().next().value!);
     deps.logger.warn({ nodeId: record.id, routers: held.routerIds.length, transports: held.transportIds.length, announce }, 'cluster: a node was lost (its record expired without a clean stop)');
+    deps.onLost?.(record.id);
     if (announce) bus.publish({ type: 'node.lost', nodeId: record.id, routerIds: held.routerIds, transportIds: held.transportIds, producerIds: held.producerIds, truncated: held.truncated });
   }
 
@@ -67,7 +70,14 @@ export function createClusterNode(deps: ClusterNodeDeps): ClusterNode {
     async load() {
       const info = media.info();
       const cpu = (await media.workerStats()).reduce((sum, stats) => sum + stats.cpuUserMs + stats.cpuSystemMs, 0);
-      return { routers: info.counts.routers, transports: info.counts.transports, consumers: info.counts.consumers, workerCpuMs: cpu, draining: info.draining };
+      return {
+        routers: info.counts.routers,
+        transports: info.counts.transports,
+        consumers: info.counts.consumers,
+        workerCpuMs: cpu,
+        draining: info.draining,
+        ...(deps.config.maxConsumers === undefined ? {} : { maxConsumers: deps.config.maxConsumers }),
+      };
     },
     ...deps.membership,
   });

@@ -18,6 +18,8 @@ export interface NodeLoad {
   /** CPU time (user + system, ms) its live workers have used. */
   workerCpuMs: number;
   draining: boolean;
+  /** Its CLUSTER_NODE_MAX_CONSUMERS (past it, its rooms' new transports go to other nodes); absent: none. */
+  maxConsumers?: number | undefined;
 }
 
 /** A node as the cluster knows it. */
@@ -113,6 +115,7 @@ const recordSchema = z.strictObject({
     consumers: z.int().min(0),
     workerCpuMs: z.number().min(0),
     draining: z.boolean(),
+    maxConsumers: z.int().min(0).optional(),
   }),
   heartbeatAt: z.string().max(40),
   instance: z.string().max(64),

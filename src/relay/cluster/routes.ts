@@ -1,18 +1,43 @@
 // GET /internal/v1/cluster and GET /internal/v1/cluster/resources/{id} (contract.ts).
 import { formatTime } from '../../time.js';
-import { notFound } from '../errors.js';
-import { relayRouter } from '../http/router.js';
-import { getCluster, locateResource, type ClusterAnswer } from './contract.js';
+import { conflict, notFound } from '../errors.js';
+import { relayRouter, withJsonBody } from '../http/router.js';
+import { closePipe, closeRoomPart, ensureRoomPart, getCluster, locateResource, openPipe, pipeState, type ClusterAnswer } from './contract.js';
+import type { Span } from './span.js';
 import type { ClusterView } from './membership.js';
 
 export interface ClusterRoutesDeps {
   view: () => ClusterView | undefined;
   /** What this node holds under `id` (a resource kind, `recording`), or undefined. */
   holds: (id: string) => string | undefined;
+  /** The rooms that span nodes (cluster nodes only). */
+  span?: () => Span | undefined;
 }
 
-export function clusterRoutes({ view, holds }: ClusterRoutesDeps) {
+export function clusterRoutes({ view, holds, span }: ClusterRoutesDeps) {
+  const spanning = (): Span => {
+    const made = span?.();
+    if (!made) throw conflict('this node takes no part of rooms of other nodes (not a cluster node)', {});
+    return made;
+  };
   return relayRouter()
+    .openapi(withJsonBody(ensureRoomPart), async (c) => {
+      await spanning().ensurePart(c.req.valid('param').id, c.req.valid('json'));
+      return c.body(null, 204);
+    })
+    .openapi(closeRoomPart, (c) => {
+      spanning().closePart(c.req.valid('param').id);
+      return c.body(null, 204);
+    })
+    .openapi(withJsonBody(openPipe), async (c) => c.json(await spanning().openPipe(c.req.valid('json')), 201))
+    .openapi(closePipe, (c) => {
+      spanning().closeSource(c.req.valid('param').id);
+      return c.body(null, 204);
+    })
+    .openapi(withJsonBody(pipeState), async (c) => {
+      await spanning().copyState(c.req.valid('param').id, c.req.valid('json'));
+      return c.body(null, 204);
+    })
     .openapi(getCluster, (c) => c.json(clusterAnswer(view()), 200))
     .openapi(locateResource, (c) => {
       const { id } = c.req.valid('param');

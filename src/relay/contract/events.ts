@@ -31,7 +31,7 @@ const recordingAppData = z.record(z.string(), z.unknown()).describe("the recordi
 export const routerCloseReason = z.enum(['api', 'worker_died', 'shutdown']);
 export const transportCloseReason = z.enum(['api', 'router_closed', 'worker_died', 'shutdown']);
 export const producerCloseReason = z.enum(['api', 'transport_closed', 'router_closed', 'worker_died', 'shutdown']);
-export const consumerCloseReason = z.enum(['api', 'producer_closed', 'transport_closed', 'router_closed', 'worker_died', 'shutdown']);
+export const consumerCloseReason = z.enum(['api', 'producer_closed', 'transport_closed', 'router_closed', 'worker_died', 'shutdown', 'node_lost']);
 export const dataProducerCloseReason = producerCloseReason;
 export const dataConsumerCloseReason = z.enum([
   'api',

@@ -7,7 +7,7 @@
 import type { types as ms } from 'mediasoup';
 import type { Logger } from '../../logger.js';
 import type { WorkerPool } from '../engine/pool.js';
-import type { CloseReason, EntryOf, ResourceKind, RoomPart, RouterEntry } from '../registry/kinds.js';
+import { roomIdOf, type CloseReason, type EntryOf, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import type { MediaRegistry } from '../registry/registry.js';
 import type { RoomBook } from '../rooms/rooms.js';
 import type { RelayEventInput } from '../contract/events.js';
@@ -83,9 +83,11 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
   function onClose<K extends ResourceKind>(kind: K, entry: EntryOf[K]): void {
     // Read the cause while the parents are still in the registry, then forget the entry.
     const reason = reasonOf(kind, entry);
-    const id = resourceOf(kind, entry).id;
+    const id = registry.idOf(kind, entry);
     registry.remove(kind, id);
     rooms.afterClose(kind, entry);
+    // This node's part of another node's room: the room's own close is that node's to tell.
+    if (kind === 'router' && (entry as RouterEntry).origin) return;
     const event = (kinds[kind].closed as (entry: EntryOf[K], reason: CloseReason) => RelayEventInput)(entry, reason);
     if (entry.worker.died) {
       let pending = afterDeath.get(entry.worker);
@@ -132,7 +134,7 @@ export function createEventBridge({ registry, rooms, pool, bus, logger }: EventB
         try {
           if (!rooms.dropPart(room, part)) onClose('router', room);
         } catch (error) {
-          logger.error({ err: error, kind: 'router', id: room.router.id }, 'media close handler failed');
+          logger.error({ err: error, kind: 'router', id: roomIdOf(room) }, 'media close handler failed');
         }
       });
     },

@@ -5,6 +5,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from '../../http/env.js';
 import { clusterRoutes } from '../cluster/routes.js';
+import type { Span } from '../cluster/span.js';
 import { FAMILIES } from '../kinds/index.js';
 import type { Recordings } from '../recordings/recorder.js';
 import { iceServersRoutes, type TurnSettings } from './ice-servers.routes.js';
@@ -15,6 +16,8 @@ import { webhookRoutes } from './webhook.routes.js';
 export type InternalAppDeps = ServiceRoutesDeps & {
   /** What this node holds under an id (GET /v1/cluster/resources/{id}). */
   holds: (id: string) => string | undefined;
+  /** Cluster nodes only: the rooms that span nodes (node-to-node routes under /v1/cluster). */
+  span?: () => Span | undefined;
   /** Cluster nodes only: carries calls about another node's resources to it (cluster/forward.ts). */
   forward?: MiddlewareHandler<AppEnv> | undefined;
   recordings: Recordings;
@@ -36,7 +39,7 @@ export function createInternalApp(deps: InternalAppDeps) {
   if (deps.forward) app.use('/v1/*', deps.forward);
   return app
     .route('/', serviceRoutes(deps))
-    .route('/', clusterRoutes({ view: () => deps.cluster?.(), holds: deps.holds }))
+    .route('/', clusterRoutes({ view: () => deps.cluster?.(), holds: deps.holds, ...(deps.span ? { span: deps.span } : {}) }))
     .route('/v1', deps.events.streams.routes)
     .route('/', familyRoutes(deps))
     .route('/', recordingsRoutes(deps.recordings))

@@ -9,7 +9,7 @@ import type { RoomState } from '../contract/room-state.js';
  * Why a resource closed, nearest cause first: `api`/`shutdown` as recorded by the op that closed it,
  * `<parent>_closed` when a parent (in the kinds table's order) was closing, else what its worker did.
  */
-export type CloseReason = 'api' | 'shutdown' | 'worker_died' | `${string}_closed`;
+export type CloseReason = 'api' | 'shutdown' | 'worker_died' | 'node_lost' | `${string}_closed`;
 
 /** A media setting that caps how many of a kind one router holds (MEDIASOUP_MAX_*_PER_ROUTER). */
 export type RoomCapSetting = {

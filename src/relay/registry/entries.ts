@@ -57,6 +57,17 @@ export interface RouterEntry {
   readonly createdAt: Date;
   /** The room's speaker observers (POST /routers speakerDetection), closed with the router by the engine. */
   speakers?: { activeSpeaker?: ms.ActiveSpeakerObserver; audioLevels?: ms.AudioLevelObserver };
+  /**
+   * Set on this node's part of a room whose first router is on another cluster node (src/relay/cluster/span.ts):
+   * the room's id (its entry is registered under it, not under its own router's id) and that node. Such a
+   * part publishes no router events, is not listed, and calls about the room are the origin's.
+   */
+  readonly origin?: { readonly roomId: string; readonly nodeId: string };
+}
+
+/** The id of the room an entry stands for: its first router's, or the origin's for a part of another node's room. */
+export function roomIdOf(entry: RouterEntry): string {
+  return entry.origin?.roomId ?? entry.router.id;
 }
 
 export interface TransportEntry {

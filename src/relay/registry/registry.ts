@@ -6,6 +6,7 @@ import type { types as ms } from 'mediasoup';
 import { notFound } from '../errors.js';
 import {
   kindsOf,
+  roomIdOf,
   type EngineResource,
   type EntryOf,
   type KindPlural,
@@ -15,7 +16,7 @@ import {
 } from './kinds.js';
 
 /** Why the relay itself closed a resource; recorded before `.close()` so the close event can name it. */
-export type CloseCause = 'api' | 'shutdown';
+export type CloseCause = 'api' | 'shutdown' | 'node_lost';
 
 export interface MediaRegistryOptions {
   /** The kinds table (kinds/index.ts): the kinds it keeps, their parents and what closes with what. */
@@ -60,8 +61,7 @@ export class MediaRegistry {
 
   /** Registers an entry; the watcher given at construction makes it go when its mediasoup object closes. */
   add<K extends ResourceKind>(kind: K, entry: EntryOf[K]): EntryOf[K] {
-    const resource = this.resourceOf(kind, entry);
-    const { id } = resource;
+    const id = this.idOf(kind, entry);
     this.map(kind).set(id, entry);
     for (const parent of this.kinds[kind].parents) addTo(this.byParent, `${parent}:${this.parentIdOf(entry, parent)}`, kind, id);
     addTo(this.byWorker, entry.worker, kind, id);
@@ -143,7 +143,7 @@ export class MediaRegistry {
 
   /** Indexes a room under another worker (its oldest live part after the one it was indexed by died). */
   rehome(entry: EntryOf['router'], worker: ms.Worker, slot: number): void {
-    const id = entry.router.id;
+    const id = roomIdOf(entry);
     if (this.map('router').get(id) !== entry || entry.worker === worker) return;
     removeFrom(this.byWorker, entry.worker, 'router', id);
     entry.worker = worker;
@@ -204,6 +204,11 @@ export class MediaRegistry {
     return (entry as unknown as Record<string, EngineResource>)[this.kinds[kind].name]!;
   }
 
+  /** The id an entry is kept under: its mediasoup object's, or for a router the room's (roomIdOf). */
+  idOf<K extends ResourceKind>(kind: K, entry: EntryOf[K]): string {
+    return kind === 'router' ? roomIdOf(entry as EntryOf['router']) : this.resourceOf(kind, entry).id;
+  }
+
   /** The id of an entry's `parent`: its `<parent>Id` field. */
   parentIdOf(entry: EntryOf[ResourceKind], parent: ResourceKind): string {
     return (entry as unknown as Record<string, string>)[`${this.kinds[parent].name}Id`]!;
@@ -226,7 +231,7 @@ export class MediaRegistry {
 
 /** A router is its own room; everything else lives in its router's. */
 function roomOf(kind: ResourceKind, entry: EntryOf[ResourceKind]): string {
-  return kind === 'router' ? (entry as EntryOf['router']).router.id : (entry as { routerId: string }).routerId;
+  return kind === 'router' ? roomIdOf(entry as EntryOf['router']) : (entry as { routerId: string }).routerId;
 }
 
 function addTo<Key>(index: Map<Key, IdSets>, key: Key, kind: ResourceKind, id: string): void {

@@ -9,7 +9,7 @@ import type { WorkerPool, WorkerSlot } from '../engine/pool.js';
 import { copyCodecs } from '../engine/codecs.js';
 import { notFound, RelayError } from '../errors.js';
 import type { CloseCause, MediaRegistry } from '../registry/registry.js';
-import type { ConsumerEntry, DataConsumerEntry, EntryOf, PipedCopy, ResourceKind, RoomPart, RouterEntry } from '../registry/kinds.js';
+import { roomIdOf, type ConsumerEntry, type DataConsumerEntry, type EntryOf, type PipedCopy, type ResourceKind, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 
 /** What the room functions are given: the part of the ops' deps (ops/deps.ts OpsDeps) they use. */
 export interface RoomDeps {
@@ -18,12 +18,24 @@ export interface RoomDeps {
   readonly registry: MediaRegistry;
   readonly rooms: RoomBook;
   readonly engine: EngineCall;
+  /** The room's parts on other cluster nodes (RemoteParts), once the node attached them. */
+  span?: RemoteParts | undefined;
 }
 
 export interface RoomBookOptions {
   registry: MediaRegistry;
   /** Called once per new part, after it is counted: the event bridge watches its router's close. */
   onPart: (room: RouterEntry, part: RoomPart) => void;
+}
+
+/** A room's parts on other cluster nodes (cluster/span.ts): set on a cluster node whose rooms may span nodes. */
+export interface RemoteParts {
+  /** Whether the room has parts on other nodes (or is a part of another node's room): its producers may be elsewhere. */
+  spans(room: RouterEntry): boolean;
+  /** Makes producer `producerId`, held by another node, consumable on `part` (a copy piped from there once); NOT_FOUND when no node holds it. */
+  ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease>;
+  /** Brings the copies of a producer of this node on other nodes to its pause state before the API answers. */
+  syncRemote(producerId: string, paused: boolean): Promise<void>;
 }
 
 /** What a lease of a piped copy gives back; releasing twice is harmless. */
@@ -69,9 +81,13 @@ export class RoomBook {
     return this.partsByWorker.get(worker) ?? 0;
   }
 
+  /** Told of each room that closed (its last part), after the registry forgot it: the cluster closes its parts on other nodes. */
+  onRoomClosed: ((room: RouterEntry) => void) | undefined;
+
   /** Called by the event bridge once it has forgotten a closed resource: copies nobody needs now close. */
   afterClose<K extends ResourceKind>(kind: K, entry: EntryOf[K]): void {
     const { registry } = this.options;
+    if (kind === 'router') this.onRoomClosed?.(entry as RouterEntry);
     if (kind === 'consumer' || kind === 'dataConsumer') {
       const consumer = entry as ConsumerEntry | DataConsumerEntry;
       const room = registry.get('router', consumer.routerId);
@@ -132,7 +148,7 @@ export async function placeTransport(deps: RoomDeps, room: RouterEntry): Promise
 export async function partOn(deps: RoomDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
   const existing = room.parts.get(slot.worker!);
   if (existing) return existing;
-  const key = `${room.router.id}:${slot.index}`;
+  const key = `${roomIdOf(room)}:${slot.index}`;
   let pending = deps.rooms.creating.get(key);
   if (!pending) {
     pending = createPart(deps, room, slot).finally(() => deps.rooms.creating.delete(key));
@@ -144,7 +160,7 @@ export async function partOn(deps: RoomDeps, room: RouterEntry, slot: WorkerSlot
 async function createPart(deps: RoomDeps, room: RouterEntry, slot: WorkerSlot): Promise<RoomPart> {
   const { registry, engine } = deps;
   const worker = slot.worker!;
-  const roomId = room.router.id;
+  const roomId = roomIdOf(room);
   const router = await engine(
     'create router',
     // The engine normalises codecs in place: each part gets its own copy of the room's.
@@ -180,7 +196,7 @@ export async function ensureProducerOn(
   const room = registry.require('router', source.routerId);
   const part = 'worker' in target ? target : [...room.parts.values()].find((p) => p.router === target);
   if (!part || room.parts.get(part.worker) !== part) {
-    throw new RelayError('MEDIASOUP_ERROR', `the target router is not a part of room ${room.router.id}`, { routerId: room.router.id });
+    throw new RelayError('MEDIASOUP_ERROR', `the target router is not a part of room ${roomIdOf(room)}`, { routerId: roomIdOf(room) });
   }
   if (part.worker === source.worker) return NO_LEASE;
   let copies = room.pipes.get(producerId);
@@ -231,7 +247,7 @@ async function pipe(deps: RoomDeps, room: RouterEntry, copy: PipedCopy, sourceWo
       ),
     [
       [kind, producerId],
-      ['router', room.router.id],
+      ['router', roomIdOf(room)],
     ],
     sourceWorker,
   );
@@ -241,7 +257,7 @@ async function pipe(deps: RoomDeps, room: RouterEntry, copy: PipedCopy, sourceWo
   copy.pipeProducer = result.pipeProducer ?? result.pipeDataProducer;
   if (target.router.closed) {
     pipeConsumer.close();
-    throw goneError('router', room.router.id, target.worker, 'pipe producer');
+    throw goneError('router', roomIdOf(room), target.worker, 'pipe producer');
   }
   if (pipeConsumer.closed || !registry.has(kind, producerId)) {
     pipeConsumer.close();
@@ -256,9 +272,8 @@ async function pipe(deps: RoomDeps, room: RouterEntry, copy: PipedCopy, sourceWo
  */
 export async function syncCopies(deps: RoomDeps, roomId: string, producerId: string, paused: boolean): Promise<void> {
   const copies = deps.registry.get('router', roomId)?.pipes.get(producerId);
-  if (!copies) return;
   await Promise.all(
-    [...copies.values()].map(async (copy) => {
+    [...(copies?.values() ?? [])].map(async (copy) => {
       await copy.ready.catch(() => {});
       const copied = copy.pipeProducer;
       if (!copied || copied.closed) return;
@@ -266,6 +281,7 @@ export async function syncCopies(deps: RoomDeps, roomId: string, producerId: str
       await deps.engine(paused ? 'pause piped copy' : 'resume piped copy', () => (paused ? copied.pause!() : copied.resume!()), [], copy.target.worker).catch(() => {});
     }),
   );
+  await deps.span?.syncRemote(producerId, paused);
 }
 
 /**
@@ -274,7 +290,7 @@ export async function syncCopies(deps: RoomDeps, roomId: string, producerId: str
  */
 export function closeRoom(registry: MediaRegistry, room: RouterEntry, cause: CloseCause): void {
   registry.markClosing(room.router, cause);
-  for (const entry of registry.children('router', room.router.id, 'transport')) {
+  for (const entry of registry.children('router', roomIdOf(room), 'transport')) {
     if (cause === 'shutdown') registry.markClosing(entry.transport, 'shutdown');
     entry.transport.close();
   }

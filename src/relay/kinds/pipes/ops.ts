@@ -207,7 +207,7 @@ export function closePipeTransport(deps: OpsDeps, id: string): void {
 }
 
 /** MEDIASOUP_PIPE_LISTEN_IP / _ANNOUNCED_IP, host names (Fly.io's `fly-local-6pn`) resolved now. */
-async function pipeListenIp(pipe: NonNullable<OpsDeps['config']['pipe']>): Promise<{ ip: string; announcedIp?: string }> {
+export async function pipeListenIp(pipe: NonNullable<OpsDeps['config']['pipe']>): Promise<{ ip: string; announcedIp?: string }> {
   const ip = await resolveAddress(pipe.listenIp, 'MEDIASOUP_PIPE_LISTEN_IP');
   const announcedIp = pipe.announcedIp === undefined ? undefined : await resolveAddress(pipe.announcedIp, 'MEDIASOUP_PIPE_ANNOUNCED_IP');
   return announcedIp === undefined ? { ip } : { ip, announcedIp };

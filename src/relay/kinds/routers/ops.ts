@@ -5,7 +5,7 @@ import { adopt } from '../../engine/call.js';
 import { copyCodecs, DEFAULT_MEDIA_CODECS, type RouterMediaCodec } from '../../engine/codecs.js';
 import { RelayError } from '../../errors.js';
 import type { CreateRouterBody } from './contract.js';
-import { roomStateKindsOf, type ConsumerEntry, type DataConsumerEntry, type DataProducerEntry, type EntryOf, type ProducerEntry, type RoomStateKind, type RouterEntry, type TransportEntry } from '../../registry/kinds.js';
+import { roomIdOf, roomStateKindsOf, type ConsumerEntry, type DataConsumerEntry, type DataProducerEntry, type EntryOf, type ProducerEntry, type RoomStateKind, type RouterEntry, type TransportEntry } from '../../registry/kinds.js';
 import type { OpsDeps } from '../../ops/deps.js';
 import { closeRoom } from '../../rooms/rooms.js';
 import { startSpeakerDetection } from '../../ops/speakers.js';
@@ -62,7 +62,8 @@ export function closeRouter(deps: OpsDeps, id: string): void {
  * Bounded by MEDIASOUP_MAX_ROUTERS.
  */
 export function listRouters(deps: OpsDeps): RouterSummary[] {
-  return [...deps.registry.all('router')].map((entry) => summaryOf(deps, entry));
+  // A part of another node's room is that node's to list.
+  return [...deps.registry.all('router')].filter((entry) => !entry.origin).map((entry) => summaryOf(deps, entry));
 }
 
 /** A router and how much its room holds. */
@@ -118,7 +119,7 @@ export function getRouter(deps: OpsDeps, id: string): RouterState {
 }
 
 function summaryOf({ registry }: OpsDeps, entry: RouterEntry): RouterSummary {
-  const id = entry.router.id;
+  const id = roomIdOf(entry);
   return {
     entry,
     counts: {

@@ -6,7 +6,7 @@ import { closeRouter, createRouter, listRouters, routerSchema, routerSummarySche
 import type { FamilyMedia } from '../../ops/index.js';
 import type * as ops from './ops.js';
 import type { RouterState, RouterSummary } from './ops.js';
-import { roomStateKindsOf, type ConsumerEntry, type KindTable, type ProducerEntry } from '../../registry/kinds.js';
+import { roomIdOf, roomStateKindsOf, type ConsumerEntry, type KindTable, type ProducerEntry } from '../../registry/kinds.js';
 import { dataConsumerView, dataProducerView } from '../data/routes.js';
 import { relayRouter, withJsonBody } from '../../http/router.js';
 import type { RoomStateShape } from '../../contract/room-state.js';
@@ -34,7 +34,7 @@ export function routerView(router: ms.Router): z.output<typeof routerSchema> {
 
 export function routerSummaryView({ entry, counts }: RouterSummary): z.output<typeof routerSummarySchema> {
   return {
-    id: entry.router.id,
+    id: roomIdOf(entry),
     appData: entry.router.appData,
     createdAt: formatTime(entry.createdAt),
     workerPid: entry.worker.pid,

@@ -1,0 +1,389 @@
+// Rooms that span cluster nodes (issue 40): a room stays named by its first router (on its origin node);
+// another node holds a part of it as a local router made with the room's codecs and registered under the
+// room's id (RouterEntry.origin), as a worker holds a part of a room that spread over workers. The parts
+// are never listed nor announced by themselves: the API answers as for one room.
+//
+// - Placement (origin): a new transport of the room stays on the origin while this node carries fewer
+//   than CLUSTER_NODE_MAX_CONSUMERS consumers; past it, it goes to the least-loaded node of the room
+//   under its own limit, else to the least-loaded live node under its own, the room's part being made
+//   there first (POST /internal/v1/cluster/rooms/{id}).
+// - A producer consumed on a node that does not hold it is copied there once, under its own id, over a
+//   pair of pipe transports with SRTP (POST /internal/v1/cluster/pipes on the producer's node): the copy
+//   is a PipedCopy of the room like a worker-to-worker one (rooms.ts), so it is reused by the node's
+//   later consumers and closed with the last of them; pause and resume, and the producer's close, reach
+//   it (POST /internal/v1/cluster/pipes/{id}/state from the producer's node).
+// - The origin closes the room's parts with the room, and merges their state into GET /routers/{id}.
+// - A node lost: the copies of its producers close, their consumers with reason `node_lost`.
+import type { types as ms } from 'mediasoup';
+import { isIP } from 'node:net';
+import type { z } from 'zod';
+import { copyCodecs, type RouterMediaCodec } from '../engine/codecs.js';
+import { adopt } from '../engine/call.js';
+import { notFound, RelayError, validationError, type RelayErrorCode } from '../errors.js';
+import { pipeListenIp } from '../kinds/pipes/ops.js';
+import type { OpsDeps } from '../ops/deps.js';
+import { pipePeerProblem } from '../ops/pipe-peer.js';
+import { roomIdOf, type PipedCopy, type RoomPart, type RouterEntry } from '../registry/kinds.js';
+import { closeRoom, requirePart, type PipeLease, type RemoteParts } from '../rooms/rooms.js';
+import type { Logger } from '../../logger.js';
+import type { ClusterView, NodeRecord } from './membership.js';
+import { callNode } from './node-client.js';
+import { openedPipeSchema, type EnsurePartBody, type OpenPipeBody, type PipeStateBody } from './contract.js';
+
+/** A node-to-node call of this module answers within this, or is given up. */
+const CALL_TIMEOUT_MS = 5_000;
+
+type OpenedPipe = z.infer<typeof openedPipeSchema>;
+
+export interface SpanOptions {
+  nodeId: string;
+  view: () => ClusterView;
+  /** The internal token every node shares: node-to-node calls made outside a request carry it. */
+  token: string | undefined;
+  /** CLUSTER_NODE_MAX_CONSUMERS of this node; undefined: this node's rooms never spread to other nodes. */
+  maxConsumers: number | undefined;
+  /** The node that holds `id` (the forwarder's memory, else asking every node), or undefined. */
+  locate: (id: string) => Promise<NodeRecord | undefined>;
+  logger: Logger;
+}
+
+/** This node's end of a pipe that carries one of its producers to another node. */
+interface SourcePipe {
+  transport: ms.PipeTransport;
+  nodeId: string;
+  producerId: string;
+  /** The other end asked for the close (its copy closed): not told back. */
+  closedByPeer: boolean;
+}
+
+/** This node's end of a pipe that brings another node's producer: the copy's transport. */
+interface CopyPipe {
+  transport: ms.PipeTransport;
+  nodeId: string;
+  producerId: string;
+  copy: PipedCopy;
+  closedByPeer: boolean;
+}
+
+export type Span = ReturnType<typeof createSpan>;
+
+/** @example const span = createSpan(options, deps); media.attachSpan(span.remote) */
+export function createSpan(options: SpanOptions, deps: OpsDeps) {
+  const { registry, engine, config, logger } = deps;
+  /** On the origin: room id → the other nodes holding a part of it. */
+  const parts = new Map<string, Set<string>>();
+  /** Parts of other nodes' rooms being made here: one creation per room. */
+  const making = new Map<string, Promise<RouterEntry>>();
+  const sources = new Map<string, SourcePipe>();
+  const copies = new Map<string, CopyPipe>();
+
+  const headers = (): Record<string, string> => ({ 'content-type': 'application/json', ...(options.token ? { 'x-internal-token': options.token } : {}), 'x-cluster-forwarded-by': options.nodeId });
+  const nodeById = (id: string) => options.view().nodes.find((node) => node.id === id);
+
+  async function ask(node: NodeRecord | undefined, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    if (!node) throw new RelayError('NODE_UNREACHABLE', 'the node is not in the cluster', {});
+    const answer = await callNode(node.url, method, `/internal${path}`, headers(), body === undefined ? undefined : Buffer.from(JSON.stringify(body)), CALL_TIMEOUT_MS);
+    let parsed: unknown = null;
+    try {
+      parsed = answer.body.length > 0 ? JSON.parse(answer.body.toString('utf8')) : null;
+    } catch {
+      // not JSON: only the status counts
+    }
+    return { status: answer.status, body: parsed };
+  }
+
+  /** A notification to another node that nobody waits for: a failure is logged (the node may be gone). */
+  function tell(nodeId: string, method: string, path: string, body?: unknown): void {
+    ask(nodeById(nodeId), method, path, body).catch((err: unknown) => logger.warn({ err, nodeId, path }, 'cluster: a node was not told of a pipe change'));
+  }
+
+  /** The other node's error answer as this node's (same code, message and details). */
+  function relayed(answer: { status: number; body: unknown }, what: string): RelayError {
+    const body = answer.body as { code?: unknown; message?: unknown; details?: unknown } | null;
+    const code = typeof body?.code === 'string' ? (body.code as RelayErrorCode) : 'MEDIASOUP_ERROR';
+    try {
+      return new RelayError(code, typeof body?.message === 'string' ? body.message : `${what}: answered ${answer.status}`, (body?.details as Record<string, unknown> | undefined) ?? {});
+    } catch {
+      return new RelayError('MEDIASOUP_ERROR', `${what}: answered ${answer.status}`);
+    }
+  }
+
+  // ---- the room's parts -------------------------------------------------------------------------
+
+  /** Origin: where a new transport of `roomId` goes; undefined: here. Its part there exists on return. */
+  async function placeTransport(roomId: string): Promise<NodeRecord | undefined> {
+    const max = options.maxConsumers;
+    if (max === undefined) return undefined;
+    const room = registry.get('router', roomId);
+    if (!room || room.origin || !config.pipe) return undefined;
+    if (registry.count('consumer') < max) return undefined;
+    const view = options.view();
+    if (view.degraded) return undefined;
+    const under = (node: NodeRecord) => node.id !== options.nodeId && !node.load.draining && node.pipeAddress !== null && node.load.consumers < (node.load.maxConsumers ?? Number.POSITIVE_INFINITY);
+    const byLoad = (a: NodeRecord, b: NodeRecord) => a.load.consumers - b.load.consumers || a.load.transports - b.load.transports || (a.id < b.id ? -1 : 1);
+    const held = parts.get(roomId) ?? new Set<string>();
+    const candidates = view.nodes.filter(under);
+    const target = candidates.filter((node) => held.has(node.id)).sort(byLoad)[0] ?? candidates.sort(byLoad)[0];
+    if (!target) return undefined;
+    if (!held.has(target.id)) {
+      const answer = await ask(target, 'POST', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`, { nodeId: options.nodeId, mediaCodecs: room.mediaCodecs });
+      if (answer.status !== 204) {
+        logger.warn({ roomId, nodeId: target.id, status: answer.status }, 'cluster: a part of a room could not be made on another node; the transport stays here');
+        return undefined;
+      }
+      // The room may have closed meanwhile: its new part goes with it.
+      if (registry.get('router', roomId) !== room) {
+        tell(target.id, 'DELETE', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`);
+        throw notFound('router', roomId);
+      }
+      held.add(target.id);
+      parts.set(roomId, held);
+    }
+    return target;
+  }
+
+  /** A part of another node's room here, made once (however many ask at once). */
+  async function ensurePart(roomId: string, { nodeId: originId, mediaCodecs }: EnsurePartBody): Promise<void> {
+    const existing = registry.get('router', roomId);
+    if (existing) {
+      if (existing.origin?.nodeId !== originId) throw new RelayError('CONFLICT', `room ${roomId} is already held here`, { routerId: roomId });
+      return;
+    }
+    let pending = making.get(roomId);
+    if (!pending) {
+      pending = makePart(roomId, originId, mediaCodecs as unknown as RouterMediaCodec[]).finally(() => making.delete(roomId));
+      making.set(roomId, pending);
+    }
+    await pending;
+  }
+
+  async function makePart(roomId: string, originId: string, mediaCodecs: RouterMediaCodec[]): Promise<RouterEntry> {
+    if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: no part of a room is made here', {});
+    const slot = deps.placement.place();
+    const worker = slot.worker!;
+    const codecs = copyCodecs(mediaCodecs);
+    const router = await deps.placement.reserve(slot, () => engine('create router', () => worker.createRouter({ mediaCodecs: copyCodecs(codecs), appData: { roomId } }), [], worker));
+    return adopt(router, () => {
+      if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create part of a room', { workerPid: worker.pid });
+      const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs: codecs, parts: new Map(), pipes: new Map(), origin: { roomId, nodeId: originId } });
+      deps.rooms.addPart(room, { router, worker, slot: slot.index });
+      return room;
+    });
+  }
+
+  /** The room closed here (its origin): its parts on other nodes close too. */
+  function roomClosed(room: RouterEntry): void {
+    if (room.origin) return;
+    const id = roomIdOf(room);
+    const held = parts.get(id);
+    parts.delete(id);
+    for (const nodeId of held ?? []) tell(nodeId, 'DELETE', `/v1/cluster/rooms/${encodeURIComponent(id)}`);
+  }
+
+  /** A part of another node's room closes here, and everything in it (events as for any room's close). */
+  function closePart(roomId: string): void {
+    const room = registry.get('router', roomId);
+    if (!room?.origin) throw notFound('router', roomId);
+    closeRoom(registry, room, 'api');
+  }
+
+  // ---- producers copied between nodes ---------------------------------------------------------------
+
+  /** The producer's node: a pipe that carries `producerId` to the asking node's pipe transport. */
+  async function openPipe(input: OpenPipeBody): Promise<OpenedPipe> {
+    if (!config.pipe) throw new RelayError('CONFLICT', 'pipe transports are not enabled on this node: set MEDIASOUP_PIPE_LISTEN_IP', { setting: 'MEDIASOUP_PIPE_LISTEN_IP' });
+    const producer = registry.get('producer', input.producerId);
+    if (!producer) throw notFound('producer', input.producerId);
+    if (producer.routerId !== input.roomId) {
+      throw new RelayError('CAN_NOT_CONSUME', `cannot consume producer ${input.producerId}: it belongs to another router`, { producerId: input.producerId, reason: 'producer belongs to another router' });
+    }
+    const listenIp = await pipeListenIp(config.pipe);
+    const problem = pipePeerProblem(input.ip, isIP(listenIp.ip) === 6 ? 6 : 4, config.pipe.peerCidrs);
+    if (problem) throw validationError([{ path: 'ip', message: problem }]);
+    const room = registry.require('router', input.roomId);
+    const part = requirePart(room, producer.worker, 'pipe producer to another node');
+    const needs: [['producer', string]] = [['producer', input.producerId]];
+    const transport = await engine('create pipe transport', () => part.router.createPipeTransport({ listenIp, enableSrtp: true, enableRtx: true }), needs, producer.worker);
+    try {
+      await engine('connect pipe transport', () => transport.connect({ ip: input.ip, port: input.port, srtpParameters: input.srtpParameters as ms.SrtpParameters }), needs, producer.worker);
+      const consumer = await engine('create pipe consumer', () => transport.consume({ producerId: input.producerId }), needs, producer.worker);
+      const pipeId = transport.id;
+      const source: SourcePipe = { transport, nodeId: input.nodeId, producerId: input.producerId, closedByPeer: false };
+      sources.set(pipeId, source);
+      const path = `/v1/cluster/pipes/${pipeId}/state`;
+      consumer.on('producerpause', () => tell(input.nodeId, 'POST', path, { paused: true }));
+      consumer.on('producerresume', () => tell(input.nodeId, 'POST', path, { paused: false }));
+      // The producer (or its room) closed: the pipe goes, and the copy with it.
+      consumer.observer.once('close', () => transport.close());
+      transport.observer.once('close', () => {
+        sources.delete(pipeId);
+        if (!source.closedByPeer) tell(input.nodeId, 'POST', path, { closed: true });
+      });
+      if (transport.closed) throw notFound('producer', input.producerId);
+      return {
+        pipeId,
+        ip: listenIp.announcedIp ?? listenIp.ip,
+        port: transport.tuple.localPort,
+        srtpParameters: transport.srtpParameters as OpenedPipe['srtpParameters'],
+        kind: consumer.kind,
+        rtpParameters: consumer.rtpParameters as unknown as Record<string, unknown>,
+        paused: consumer.producerPaused,
+      };
+    } catch (error) {
+      transport.close();
+      throw error;
+    }
+  }
+
+  /** The producer's node: the copy's node let its copy go (its last consumer closed). */
+  function closeSource(pipeId: string): void {
+    const source = sources.get(pipeId);
+    if (!source) throw notFound('resource', pipeId);
+    source.closedByPeer = true;
+    source.transport.close();
+  }
+
+  /** The copy's node: the producer paused, resumed or closed on its node. */
+  async function copyState(pipeId: string, state: PipeStateBody): Promise<void> {
+    const pipe = copies.get(pipeId);
+    if (!pipe) throw notFound('resource', pipeId);
+    if (state.closed) {
+      pipe.closedByPeer = true;
+      pipe.transport.close();
+      return;
+    }
+    const producer = pipe.copy.pipeProducer;
+    if (state.paused === undefined || !producer || producer.closed) return;
+    await engine(state.paused ? 'pause piped copy' : 'resume piped copy', () => (state.paused ? producer.pause!() : producer.resume!()), [], pipe.copy.target.worker).catch(() => {});
+  }
+
+  /**
+   * The copy's node: makes `producerId`, held by another node, consumable on `part` (remote.ensureProducer).
+   * The copy is kept in the room's pipes like a worker-to-worker copy, so its lease and release are rooms.ts's.
+   */
+  async function ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease> {
+    let byWorker = room.pipes.get(producerId);
+    if (!byWorker) room.pipes.set(producerId, (byWorker = new Map<ms.Worker, PipedCopy>()));
+    let copy = byWorker.get(part.worker);
+    if (copy?.pipeConsumer?.closed) {
+      byWorker.delete(part.worker);
+      copy = undefined;
+    }
+    if (!copy) {
+      const made: PipedCopy = { producerId, kind: 'producer', target: part, holds: 0, pipeConsumer: undefined, pipeProducer: undefined, ready: Promise.resolve() };
+      (made as { ready: Promise<void> }).ready = copyFrom(room, made).catch((error: unknown) => {
+        if (room.pipes.get(producerId)?.get(part.worker) === made) room.pipes.get(producerId)!.delete(part.worker);
+        throw error;
+      });
+      byWorker.set(part.worker, (copy = made));
+    }
+    const held = copy;
+    held.holds++;
+    let released = false;
+    const lease: PipeLease = {
+      release() {
+        if (released) return;
+        released = true;
+        held.holds--;
+        deps.rooms.releaseIfUnused(room, producerId, part.worker);
+      },
+    };
+    try {
+      await held.ready;
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    return lease;
+  }
+
+  async function copyFrom(room: RouterEntry, copy: PipedCopy): Promise<void> {
+    const { producerId, target } = copy;
+    const roomId = roomIdOf(room);
+    if (!config.pipe) throw notFound('producer', producerId);
+    const node = await options.locate(producerId);
+    if (!node || node.id === options.nodeId) throw notFound('producer', producerId);
+    const listenIp = await pipeListenIp(config.pipe);
+    const needs: [['router', string]] = [['router', roomId]];
+    const transport = await engine('create pipe transport', () => target.router.createPipeTransport({ listenIp, enableSrtp: true, enableRtx: true }), needs, target.worker);
+    try {
+      const answer = await ask(node, 'POST', '/v1/cluster/pipes', {
+        roomId,
+        producerId,
+        nodeId: options.nodeId,
+        ip: listenIp.announcedIp ?? listenIp.ip,
+        port: transport.tuple.localPort,
+        srtpParameters: transport.srtpParameters,
+      });
+      if (answer.status !== 201) throw relayed(answer, 'pipe a producer from another node');
+      const opened = openedPipeSchema.safeParse(answer.body);
+      if (!opened.success) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} answered a pipe that is not one`, { nodeId: node.id });
+      const { pipeId, ip, port, srtpParameters, kind, rtpParameters, paused } = opened.data;
+      const pipe: CopyPipe = { transport, nodeId: node.id, producerId, copy, closedByPeer: false };
+      copies.set(pipeId, pipe);
+      transport.observer.once('close', () => {
+        copies.delete(pipeId);
+        if (!pipe.closedByPeer) tell(node.id, 'DELETE', `/v1/cluster/pipes/${pipeId}`);
+      });
+      const problem = pipePeerProblem(ip, isIP(listenIp.ip) === 6 ? 6 : 4, config.pipe.peerCidrs);
+      if (problem) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} pipes from ${ip}: ${problem}`, { nodeId: node.id });
+      await engine('connect pipe transport', () => transport.connect({ ip, port, srtpParameters: srtpParameters as ms.SrtpParameters }), needs, target.worker);
+      const producer = await engine('create pipe producer', () => transport.produce({ id: producerId, kind, rtpParameters: rtpParameters as unknown as ms.RtpParameters, paused }), needs, target.worker);
+      copy.pipeProducer = producer;
+      copy.pipeConsumer = {
+        id: pipeId,
+        get closed() {
+          return transport.closed;
+        },
+        close: () => transport.close(),
+      };
+      if (transport.closed || target.router.closed) throw notFound('producer', producerId);
+    } catch (error) {
+      transport.close();
+      throw error;
+    }
+  }
+
+  /** Copies a producer's pause or resume to its copies on other nodes before the API answers. */
+  async function syncRemote(producerId: string, paused: boolean): Promise<void> {
+    await Promise.all(
+      [...sources.entries()]
+        .filter(([, source]) => source.producerId === producerId && !source.transport.closed)
+        .map(([pipeId, source]) => ask(nodeById(source.nodeId), 'POST', `/v1/cluster/pipes/${pipeId}/state`, { paused }).catch(() => undefined)),
+    );
+  }
+
+  /** Another node was lost: the copies of its producers close (their consumers with `node_lost`), and the pipes to it. */
+  function nodeLost(nodeId: string): void {
+    // Its parts of this node's rooms went with it: the rooms go on without them.
+    for (const held of parts.values()) held.delete(nodeId);
+    for (const pipe of [...copies.values()]) {
+      if (pipe.nodeId !== nodeId) continue;
+      for (const consumer of registry.children('producer', pipe.producerId, 'consumer')) {
+        if (consumer.worker === pipe.copy.target.worker) registry.markClosing(consumer.consumer, 'node_lost');
+      }
+      pipe.closedByPeer = true;
+      pipe.transport.close();
+    }
+    for (const source of [...sources.values()]) {
+      if (source.nodeId !== nodeId) continue;
+      source.closedByPeer = true;
+      source.transport.close();
+    }
+  }
+
+  const spans = (room: RouterEntry) => room.origin !== undefined || (parts.get(roomIdOf(room))?.size ?? 0) > 0;
+  const remote: RemoteParts = { spans, ensureProducer, syncRemote };
+  return {
+    remote,
+    placeTransport,
+    partsOf: (roomId: string): string[] => [...(parts.get(roomId) ?? [])],
+    ensurePart,
+    closePart,
+    roomClosed,
+    openPipe,
+    closeSource,
+    copyState,
+    nodeLost,
+  };
+}

@@ -1,0 +1,243 @@
+// One room over three machines (issue 40): the room is made on A, whose CLUSTER_NODE_MAX_CONSUMERS of 0
+// sends every new transport of it to another node; a sender's plain transport lands on B, a receiver's on
+// C, and the producer on B is piped to C once, under its own id. Three server processes with their own
+// HTTP, RTC and pipe ports, one private redis-server; RTP counted at the receiver's socket.
+import dgram from 'node:dgram';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OwnRedis } from '../support/redis-server.js';
+import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
+import { opusPacket } from '../support/webrtc/rtp.js';
+import { waitFor } from '../support/webrtc/wait.js';
+
+const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${server.url}/internal/v1${path}`, { method, headers: { ...headers, ...extra }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Every event of `server`'s stream from now on, until stop(). */
+async function follow(server: ServerProcess): Promise<{ events: any[]; stop: () => void }> {
+  const abort = new AbortController();
+  const res = await fetch(`${server.url}/internal/v1/events`, { headers, signal: abort.signal });
+  expect(res.status).toBe(200);
+  const events: any[] = [];
+  void (async () => {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += decoder.decode(value, { stream: true });
+      const frames = buffered.split('\n\n');
+      buffered = frames.pop()!;
+      for (const frame of frames) {
+        const data = frame.split('\n').find((line) => line.startsWith('data: '));
+        if (data) events.push(JSON.parse(data.slice(6)));
+      }
+    }
+  })().catch(() => {});
+  return { events, stop: () => abort.abort() };
+}
+
+const SSRC = 22_222;
+const OPUS = { kind: 'audio', rtpParameters: { codecs: [{ mimeType: 'audio/opus', payloadType: 111, clockRate: 48000, channels: 2 }], encodings: [{ ssrc: SSRC }] } };
+
+describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () => {
+  let redis: OwnRedis;
+  const servers: ServerProcess[] = [];
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let c: ServerProcess;
+  const start = async (id: string, maxConsumers: string) => {
+    const port = await freePort();
+    const server = await startServer(
+      { REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}`, CLUSTER_NODE_MAX_CONSUMERS: maxConsumers, MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' },
+      { port, rtcPorts: 6 },
+    );
+    servers.push(server);
+    return server;
+  };
+
+  beforeAll(async () => {
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+    [a, b, c] = await Promise.all([start('node-a', '0'), start('node-b', '1'), start('node-c', '1000')]);
+    for (const server of [a, b, c]) {
+      await waitFor(async () => (await call(server, 'GET', '/cluster')).body.nodes.length >= 3, { timeoutMs: 10_000, intervalMs: 100, what: 'three nodes' });
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    await redis?.kill();
+  });
+
+  /** Where `id` is held now (asked of each node itself), or undefined. */
+  const where = async (id: string) => {
+    for (const server of [a, b, c]) {
+      if (server.child.exitCode !== null || server.child.signalCode !== null) continue;
+      const found = await call(server, 'GET', `/cluster/resources/${id}`, undefined, { 'X-Cluster-Forwarded-By': 'test' });
+      if (found.status === 200) return found.body.nodeId as string;
+    }
+    return undefined;
+  };
+
+  /**
+   * A room made on A (past its limit of 0 consumers: its new transports go elsewhere); a sender's plain
+   * transport asked of B lands on B with an opus producer; a second transport, and a consumer, on B (the
+   * room's node under its limit of 1) fill B; then a receiver's transport asked of C lands on C, whose
+   * consumer gets the producer piped from B. RTP flows to the receiver's socket; every node's stream read.
+   */
+  async function spanningCall() {
+    // Placement reads heartbeats: start from B and C empty as A sees them (an earlier test's call gone).
+    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number; transports: number } }) => n.load.consumers === 0), { timeoutMs: 5_000, intervalMs: 100, what: 'no consumer left' });
+    const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+    expect(made.status).toBe(201);
+    const routerId = made.body.id as string;
+    const rtpCapabilities = made.body.rtpCapabilities;
+    const sender = await call(b, 'POST', '/plain-transports', { routerId, comedia: true });
+    expect(sender.status, JSON.stringify(sender.body)).toBe(201);
+    expect(await where(sender.body.id)).toBe('node-b');
+    // The room is still A's: only A answers for it, and the cluster lists it once.
+    expect(await where(routerId)).toBe('node-a');
+    expect((await call(c, 'GET', '/routers')).body.routers.filter((r: { id: string }) => r.id === routerId)).toHaveLength(1);
+    const producer = await call(c, 'POST', '/producers', { transportId: sender.body.id, ...OPUS });
+    expect(producer.status, JSON.stringify(producer.body)).toBe(201);
+    const producerId = producer.body.id as string;
+    expect(await where(producerId)).toBe('node-b');
+    const local = await call(a, 'POST', '/plain-transports', { routerId, comedia: false });
+    expect(local.status, JSON.stringify(local.body)).toBe(201);
+    expect(await where(local.body.id)).toBe('node-b');
+    const localConsumer = await call(a, 'POST', '/consumers', { transportId: local.body.id, producerId, rtpCapabilities });
+    expect(localConsumer.status, JSON.stringify(localConsumer.body)).toBe(201);
+    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-b').load.consumers >= 1, { timeoutMs: 5_000, intervalMs: 100, what: "B's load on A" });
+
+    const socket = dgram.createSocket('udp4');
+    const sending = dgram.createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const counted = { received: 0 };
+    socket.on('message', (message) => {
+      if (message.length > 12 && (message[1]! & 0x7f) !== 72 && message.readUInt32BE(8) !== 0) counted.received++;
+    });
+    // Each node streams its own events (on a shared PostgreSQL every node's too): read all three, each event once.
+    const streams = await Promise.all([a, b, c].map(follow));
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      clearInterval(timer);
+      for (const one of streams) one.stop();
+      socket.close();
+      sending.close();
+    };
+    try {
+      const receiver = await call(c, 'POST', '/plain-transports', { routerId, comedia: false });
+      expect(receiver.status, JSON.stringify(receiver.body)).toBe(201);
+      expect(await where(receiver.body.id)).toBe('node-c');
+      expect((await call(a, 'POST', `/plain-transports/${receiver.body.id}/connect`, { ip: '127.0.0.1', port: socket.address().port })).status).toBe(200);
+      const consumer = await call(b, 'POST', '/consumers', { transportId: receiver.body.id, producerId, rtpCapabilities });
+      expect(consumer.status, JSON.stringify(consumer.body)).toBe(201);
+      expect(consumer.body).toMatchObject({ producerId, kind: 'audio' });
+      const consumerId = consumer.body.id as string;
+      expect(await where(consumerId)).toBe('node-c');
+      expect((await call(a, 'POST', `/consumers/${consumerId}/resume`)).status).toBe(200);
+      // Opus every 20 ms into B's plain transport.
+      let seq = 0;
+      timer = setInterval(() => {
+        const packet = opusPacket(seq, seq, seq * 960);
+        packet.header.ssrc = SSRC;
+        packet.header.payloadType = 111;
+        sending.send(packet.serialize(), sender.body.port as number, sender.body.ip as string);
+        seq++;
+      }, 20);
+      await waitFor(() => counted.received >= 25, { timeoutMs: 5_000, intervalMs: 50, what: 'RTP at the receiver on C' });
+      const seen = () => [...new Map(streams.flatMap((one) => one.events).map((event) => [`${event.nodeId}:${event.id}`, event])).values()];
+      return { routerId, sender: sender.body.id as string, local: local.body.id as string, receiver: receiver.body.id as string, producerId, consumerId, counted, seen, stop };
+    } catch (error) {
+      stop();
+      throw error;
+    }
+  }
+
+  it('places the sender on B and the receiver on C, pipes the producer B→C once: RTP arrives, pause and resume reach it, any node lists the whole room, closing it through C closes every part', { timeout: 60_000 }, async () => {
+    const { routerId, sender, local, receiver, producerId, consumerId, counted, seen, stop } = await spanningCall();
+    try {
+      // Every node answers the whole room: both transports, wherever they are.
+      for (const server of [a, b, c]) {
+        const room = await call(server, 'GET', `/routers/${routerId}`);
+        expect(room.status).toBe(200);
+        const ids = room.body.plainTransports.map((t: { id: string }) => t.id).sort();
+        expect(ids).toEqual([sender, local, receiver].sort());
+        expect(room.body.counts).toMatchObject({ producers: 1, consumers: 2 });
+      }
+
+      // Pause through A reaches the copy on C before the answer: nothing more arrives; resume: it flows again.
+      expect((await call(a, 'POST', `/producers/${producerId}/pause`)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const paused = counted.received;
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(counted.received - paused).toBeLessThanOrEqual(1);
+      const state = await call(b, 'GET', `/routers/${routerId}`);
+      const consumerState = state.body.plainTransports.flatMap((t: { consumers: unknown[] }) => t.consumers).find((x: { id: string }) => x.id === consumerId);
+      expect(consumerState).toMatchObject({ producerPaused: true });
+      expect((await call(c, 'POST', `/producers/${producerId}/resume`)).status).toBe(200);
+      const resumed = counted.received;
+      await waitFor(() => counted.received >= resumed + 20, { timeoutMs: 5_000, intervalMs: 50, what: 'RTP again after resume' });
+
+      // Closing the room through C (carried to A) closes every part on every node, with the usual events.
+      expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+      await waitFor(
+        () => seen().filter((event) => event.type === 'plainTransport.closed').length === 3 && ['router.closed', 'producer.closed', 'consumer.closed'].every((type) => seen().some((event) => event.type === type)),
+        { timeoutMs: 5_000, intervalMs: 50, what: 'the close events' },
+      );
+      const closed = seen().filter((event) => event.type.endsWith('.closed'));
+      expect(closed.find((event) => event.type === 'router.closed')).toMatchObject({ routerId, nodeId: 'node-a', reason: 'api' });
+      expect(closed.filter((event) => event.type === 'router.closed')).toHaveLength(1);
+      expect(closed.filter((event) => event.type === 'plainTransport.closed').map((event) => [event.plainTransportId, event.nodeId, event.reason]).sort()).toEqual(
+        [
+          [sender, 'node-b', 'router_closed'],
+          [local, 'node-b', 'router_closed'],
+          [receiver, 'node-c', 'router_closed'],
+        ].sort(),
+      );
+      for (const id of [routerId, sender, local, receiver, producerId, consumerId]) expect(await where(id)).toBeUndefined();
+      for (const server of [a, b, c]) expect((await call(server, 'GET', `/routers/${routerId}`)).status).toBe(404);
+    } finally {
+      stop();
+    }
+  });
+
+  it('B killed mid-call: node.lost names the room and B\'s transports within 10 s, the consumer on C of B\'s producer closes with node_lost, calls for B\'s resources answer 404 NODE_LOST; the room goes on on A and C', { timeout: 60_000 }, async () => {
+    const { routerId, sender, local, receiver, producerId, consumerId, seen, stop } = await spanningCall();
+    try {
+      const killedAt = Date.now();
+      b.child.kill('SIGKILL');
+      await b.exited;
+      await waitFor(() => seen().some((event) => event.type === 'node.lost'), { timeoutMs: 10_000, intervalMs: 50, what: 'node.lost' });
+      const lostAfter = Date.now() - killedAt;
+      const lost = seen().filter((event) => event.type === 'node.lost');
+      expect(lost).toHaveLength(1);
+      expect(lost[0].nodeId).toBe('node-b');
+      expect(lost[0].routerIds).toContain(routerId);
+      expect(lost[0].transportIds).toEqual(expect.arrayContaining([sender, local]));
+      expect(lost[0].producerIds).toContain(producerId);
+      await waitFor(() => seen().some((event) => event.type === 'consumer.closed' && event.consumerId === consumerId), { timeoutMs: 5_000, intervalMs: 50, what: "the receiver's consumer closed" });
+      expect(seen().find((event) => event.type === 'consumer.closed' && event.consumerId === consumerId)).toMatchObject({ nodeId: 'node-c', reason: 'node_lost', producerId });
+      console.log(`node.lost read ${lostAfter} ms after the kill`);
+      for (const server of [a, c]) {
+        const answer = await call(server, 'GET', `/transports/${sender}/stats`);
+        expect(answer).toMatchObject({ status: 404, body: { code: 'NODE_LOST', details: { nodeId: 'node-b' } } });
+      }
+      // The room goes on: A answers for it with C's part, and it closes through C.
+      const room = await call(c, 'GET', `/routers/${routerId}`);
+      expect(room.status, JSON.stringify(room.body)).toBe(200);
+      expect(room.body.plainTransports.map((t: { id: string }) => t.id)).toEqual([receiver]);
+      expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+      await waitFor(async () => (await where(receiver)) === undefined, { timeoutMs: 5_000, intervalMs: 50, what: "C's part closed" });
+    } finally {
+      stop();
+    }
+  });
+});
