@@ -226,10 +226,14 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       await waitFor(() => seen().some((event) => event.type === 'consumer.closed' && event.consumerId === consumerId), { timeoutMs: 5_000, intervalMs: 50, what: "the receiver's consumer closed" });
       expect(seen().find((event) => event.type === 'consumer.closed' && event.consumerId === consumerId)).toMatchObject({ nodeId: 'node-c', reason: 'node_lost', producerId });
       console.log(`node.lost read ${lostAfter} ms after the kill`);
+      // Each survivor learns of the loss at its own next heartbeat (one of them announced it): within 1 s.
+      const announced = Date.now();
       for (const server of [a, c]) {
+        await waitFor(async () => (await call(server, 'GET', `/transports/${sender}/stats`)).status === 404, { timeoutMs: 2_000, intervalMs: 50, what: 'NODE_LOST' });
         const answer = await call(server, 'GET', `/transports/${sender}/stats`);
         expect(answer).toMatchObject({ status: 404, body: { code: 'NODE_LOST', details: { nodeId: 'node-b' } } });
       }
+      console.log(`NODE_LOST on A and C ${Date.now() - announced} ms after node.lost was read`);
       // The room goes on: A answers for it with C's part, and it closes through C.
       const room = await call(c, 'GET', `/routers/${routerId}`);
       expect(room.status, JSON.stringify(room.body)).toBe(200);

@@ -523,7 +523,7 @@ describe('fuzz /internal', () => {
   });
 
   it('node-to-node cluster routes (parts of rooms, pipes between nodes) on a relay that is no cluster node: 400 or 409, nothing made', async () => {
-    const part = () => ({ nodeId: 'node-x', mediaCodecs: [{ kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 }] });
+    const part = () => ({ nodeId: 'node-x', mediaCodecs: [] });
     const pipe = () => ({ roomId: base.routerId, producerId: base.producerId, nodeId: 'node-x', ip: '127.0.0.1', port: 40000, srtpParameters: { ...base.srtp } });
     const target = fc.oneof(
       fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}`), success: 204, body: fc.oneof(anyJson, mutatedHostile(part)) }),
