@@ -5,10 +5,11 @@ import dgram from 'node:dgram';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
-import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { opusPacket } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
+import { followEvents } from '../support/event-stream.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
 
@@ -34,29 +35,7 @@ async function roomOn(server: ServerProcess): Promise<string> {
 }
 
 /** Every event of `server`'s stream from now on, as they come, until stop(). */
-async function follow(server: ServerProcess): Promise<{ events: any[]; stop: () => void }> {
-  const abort = new AbortController();
-  const res = await fetch(`${server.url}/internal/v1/events`, { headers, signal: abort.signal });
-  expect(res.status).toBe(200);
-  const events: any[] = [];
-  void (async () => {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffered += decoder.decode(value, { stream: true });
-      const frames = buffered.split('\n\n');
-      buffered = frames.pop()!;
-      for (const frame of frames) {
-        const data = frame.split('\n').find((line) => line.startsWith('data: '));
-        if (data) events.push({ ...JSON.parse(data.slice(6)), receivedAt: Date.now() });
-      }
-    }
-  })().catch(() => {});
-  return { events, stop: () => abort.abort() };
-}
+const follow = (server: ServerProcess) => followEvents(server.url, headers);
 
 /** The first event of `server`'s stream that `match` accepts, published after the stream opened and `action` ran. */
 async function eventOf(server: ServerProcess, match: (event: any) => boolean, action: () => Promise<void>, ms = 10_000): Promise<any> {
@@ -113,8 +92,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('calls carried to the node that holds
   let b: ServerProcess;
   let c: ServerProcess;
   const start = async (id: string) => {
-    const port = await freePort();
-    const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port, rtcPorts: 3 });
+    const server = await startServerAt((port) => ({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }), { rtcPorts: 3 });
     servers.push(server);
     return server;
   };

@@ -4,7 +4,7 @@
 // registers again and the view heals without a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
-import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
 import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
@@ -43,8 +43,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('a call through three nodes while Red
   let b: ServerProcess;
   let c: ServerProcess;
   const start = async (id: string) => {
-    const port = await freePort();
-    const server = await startServer({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }, { port, rtcPorts: 3 });
+    const server = await startServerAt((port) => ({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }), { rtcPorts: 3 });
     servers.push(server);
     return server;
   };

@@ -5,10 +5,11 @@
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
-import { freePort, SERVER_TOKEN, startServer, type ServerProcess } from '../support/server-process.js';
+import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { opusPacket } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
+import { followEvents } from '../support/event-stream.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
 
@@ -18,30 +19,8 @@ async function call(server: ServerProcess, method: string, path: string, body?: 
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-/** Every event of `server`'s stream from now on, until stop(). */
-async function follow(server: ServerProcess): Promise<{ events: any[]; stop: () => void }> {
-  const abort = new AbortController();
-  const res = await fetch(`${server.url}/internal/v1/events`, { headers, signal: abort.signal });
-  expect(res.status).toBe(200);
-  const events: any[] = [];
-  void (async () => {
-    const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffered += decoder.decode(value, { stream: true });
-      const frames = buffered.split('\n\n');
-      buffered = frames.pop()!;
-      for (const frame of frames) {
-        const data = frame.split('\n').find((line) => line.startsWith('data: '));
-        if (data) events.push(JSON.parse(data.slice(6)));
-      }
-    }
-  })().catch(() => {});
-  return { events, stop: () => abort.abort() };
-}
+/** Every event of `server`'s stream from now on, as they come, until stop(). */
+const follow = (server: ServerProcess) => followEvents(server.url, headers);
 
 const SSRC = 22_222;
 const OPUS = { kind: 'audio', rtpParameters: { codecs: [{ mimeType: 'audio/opus', payloadType: 111, clockRate: 48000, channels: 2 }], encodings: [{ ssrc: SSRC }] } };
@@ -53,10 +32,9 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
   let b: ServerProcess;
   let c: ServerProcess;
   const start = async (id: string, maxConsumers: string) => {
-    const port = await freePort();
-    const server = await startServer(
-      { REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}`, CLUSTER_NODE_MAX_CONSUMERS: maxConsumers, MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' },
-      { port, rtcPorts: 6 },
+    const server = await startServerAt(
+      (port) => ({ REDIS_URL: redis.url, CLUSTER_NODE_ID: id, CLUSTER_NODE_URL: `http://127.0.0.1:${port}`, CLUSTER_NODE_MAX_CONSUMERS: maxConsumers, MEDIASOUP_PIPE_LISTEN_IP: '127.0.0.1' }),
+      { rtcPorts: 6 },
     );
     servers.push(server);
     return server;

@@ -80,6 +80,23 @@ async function compile(): Promise<string> {
   return server;
 }
 
+/**
+ * A server whose own env names its port (a cluster node's CLUSTER_NODE_URL): on a port from freePort(),
+ * taken again (3 tries) when another process bound it between (an outgoing connection's ephemeral port:
+ * EADDRINUSE).
+ * @example const node = await startServerAt((port) => ({ CLUSTER_NODE_URL: `http://127.0.0.1:${port}` }), { rtcPorts: 3 })
+ */
+export async function startServerAt(envFor: (port: number) => Record<string, string>, options: Omit<NonNullable<Parameters<typeof startServer>[1]>, 'port'> = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startServer(envFor(port), { ...options, port });
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
 /** A TCP port free on 127.0.0.1 right now (the kernel picks it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -24,7 +24,7 @@ import { pipeListenIp } from '../kinds/pipes/ops.js';
 import type { OpsDeps } from '../ops/deps.js';
 import { pipePeerProblem } from '../ops/pipe-peer.js';
 import { roomIdOf, type PipedCopy, type RoomPart, type RouterEntry } from '../registry/kinds.js';
-import { closeRoom, requirePart, type PipeLease, type RemoteParts } from '../rooms/rooms.js';
+import { closeRoom, leaseCopy, requirePart, type PipeLease, type RemoteParts } from '../rooms/rooms.js';
 import type { Logger } from '../../logger.js';
 import type { ClusterView, NodeRecord } from './membership.js';
 import { callNode } from './node-client.js';
@@ -261,40 +261,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
    * The copy's node: makes `producerId`, held by another node, consumable on `part` (remote.ensureProducer).
    * The copy is kept in the room's pipes like a worker-to-worker copy, so its lease and release are rooms.ts's.
    */
-  async function ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease> {
-    let byWorker = room.pipes.get(producerId);
-    if (!byWorker) room.pipes.set(producerId, (byWorker = new Map<ms.Worker, PipedCopy>()));
-    let copy = byWorker.get(part.worker);
-    if (copy?.pipeConsumer?.closed) {
-      byWorker.delete(part.worker);
-      copy = undefined;
-    }
-    if (!copy) {
-      const made: PipedCopy = { producerId, kind: 'producer', target: part, holds: 0, pipeConsumer: undefined, pipeProducer: undefined, ready: Promise.resolve() };
-      (made as { ready: Promise<void> }).ready = copyFrom(room, made).catch((error: unknown) => {
-        if (room.pipes.get(producerId)?.get(part.worker) === made) room.pipes.get(producerId)!.delete(part.worker);
-        throw error;
-      });
-      byWorker.set(part.worker, (copy = made));
-    }
-    const held = copy;
-    held.holds++;
-    let released = false;
-    const lease: PipeLease = {
-      release() {
-        if (released) return;
-        released = true;
-        held.holds--;
-        deps.rooms.releaseIfUnused(room, producerId, part.worker);
-      },
-    };
-    try {
-      await held.ready;
-    } catch (error) {
-      lease.release();
-      throw error;
-    }
-    return lease;
+  function ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease> {
+    return leaseCopy(deps.rooms, room, producerId, 'producer', part, (copy) => copyFrom(room, copy));
   }
 
   async function copyFrom(room: RouterEntry, copy: PipedCopy): Promise<void> {

@@ -199,6 +199,23 @@ export async function ensureProducerOn(
     throw new RelayError('MEDIASOUP_ERROR', `the target router is not a part of room ${roomIdOf(room)}`, { routerId: roomIdOf(room) });
   }
   if (part.worker === source.worker) return NO_LEASE;
+  return leaseCopy(rooms, room, producerId, kind, part, (copy) => pipe(deps, room, copy, source.worker));
+}
+
+/**
+ * A lease of the copy of `producerId` on `part` (one per worker of the room, however many ask at once),
+ * made by `make` when there is none or the one there closed. The copy stays while a lease is held or a
+ * consumer on that worker uses it (RoomBook.releaseIfUnused); a copy that could not be made is forgotten.
+ * Shared by the copies between workers (pipe, below) and between cluster nodes (cluster/span.ts).
+ */
+export async function leaseCopy(
+  rooms: RoomBook,
+  room: RouterEntry,
+  producerId: string,
+  kind: 'producer' | 'dataProducer',
+  part: RoomPart,
+  make: (copy: PipedCopy) => Promise<void>,
+): Promise<PipeLease> {
   let copies = room.pipes.get(producerId);
   if (!copies) room.pipes.set(producerId, (copies = new Map<ms.Worker, PipedCopy>()));
   let copy = copies.get(part.worker);
@@ -208,7 +225,7 @@ export async function ensureProducerOn(
   }
   if (!copy) {
     const made: PipedCopy = { producerId, kind, target: part, holds: 0, pipeConsumer: undefined, pipeProducer: undefined, ready: Promise.resolve() };
-    (made as { ready: Promise<void> }).ready = pipe(deps, room, made, source.worker).catch((error: unknown) => {
+    (made as { ready: Promise<void> }).ready = make(made).catch((error: unknown) => {
       if (room.pipes.get(producerId)?.get(part.worker) === made) room.pipes.get(producerId)!.delete(part.worker);
       throw error;
     });
