@@ -304,18 +304,25 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
     }
   }
 
-  function sleep(ms: number): Promise<void> {
+  /**
+   * Waits `ms`, or less when stop() cuts the wait short. Resolves `false` when stop()'s deadline ends
+   * the wait: no attempt follows then (one begun at the deadline would be given up at once, and a
+   * timer can fire a millisecond before `Date.now()` reaches the deadline).
+   */
+  function sleep(ms: number): Promise<boolean> {
     if (retryNow) {
       retryNow = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
+    const left = deadline - Date.now();
+    const cut = left <= ms;
     return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(0, Math.min(ms, deadline - Date.now())));
-      wake = done;
-      function done() {
+      const timer = setTimeout(() => done(!cut), Math.max(0, Math.min(ms, left)));
+      wake = () => done(true);
+      function done(goOn: boolean) {
         clearTimeout(timer);
         wake = undefined;
-        resolve();
+        resolve(goOn);
       }
     });
   }
@@ -348,8 +355,8 @@ export function createWebhookSink<E extends BusEvent = AnyEvent>(options: Webhoo
       const backoff = Math.min(retryMaxMs, retryBaseMs * 2 ** Math.min(failuresInARow - 1, 30));
       const wait = backoff / 2 + Math.random() * (backoff / 2);
       // The backoff holds while stopping too (stop() cut the wait under way short once); the deadline
-      // ends a wait that would outlast it.
-      await sleep(wait);
+      // ends a wait that would outlast it, and the run with it.
+      if (!(await sleep(wait))) return;
     }
   }
 
