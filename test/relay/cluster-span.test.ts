@@ -87,10 +87,11 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     expect(producer.status, JSON.stringify(producer.body)).toBe(201);
     const producerId = producer.body.id as string;
     expect(await where(producerId)).toBe('node-b');
-    const local = await call(a, 'POST', '/plain-transports', { routerId, comedia: false });
+    // Asked of C, carried to A, placed by A on B: C remembers it on B, not on A (x-cluster-held-by).
+    const local = await call(c, 'POST', '/plain-transports', { routerId, comedia: false });
     expect(local.status, JSON.stringify(local.body)).toBe(201);
     expect(await where(local.body.id)).toBe('node-b');
-    const localConsumer = await call(a, 'POST', '/consumers', { transportId: local.body.id, producerId, rtpCapabilities });
+    const localConsumer = await call(c, 'POST', '/consumers', { transportId: local.body.id, producerId, rtpCapabilities });
     expect(localConsumer.status, JSON.stringify(localConsumer.body)).toBe(201);
     await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-b').load.consumers >= 1, { timeoutMs: 5_000, intervalMs: 100, what: "B's load on A" });
 

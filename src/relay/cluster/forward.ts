@@ -31,6 +31,12 @@ export const FORWARDED_HEADER = 'x-cluster-forwarded-by';
 export const PLACE_BY_HEADER = 'x-cluster-place-by';
 /** On the answer to a forwarded call: the answering node's routers then (fresher than its heartbeat, for placement); not passed on. */
 export const ROUTERS_HEADER = 'x-cluster-node-routers';
+/**
+ * On the answer to a forwarded call: the node that answered it in the end. It differs from the node
+ * called when that node placed a transport of its room on a third node: the caller remembers a new
+ * resource's id with the node that holds it. Never passed on to a client.
+ */
+export const HELD_BY_HEADER = 'x-cluster-held-by';
 
 /** The collections whose `/{id}` paths name a resource one node holds. */
 const COLLECTIONS = ['routers', 'transports', 'producers', 'consumers', 'data-producers', 'data-consumers', 'pipe-transports', 'plain-transports', 'recordings', 'whip-endpoints', 'whep-endpoints'] as const;
@@ -235,16 +241,21 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
     if (Number.isInteger(routers) && routers >= 0) options.placement?.observe(node.id, routers);
     if (id !== undefined && (res.status === 404 || (method === 'DELETE' && res.status < 300 && BY_ID.exec(url.pathname)?.[1] === id))) nodeOf.delete(id);
     if (res.status === 201 && res.headers['content-type']?.includes('json')) {
+      // Made where the called node placed it (a transport of its room on a third node), else there.
+      const heldBy = res.headers[HELD_BY_HEADER];
+      const holder = typeof heldBy === 'string' && options.view().nodes.some((other) => other.id === heldBy) ? heldBy : node.id;
       try {
         const made = JSON.parse(res.body.toString('utf8')) as { id?: unknown };
-        if (typeof made.id === 'string' && ID.test(made.id)) remember(made.id, node.id);
+        if (typeof made.id === 'string' && ID.test(made.id)) remember(made.id, holder);
       } catch {
         // not an object with an id: nothing to remember
       }
     }
+    // A node answering a forwarded call passes the holder on to the node that called it; a client never sees it.
+    const toNode = c.req.header(FORWARDED_HEADER) !== undefined;
     const out = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || name === ROUTERS_HEADER) continue;
+      if (value === undefined || HOP_BY_HOP.has(name) || name === ROUTERS_HEADER || (name === HELD_BY_HEADER && !toNode)) continue;
       for (const one of Array.isArray(value) ? value : [value]) out.append(name, one);
     }
     return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), { status: res.status, headers: out });
@@ -370,6 +381,7 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       if (merged) await withParts(c, next, merged);
       else await next();
       if (options.selfRouters) c.header(ROUTERS_HEADER, String(options.selfRouters()));
+      c.header(HELD_BY_HEADER, options.view().nodeId);
       return;
     }
     if (options.placement && c.req.method === 'POST' && ROUTERS.test(c.req.path)) {
