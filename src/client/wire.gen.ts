@@ -830,7 +830,7 @@ export type ProducerCloseReason = 'api' | 'transport_closed' | 'router_closed' |
 
 export type ConsumerCloseReason = 'api' | 'producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown' | 'node_lost';
 
-export type DataConsumerCloseReason = 'api' | 'data_producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown';
+export type DataConsumerCloseReason = 'api' | 'data_producer_closed' | 'transport_closed' | 'router_closed' | 'worker_died' | 'shutdown' | 'node_lost';
 
 export type PauseCause = 'api' | 'producer';
 

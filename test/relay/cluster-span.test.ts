@@ -10,6 +10,7 @@ import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { opusPacket } from '../support/webrtc/rtp.js';
 import { waitFor } from '../support/webrtc/wait.js';
 import { followEvents } from '../support/event-stream.js';
+import { DataPeer } from '../support/webrtc/data.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
 
@@ -70,7 +71,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
    * room's node under its limit of 1) fill B; then a receiver's transport asked of C lands on C, whose
    * consumer gets the producer piped from B. RTP flows to the receiver's socket; every node's stream read.
    */
-  async function spanningCall() {
+  async function spanningCall({ dataSender = false } = {}) {
     // Placement reads heartbeats: start from B and C empty as A sees them (an earlier test's call gone).
     await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number; transports: number } }) => n.load.consumers === 0), { timeoutMs: 5_000, intervalMs: 100, what: 'no consumer left' });
     const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
@@ -83,6 +84,12 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     // The room is still A's: only A answers for it, and the cluster lists it once.
     expect(await where(routerId)).toBe('node-a');
     expect((await call(c, 'GET', '/routers')).body.routers.filter((r: { id: string }) => r.id === routerId)).toHaveLength(1);
+    // A data sender's WebRTC transport (SCTP) on B too, while B is under its limit.
+    const dataSend = dataSender ? await call(b, 'POST', '/transports', { routerId, direction: 'send', enableSctp: true }) : undefined;
+    if (dataSend) {
+      expect(dataSend.status, JSON.stringify(dataSend.body)).toBe(201);
+      expect(await where(dataSend.body.id)).toBe('node-b');
+    }
     const producer = await call(c, 'POST', '/producers', { transportId: sender.body.id, ...OPUS });
     expect(producer.status, JSON.stringify(producer.body)).toBe(201);
     const producerId = producer.body.id as string;
@@ -133,7 +140,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       }, 20);
       await waitFor(() => counted.received >= 25, { timeoutMs: 5_000, intervalMs: 50, what: 'RTP at the receiver on C' });
       const seen = () => [...new Map(streams.flatMap((one) => one.events).map((event) => [`${event.nodeId}:${event.id}`, event])).values()];
-      return { routerId, sender: sender.body.id as string, local: local.body.id as string, receiver: receiver.body.id as string, producerId, consumerId, counted, seen, stop };
+      return { dataSend: dataSend?.body, rtpCapabilities, routerId, sender: sender.body.id as string, local: local.body.id as string, receiver: receiver.body.id as string, producerId, consumerId, counted, seen, stop };
     } catch (error) {
       stop();
       throw error;
@@ -188,9 +195,76 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     }
   });
 
-  it('B killed mid-call: node.lost names the room and B\'s transports within 10 s, the consumer on C of B\'s producer closes with node_lost, calls for B\'s resources answer 404 NODE_LOST; the room goes on on A and C', { timeout: 60_000 }, async () => {
-    const { routerId, sender, local, receiver, producerId, consumerId, seen, stop } = await spanningCall();
+  it('pipes a data producer B→C once: a werift data channel on B reaches a werift peer on C, in order; its close closes the consumer on C', { timeout: 60_000 }, async () => {
+    const { routerId, dataSend, seen, stop } = await spanningCall({ dataSender: true });
+    const peers: DataPeer[] = [];
     try {
+      const sender = await DataPeer.create(dataSend);
+      peers.push(sender);
+      expect((await call(a, 'POST', `/transports/${dataSend.id}/connect`, { dtlsParameters: sender.dtlsParameters })).status).toBe(200);
+      const dataProducer = await call(c, 'POST', '/data-producers', { transportId: dataSend.id, label: 'chat', protocol: 'text' });
+      expect(dataProducer.status, JSON.stringify(dataProducer.body)).toBe(201);
+      expect(await where(dataProducer.body.id)).toBe('node-b');
+
+      // B is at its limit now: the receiver's transport goes to C, and its data consumer with it.
+      const recv = await call(b, 'POST', '/transports', { routerId, direction: 'recv', enableSctp: true });
+      expect(recv.status, JSON.stringify(recv.body)).toBe(201);
+      expect(await where(recv.body.id)).toBe('node-c');
+      const receiver = await DataPeer.create(recv.body);
+      peers.push(receiver);
+      expect((await call(a, 'POST', `/transports/${recv.body.id}/connect`, { dtlsParameters: receiver.dtlsParameters })).status).toBe(200);
+      const dataConsumer = await call(a, 'POST', '/data-consumers', { transportId: recv.body.id, dataProducerId: dataProducer.body.id });
+      expect(dataConsumer.status, JSON.stringify(dataConsumer.body)).toBe(201);
+      expect(dataConsumer.body).toMatchObject({ dataProducerId: dataProducer.body.id, label: 'chat', protocol: 'text', sctpStreamParameters: { ordered: true } });
+      expect(await where(dataConsumer.body.id)).toBe('node-c');
+      // A second consumer on C reuses the copy: the data producer's id still names one thing on C.
+      const second = await call(b, 'POST', '/data-consumers', { transportId: recv.body.id, dataProducerId: dataProducer.body.id });
+      expect(second.status, JSON.stringify(second.body)).toBe(201);
+      expect(await where(dataProducer.body.id)).toBe('node-b');
+
+      await Promise.all([sender.connected(), receiver.connected()]);
+      const received: string[] = [];
+      const inbound = receiver.channel('chat', dataConsumer.body.sctpStreamParameters, 'text');
+      inbound.onMessage.subscribe((message) => received.push(typeof message === 'string' ? message : message.toString('utf8')));
+      const outbound = sender.channel('chat', dataProducer.body.sctpStreamParameters, 'text');
+      await waitFor(() => outbound.readyState === 'open' && inbound.readyState === 'open', { timeoutMs: 10_000, what: 'both data channels open' });
+      const sent = Array.from({ length: 50 }, (_, i) => `message ${i} ${'x'.repeat(i * 20)}`);
+      for (const text of sent) outbound.send(text);
+      await waitFor(() => received.length >= sent.length, { timeoutMs: 10_000, intervalMs: 50, what: `50 messages on C (got ${received.length})` });
+      expect(received).toEqual(sent);
+
+      // The data producer closed through A (carried to B): both consumers on C close with data_producer_closed.
+      expect((await call(a, 'DELETE', `/data-producers/${dataProducer.body.id}`)).status).toBe(204);
+      await waitFor(() => seen().filter((event) => event.type === 'dataConsumer.closed').length >= 2, { timeoutMs: 5_000, intervalMs: 50, what: 'the data consumers closed' });
+      expect(
+        seen()
+          .filter((event) => event.type === 'dataConsumer.closed')
+          .map((event) => [event.dataConsumerId, event.nodeId, event.reason])
+          .sort(),
+      ).toEqual(
+        [
+          [dataConsumer.body.id, 'node-c', 'data_producer_closed'],
+          [second.body.id, 'node-c', 'data_producer_closed'],
+        ].sort(),
+      );
+      for (const id of [dataProducer.body.id, dataConsumer.body.id, second.body.id]) expect(await where(id)).toBeUndefined();
+      expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    } finally {
+      for (const peer of peers) await peer.close().catch(() => {});
+      stop();
+    }
+  });
+
+  it('B killed mid-call: node.lost names the room and B\'s transports within 10 s, the consumer on C of B\'s producer closes with node_lost, calls for B\'s resources answer 404 NODE_LOST; the room goes on on A and C', { timeout: 60_000 }, async () => {
+    const { routerId, sender, local, receiver, producerId, consumerId, dataSend, seen, stop } = await spanningCall({ dataSender: true });
+    try {
+      // A data producer on B, consumed on C (no peer needed: the copy is piped between the nodes anyway).
+      const dataProducer = await call(a, 'POST', '/data-producers', { transportId: dataSend.id, label: 'chat' });
+      expect(dataProducer.status, JSON.stringify(dataProducer.body)).toBe(201);
+      const dataRecv = await call(b, 'POST', '/transports', { routerId, direction: 'recv', enableSctp: true });
+      expect(await where(dataRecv.body.id)).toBe('node-c');
+      const dataConsumer = await call(a, 'POST', '/data-consumers', { transportId: dataRecv.body.id, dataProducerId: dataProducer.body.id });
+      expect(dataConsumer.status, JSON.stringify(dataConsumer.body)).toBe(201);
       const killedAt = Date.now();
       b.child.kill('SIGKILL');
       await b.exited;
@@ -204,6 +278,8 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       expect(lost[0].producerIds).toContain(producerId);
       await waitFor(() => seen().some((event) => event.type === 'consumer.closed' && event.consumerId === consumerId), { timeoutMs: 5_000, intervalMs: 50, what: "the receiver's consumer closed" });
       expect(seen().find((event) => event.type === 'consumer.closed' && event.consumerId === consumerId)).toMatchObject({ nodeId: 'node-c', reason: 'node_lost', producerId });
+      await waitFor(() => seen().some((event) => event.type === 'dataConsumer.closed' && event.dataConsumerId === dataConsumer.body.id), { timeoutMs: 5_000, intervalMs: 50, what: 'the data consumer closed' });
+      expect(seen().find((event) => event.type === 'dataConsumer.closed' && event.dataConsumerId === dataConsumer.body.id)).toMatchObject({ nodeId: 'node-c', reason: 'node_lost', dataProducerId: dataProducer.body.id });
       console.log(`node.lost read ${lostAfter} ms after the kill`);
       // Each survivor learns of the loss at its own next heartbeat (one of them announced it): within 1 s.
       const announced = Date.now();
@@ -217,6 +293,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       const room = await call(c, 'GET', `/routers/${routerId}`);
       expect(room.status, JSON.stringify(room.body)).toBe(200);
       expect(room.body.plainTransports.map((t: { id: string }) => t.id)).toEqual([receiver]);
+      expect(room.body.transports.map((t: { id: string }) => t.id)).toEqual([dataRecv.body.id]);
       expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
       await waitFor(async () => (await where(receiver)) === undefined, { timeoutMs: 5_000, intervalMs: 50, what: "C's part closed" });
     } finally {

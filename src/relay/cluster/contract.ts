@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { timeString } from '../contract/common.js';
 import { errorRow, notFoundRow, VALIDATION } from '../contract/errors.js';
 import { relayRoute } from '../contract/route.js';
+import { DATA_BOUNDS } from '../kinds/data/contract.js';
 
 const nodeSchema = z.strictObject({
   id: z.string().describe('CLUSTER_NODE_ID (on Fly.io the machine id)'),
@@ -66,7 +67,8 @@ export type EnsurePartBody = z.infer<typeof ensurePartBody>;
 
 export const openPipeBody = z.strictObject({
   roomId: z.string().max(128),
-  producerId: z.string().max(128),
+  producerId: z.string().max(128).describe('the producer or data producer to pipe'),
+  kind: z.enum(['producer', 'dataProducer']).optional().describe('what producerId names (absent: a producer)'),
   nodeId: z.string().max(64).describe('the asking node: told of the pipe\'s pause, resume and close'),
   ip: z.string().max(64).describe("the asking node's pipe transport (checked as a pipe transport's connect is)"),
   port: z.int().min(1).max(65_535),
@@ -74,15 +76,23 @@ export const openPipeBody = z.strictObject({
 });
 export type OpenPipeBody = z.infer<typeof openPipeBody>;
 
-export const openedPipeSchema = z.object({
+const pipeEnd = {
   pipeId: z.string().max(128),
   ip: z.string().max(64),
   port: z.int().min(1).max(65_535),
   srtpParameters: srtpSchema,
-  kind: z.enum(['audio', 'video']),
-  rtpParameters: z.record(z.string(), z.unknown()),
-  paused: z.boolean(),
-});
+};
+
+export const openedPipeSchema = z.union([
+  z.object({ ...pipeEnd, kind: z.enum(['audio', 'video']), rtpParameters: z.record(z.string(), z.unknown()), paused: z.boolean() }),
+  z.object({
+    ...pipeEnd,
+    kind: z.literal('data'),
+    sctpStreamParameters: z.object({ streamId: z.int().min(0).max(65_535), ordered: z.boolean().optional(), maxPacketLifeTime: z.int().min(0).optional(), maxRetransmits: z.int().min(0).optional() }),
+    label: z.string().max(DATA_BOUNDS.label),
+    protocol: z.string().max(DATA_BOUNDS.protocol),
+  }),
+]);
 
 export const pipeStateBody = z.strictObject({ paused: z.boolean().optional(), closed: z.literal(true).optional() });
 export type PipeStateBody = z.infer<typeof pipeStateBody>;
@@ -109,10 +119,10 @@ export const closeRoomPart = relayRoute({
 export const openPipe = relayRoute({
   method: 'post',
   path: '/v1/cluster/pipes',
-  summary: "Node to node: pipe a producer of this node to the asking node's pipe transport (SRTP)",
+  summary: "Node to node: pipe a producer (SRTP) or data producer (SCTP) of this node to the asking node's pipe transport",
   body: openPipeBody,
-  success: { 201: { description: 'the pipe: connect to ip and port, and produce the copy with kind, rtpParameters and paused', schema: openedPipeSchema } },
-  errors: [VALIDATION, notFoundRow('producer'), notSpanning, errorRow('CAN_NOT_CONSUME'), errorRow('MEDIASOUP_ERROR')],
+  success: { 201: { description: 'the pipe: connect to ip and port, and produce the copy with kind, rtpParameters and paused (data: sctpStreamParameters, label, protocol)', schema: openedPipeSchema } },
+  errors: [VALIDATION, notFoundRow('producer or data producer'), notSpanning, errorRow('CAN_NOT_CONSUME'), errorRow('MEDIASOUP_ERROR')],
 });
 
 export const closePipe = relayRoute({

@@ -7,8 +7,8 @@
 //   than CLUSTER_NODE_MAX_CONSUMERS consumers; past it, it goes to the least-loaded node of the room
 //   under its own limit, else to the least-loaded live node under its own, the room's part being made
 //   there first (POST /internal/v1/cluster/rooms/{id}).
-// - A producer consumed on a node that does not hold it is copied there once, under its own id, over a
-//   pair of pipe transports with SRTP (POST /internal/v1/cluster/pipes on the producer's node): the copy
+// - A producer (or data producer) consumed on a node that does not hold it is copied there once, under
+//   its own id, over a pair of pipe transports with SRTP (SCTP for data) (POST /internal/v1/cluster/pipes on the producer's node): the copy
 //   is a PipedCopy of the room like a worker-to-worker one (rooms.ts), so it is reused by the node's
 //   later consumers and closed with the last of them; pause and resume, and the producer's close, reach
 //   it (POST /internal/v1/cluster/pipes/{id}/state from the producer's node).
@@ -34,6 +34,14 @@ import { openedPipeSchema, type EnsurePartBody, type OpenPipeBody, type PipeStat
 const CALL_TIMEOUT_MS = 5_000;
 
 type OpenedPipe = z.infer<typeof openedPipeSchema>;
+
+/**
+ * Both ends of a pipe between nodes: SRTP for media; SCTP for data (mediasoup encrypts RTP only: data
+ * channel messages cross between nodes as plain SCTP over UDP, like its worker-to-worker pipes).
+ */
+function pipeOptions(listenIp: Awaited<ReturnType<typeof pipeListenIp>>, kind: 'producer' | 'dataProducer'): ms.PipeTransportOptions {
+  return kind === 'producer' ? { listenIp, enableSrtp: true, enableRtx: true } : { listenIp, enableSrtp: true, enableSctp: true };
+}
 
 export interface SpanOptions {
   nodeId: string;
@@ -189,46 +197,54 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
 
   // ---- producers copied between nodes ---------------------------------------------------------------
 
-  /** The producer's node: a pipe that carries `producerId` to the asking node's pipe transport. */
+  /**
+   * The producer's node: a pipe that carries `producerId` (a producer over SRTP, or a data producer over
+   * SCTP) to the asking node's pipe transport.
+   */
   async function openPipe(input: OpenPipeBody): Promise<OpenedPipe> {
     if (!config.pipe) throw new RelayError('CONFLICT', 'pipe transports are not enabled on this node: set MEDIASOUP_PIPE_LISTEN_IP', { setting: 'MEDIASOUP_PIPE_LISTEN_IP' });
-    const producer = registry.get('producer', input.producerId);
-    if (!producer) throw notFound('producer', input.producerId);
-    if (producer.routerId !== input.roomId) {
-      throw new RelayError('CAN_NOT_CONSUME', `cannot consume producer ${input.producerId}: it belongs to another router`, { producerId: input.producerId, reason: 'producer belongs to another router' });
+    const kind = input.kind ?? 'producer';
+    const source = kind === 'producer' ? registry.get('producer', input.producerId) : registry.get('dataProducer', input.producerId);
+    if (!source) throw notFound(kind, input.producerId);
+    if (source.routerId !== input.roomId) {
+      const what = kind === 'producer' ? 'producer' : 'data producer';
+      throw new RelayError('CAN_NOT_CONSUME', `cannot consume ${what} ${input.producerId}: it belongs to another router`, { [`${kind}Id`]: input.producerId, reason: `${what} belongs to another router` });
     }
     const listenIp = await pipeListenIp(config.pipe);
     const problem = pipePeerProblem(input.ip, isIP(listenIp.ip) === 6 ? 6 : 4, config.pipe.peerCidrs);
     if (problem) throw validationError([{ path: 'ip', message: problem }]);
     const room = registry.require('router', input.roomId);
-    const part = requirePart(room, producer.worker, 'pipe producer to another node');
-    const needs: [['producer', string]] = [['producer', input.producerId]];
-    const transport = await engine('create pipe transport', () => part.router.createPipeTransport({ listenIp, enableSrtp: true, enableRtx: true }), needs, producer.worker);
+    const part = requirePart(room, source.worker, 'pipe producer to another node');
+    const needs: [['producer' | 'dataProducer', string]] = [[kind, input.producerId]];
+    const transport = await engine('create pipe transport', () => part.router.createPipeTransport(pipeOptions(listenIp, kind)), needs, source.worker);
     try {
-      await engine('connect pipe transport', () => transport.connect({ ip: input.ip, port: input.port, srtpParameters: input.srtpParameters as ms.SrtpParameters }), needs, producer.worker);
-      const consumer = await engine('create pipe consumer', () => transport.consume({ producerId: input.producerId }), needs, producer.worker);
+      await engine('connect pipe transport', () => transport.connect({ ip: input.ip, port: input.port, srtpParameters: input.srtpParameters as ms.SrtpParameters }), needs, source.worker);
       const pipeId = transport.id;
-      const source: SourcePipe = { transport, nodeId: input.nodeId, producerId: input.producerId, closedByPeer: false };
-      sources.set(pipeId, source);
+      const end = { pipeId, ip: listenIp.announcedIp ?? listenIp.ip, port: transport.tuple.localPort, srtpParameters: transport.srtpParameters as OpenedPipe['srtpParameters'] };
       const path = `/v1/cluster/pipes/${pipeId}/state`;
-      consumer.on('producerpause', () => tell(input.nodeId, 'POST', path, { paused: true }));
-      consumer.on('producerresume', () => tell(input.nodeId, 'POST', path, { paused: false }));
+      const sourcePipe: SourcePipe = { transport, nodeId: input.nodeId, producerId: input.producerId, closedByPeer: false };
+      let opened: OpenedPipe;
+      let consumer: { observer: { once(event: 'close', listener: () => void): unknown } };
+      if (kind === 'producer') {
+        const media = await engine('create pipe consumer', () => transport.consume({ producerId: input.producerId }), needs, source.worker);
+        media.on('producerpause', () => tell(input.nodeId, 'POST', path, { paused: true }));
+        media.on('producerresume', () => tell(input.nodeId, 'POST', path, { paused: false }));
+        opened = { ...end, kind: media.kind, rtpParameters: media.rtpParameters as unknown as Record<string, unknown>, paused: media.producerPaused };
+        consumer = media;
+      } else {
+        const data = await engine('create pipe data consumer', () => transport.consumeData({ dataProducerId: input.producerId }), needs, source.worker);
+        opened = { ...end, kind: 'data', sctpStreamParameters: data.sctpStreamParameters!, label: data.label, protocol: data.protocol };
+        consumer = data;
+      }
+      sources.set(pipeId, sourcePipe);
       // The producer (or its room) closed: the pipe goes, and the copy with it.
       consumer.observer.once('close', () => transport.close());
       transport.observer.once('close', () => {
         sources.delete(pipeId);
-        if (!source.closedByPeer) tell(input.nodeId, 'POST', path, { closed: true });
+        if (!sourcePipe.closedByPeer) tell(input.nodeId, 'POST', path, { closed: true });
       });
-      if (transport.closed) throw notFound('producer', input.producerId);
-      return {
-        pipeId,
-        ip: listenIp.announcedIp ?? listenIp.ip,
-        port: transport.tuple.localPort,
-        srtpParameters: transport.srtpParameters as OpenedPipe['srtpParameters'],
-        kind: consumer.kind,
-        rtpParameters: consumer.rtpParameters as unknown as Record<string, unknown>,
-        paused: consumer.producerPaused,
-      };
+      if (transport.closed) throw notFound(kind, input.producerId);
+      return opened;
     } catch (error) {
       transport.close();
       throw error;
@@ -258,54 +274,64 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   }
 
   /**
-   * The copy's node: makes `producerId`, held by another node, consumable on `part` (remote.ensureProducer).
-   * The copy is kept in the room's pipes like a worker-to-worker copy, so its lease and release are rooms.ts's.
+   * The copy's node: makes `producerId` (a producer or data producer), held by another node, consumable on
+   * `part` (remote.ensureProducer). The copy is kept in the room's pipes like a worker-to-worker copy, so
+   * its lease and release are rooms.ts's.
    */
-  function ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease> {
-    return leaseCopy(deps.rooms, room, producerId, 'producer', part, (copy) => copyFrom(room, copy));
+  function ensureProducer(room: RouterEntry, producerId: string, part: RoomPart, kind: 'producer' | 'dataProducer' = 'producer'): Promise<PipeLease> {
+    return leaseCopy(deps.rooms, room, producerId, kind, part, (copy) => copyFrom(room, copy));
   }
 
   async function copyFrom(room: RouterEntry, copy: PipedCopy): Promise<void> {
-    const { producerId, target } = copy;
+    const { producerId, kind, target } = copy;
     const roomId = roomIdOf(room);
-    if (!config.pipe) throw notFound('producer', producerId);
+    if (!config.pipe) throw notFound(kind, producerId);
     const node = await options.locate(producerId);
-    if (!node || node.id === options.nodeId) throw notFound('producer', producerId);
+    if (!node || node.id === options.nodeId) throw notFound(kind, producerId);
     const listenIp = await pipeListenIp(config.pipe);
     const needs: [['router', string]] = [['router', roomId]];
-    const transport = await engine('create pipe transport', () => target.router.createPipeTransport({ listenIp, enableSrtp: true, enableRtx: true }), needs, target.worker);
+    const transport = await engine('create pipe transport', () => target.router.createPipeTransport(pipeOptions(listenIp, kind)), needs, target.worker);
     try {
       const answer = await ask(node, 'POST', '/v1/cluster/pipes', {
         roomId,
         producerId,
+        ...(kind === 'dataProducer' ? { kind } : {}),
         nodeId: options.nodeId,
         ip: listenIp.announcedIp ?? listenIp.ip,
         port: transport.tuple.localPort,
         srtpParameters: transport.srtpParameters,
       });
       if (answer.status !== 201) throw relayed(answer, 'pipe a producer from another node');
-      const opened = openedPipeSchema.safeParse(answer.body);
-      if (!opened.success) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} answered a pipe that is not one`, { nodeId: node.id });
-      const { pipeId, ip, port, srtpParameters, kind, rtpParameters, paused } = opened.data;
+      const parsed = openedPipeSchema.safeParse(answer.body);
+      if (!parsed.success || (parsed.data.kind === 'data') !== (kind === 'dataProducer')) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} answered a pipe that is not one`, { nodeId: node.id });
+      const opened = parsed.data;
       const pipe: CopyPipe = { transport, nodeId: node.id, producerId, copy, closedByPeer: false };
-      copies.set(pipeId, pipe);
+      copies.set(opened.pipeId, pipe);
       transport.observer.once('close', () => {
-        copies.delete(pipeId);
-        if (!pipe.closedByPeer) tell(node.id, 'DELETE', `/v1/cluster/pipes/${pipeId}`);
+        copies.delete(opened.pipeId);
+        if (!pipe.closedByPeer) tell(node.id, 'DELETE', `/v1/cluster/pipes/${opened.pipeId}`);
       });
-      const problem = pipePeerProblem(ip, isIP(listenIp.ip) === 6 ? 6 : 4, config.pipe.peerCidrs);
-      if (problem) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} pipes from ${ip}: ${problem}`, { nodeId: node.id });
-      await engine('connect pipe transport', () => transport.connect({ ip, port, srtpParameters: srtpParameters as ms.SrtpParameters }), needs, target.worker);
-      const producer = await engine('create pipe producer', () => transport.produce({ id: producerId, kind, rtpParameters: rtpParameters as unknown as ms.RtpParameters, paused }), needs, target.worker);
-      copy.pipeProducer = producer;
+      const problem = pipePeerProblem(opened.ip, isIP(listenIp.ip) === 6 ? 6 : 4, config.pipe.peerCidrs);
+      if (problem) throw new RelayError('MEDIASOUP_ERROR', `node ${node.id} pipes from ${opened.ip}: ${problem}`, { nodeId: node.id });
+      await engine('connect pipe transport', () => transport.connect({ ip: opened.ip, port: opened.port, srtpParameters: opened.srtpParameters as ms.SrtpParameters }), needs, target.worker);
+      copy.pipeProducer =
+        opened.kind === 'data'
+          ? await engine(
+              'create pipe data producer',
+              // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- upstream mediasoup 3.27's typings (npm run typecheck:upstream) need it
+              () => transport.produceData({ id: producerId, sctpStreamParameters: opened.sctpStreamParameters as ms.SctpStreamParameters, label: opened.label, protocol: opened.protocol }),
+              needs,
+              target.worker,
+            )
+          : await engine('create pipe producer', () => transport.produce({ id: producerId, kind: opened.kind, rtpParameters: opened.rtpParameters as unknown as ms.RtpParameters, paused: opened.paused }), needs, target.worker);
       copy.pipeConsumer = {
-        id: pipeId,
+        id: opened.pipeId,
         get closed() {
           return transport.closed;
         },
         close: () => transport.close(),
       };
-      if (transport.closed || target.router.closed) throw notFound('producer', producerId);
+      if (transport.closed || target.router.closed) throw notFound(kind, producerId);
     } catch (error) {
       transport.close();
       throw error;
@@ -327,9 +353,9 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     for (const held of parts.values()) held.delete(nodeId);
     for (const pipe of [...copies.values()]) {
       if (pipe.nodeId !== nodeId) continue;
-      for (const consumer of registry.children('producer', pipe.producerId, 'consumer')) {
-        if (consumer.worker === pipe.copy.target.worker) registry.markClosing(consumer.consumer, 'node_lost');
-      }
+      const here = (entry: { worker: ms.Worker }) => entry.worker === pipe.copy.target.worker;
+      if (pipe.copy.kind === 'producer') for (const entry of registry.children('producer', pipe.producerId, 'consumer').filter(here)) registry.markClosing(entry.consumer, 'node_lost');
+      else for (const entry of registry.children('dataProducer', pipe.producerId, 'dataConsumer').filter(here)) registry.markClosing(entry.dataConsumer, 'node_lost');
       pipe.closedByPeer = true;
       pipe.transport.close();
     }

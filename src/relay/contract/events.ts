@@ -40,6 +40,7 @@ export const dataConsumerCloseReason = z.enum([
   'router_closed',
   'worker_died',
   'shutdown',
+  'node_lost',
 ]);
 /** Why a WHIP or WHEP session ended. */
 export const sessionEndReason = z.enum(['api', 'endpoint_closed', 'transport_closed']);

@@ -32,8 +32,8 @@ export interface RoomBookOptions {
 export interface RemoteParts {
   /** Whether the room has parts on other nodes (or is a part of another node's room): its producers may be elsewhere. */
   spans(room: RouterEntry): boolean;
-  /** Makes producer `producerId`, held by another node, consumable on `part` (a copy piped from there once); NOT_FOUND when no node holds it. */
-  ensureProducer(room: RouterEntry, producerId: string, part: RoomPart): Promise<PipeLease>;
+  /** Makes producer (or data producer) `producerId`, held by another node, consumable on `part` (a copy piped from there once); NOT_FOUND when no node holds it. */
+  ensureProducer(room: RouterEntry, producerId: string, part: RoomPart, kind?: 'producer' | 'dataProducer'): Promise<PipeLease>;
   /** Brings the copies of a producer of this node on other nodes to its pause state before the API answers. */
   syncRemote(producerId: string, paused: boolean): Promise<void>;
 }

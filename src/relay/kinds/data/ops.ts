@@ -79,29 +79,35 @@ export async function createDataConsumer(deps: OpsDeps, input: CreateDataConsume
   const { registry, engine } = deps;
   const { transportId, dataProducerId } = input;
   const entry = dataTransport(deps, transportId, 'recv');
-  const producer = registry.require('dataProducer', dataProducerId);
-  if (producer.routerId !== entry.routerId) {
+  const room = registry.require('router', entry.routerId);
+  const producer = registry.get('dataProducer', dataProducerId);
+  // Not here: in a room that spans cluster nodes, another node may hold it (copied here below).
+  if (!producer && !deps.span?.spans(room)) throw notFound('dataProducer', dataProducerId);
+  if (producer && producer.routerId !== entry.routerId) {
     throw new RelayError('CAN_NOT_CONSUME', `cannot consume data producer ${dataProducerId} on this transport`, {
       dataProducerId,
       transportId,
       reason: 'data producer belongs to another router',
     });
   }
-  // A data producer on another worker of the room is piped to this transport's worker first (once).
-  const room = registry.require('router', entry.routerId);
-  const lease = await ensureProducerOn(deps, dataProducerId, requirePart(room, entry.worker, 'create data consumer'), 'dataProducer');
+  // A data producer on another worker of the room is piped to this transport's worker first (once); one
+  // on another node, copied from there.
+  const part = requirePart(room, entry.worker, 'create data consumer');
+  const lease = producer ? await ensureProducerOn(deps, dataProducerId, part, 'dataProducer') : await deps.span!.ensureProducer(room, dataProducerId, part, 'dataProducer');
   try {
     const dataConsumer = await engine(
       'create data consumer',
       () => entry.transport.consumeData({ dataProducerId, ...(input.appData ? { appData: input.appData } : {}) }),
-      [
-        ['transport', transportId],
-        ['dataProducer', dataProducerId],
-      ],
+      producer
+        ? [
+            ['transport', transportId],
+            ['dataProducer', dataProducerId],
+          ]
+        : [['transport', transportId]],
     );
     return adopt(dataConsumer, () => {
       if (!registry.has('transport', transportId)) throw notFound('transport', transportId);
-      if (dataConsumer.closed || !registry.has('dataProducer', dataProducerId)) throw notFound('dataProducer', dataProducerId);
+      if (dataConsumer.closed || (producer && !registry.has('dataProducer', dataProducerId))) throw notFound('dataProducer', dataProducerId);
       return registry.add('dataConsumer', { dataConsumer, worker: entry.worker, routerId: entry.routerId, transportId, dataProducerId });
     });
   } finally {
