@@ -1,16 +1,19 @@
 // One room over three machines (issue 40): the room is made on A, whose CLUSTER_NODE_MAX_CONSUMERS of 0
 // sends every new transport of it to another node; a sender's plain transport lands on B, a receiver's on
-// C, and the producer on B is piped to C once, under its own id. Three server processes with their own
-// HTTP, RTC and pipe ports, one private redis-server; RTP counted at the receiver's socket.
+// C, and the producer on B is piped to C once, under its own id. The same with werift peers (WebRTC
+// audio and video, and a data channel). Three server processes with their own HTTP, RTC and pipe ports,
+// one private redis-server; RTP counted at the receiver's socket or peer.
 import dgram from 'node:dgram';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
 import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { opusPacket } from '../support/webrtc/rtp.js';
-import { waitFor } from '../support/webrtc/wait.js';
+import { sleep, waitFor } from '../support/webrtc/wait.js';
 import { followEvents } from '../support/event-stream.js';
 import { DataPeer } from '../support/webrtc/data.js';
+import { OPUS as OPUS_CODEC, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
+import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
 
 const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
 
@@ -18,6 +21,13 @@ async function call(server: ServerProcess, method: string, path: string, body?: 
   const res = await fetch(`${server.url}/internal/v1${path}`, { method, headers: { ...headers, ...extra }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+/** The body of a call that must succeed. */
+async function ok(server: ServerProcess, method: string, path: string, body?: unknown): Promise<any> {
+  const answer = await call(server, method, path, body);
+  expect(answer.status, `${method} ${path} through ${server.url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
+  return answer.body;
 }
 
 /** Every event of `server`'s stream from now on, as they come, until stop(). */
@@ -252,6 +262,129 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     } finally {
       for (const peer of peers) await peer.close().catch(() => {});
       stop();
+    }
+  });
+
+  it('a werift sender placed on B and a werift receiver on C of a room made on A: RTP arrives, pause and resume reach it, any node lists the whole room, closing it through B closes every part', { timeout: 60_000 }, async () => {
+    const peers: { close(): Promise<void> }[] = [];
+    // Placement reads heartbeats: start from every node empty as A sees them.
+    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number } }) => n.load.consumers === 0), { timeoutMs: 5_000, intervalMs: 100, what: 'no consumer anywhere' });
+    // 1. The room, made on A itself (a call marked as forwarded is answered where it lands).
+    const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+    expect(made.status).toBe(201);
+    const routerId = made.body.id as string;
+    expect(await where(routerId)).toBe('node-a');
+    const rtpCapabilities = receiverRtpCapabilities(made.body.rtpCapabilities, [OPUS_CODEC, VP8]);
+
+    // Each node streams its own events: read all three, each event once.
+    const streams = await Promise.all([a, b, c].map(follow));
+    const seen = () => [...new Map(streams.flatMap((one) => one.events).map((event) => [`${event.nodeId}:${event.id}`, event])).values()];
+    try {
+      // 2. The sender: its transport asked of B lands on B (A is at its limit of 0; B and C are empty, B's id first).
+      const sendTransport = await ok(b, 'POST', '/transports', { routerId, direction: 'send' });
+      expect(await where(sendTransport.id)).toBe('node-b');
+      const sender = await SendPeer.create(sendTransport);
+      peers.push(sender);
+      await ok(b, 'POST', `/transports/${sendTransport.id}/connect`, { dtlsParameters: sender.dtlsParameters });
+      await sender.connected();
+      // Its producers made through C: carried to B, where the transport is.
+      const audioProducer = await ok(c, 'POST', '/producers', { transportId: sendTransport.id, kind: 'audio', rtpParameters: sender.rtpParameters.audio });
+      const videoProducer = await ok(c, 'POST', '/producers', { transportId: sendTransport.id, kind: 'video', rtpParameters: sender.rtpParameters.video });
+      expect(await where(audioProducer.id)).toBe('node-b');
+      expect(await where(videoProducer.id)).toBe('node-b');
+      sender.start();
+
+      // 3. B filled to its limit of 1: a second transport, through A, goes to the room's node under its limit (B), with one consumer.
+      const filler = await ok(a, 'POST', '/transports', { routerId, direction: 'recv' });
+      expect(await where(filler.id)).toBe('node-b');
+      const fillerConsumer = await ok(a, 'POST', '/consumers', { transportId: filler.id, producerId: audioProducer.id, rtpCapabilities });
+      expect(await where(fillerConsumer.id)).toBe('node-b');
+      await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.find((n: { id: string }) => n.id === 'node-b').load.consumers >= 1, { timeoutMs: 5_000, intervalMs: 100, what: "B's load on A" });
+
+      // 4. The receiver: its transport asked of C lands on C (B is full), its consumers asked through B land there too.
+      const recvTransport = await ok(c, 'POST', '/transports', { routerId, direction: 'recv' });
+      expect(await where(recvTransport.id)).toBe('node-c');
+      const audio = await ok(b, 'POST', '/consumers', { transportId: recvTransport.id, producerId: audioProducer.id, rtpCapabilities });
+      const video = await ok(b, 'POST', '/consumers', { transportId: recvTransport.id, producerId: videoProducer.id, rtpCapabilities });
+      expect(audio).toMatchObject({ producerId: audioProducer.id, kind: 'audio' });
+      expect(video).toMatchObject({ producerId: videoProducer.id, kind: 'video' });
+      expect(await where(audio.id)).toBe('node-c');
+      expect(await where(video.id)).toBe('node-c');
+      const receiver = await RecvPeer.create(recvTransport, [audio, video]);
+      peers.push(receiver);
+      await ok(c, 'POST', `/transports/${recvTransport.id}/connect`, { dtlsParameters: receiver.dtlsParameters });
+      await receiver.connected();
+      for (const consumer of [audio, video]) await ok(c, 'POST', `/consumers/${consumer.id}/resume`);
+      const flowing = Date.now();
+      await waitFor(() => receiver.count(audio.id) >= 50 && receiver.count(video.id) >= 30, { timeoutMs: 10_000, what: `audio and video at the receiver on C (audio ${receiver.count(audio.id)}, video ${receiver.count(video.id)})` });
+      console.log(`RTP at the receiver on C ${Date.now() - flowing} ms after the resume: audio ${receiver.count(audio.id)}, video ${receiver.count(video.id)} (sent ${sender.sent.audio}/${sender.sent.video})`);
+
+      // 5. Every node answers the whole room: the three transports, wherever they are, and its counts.
+      const transportIds = [sendTransport.id, filler.id, recvTransport.id].sort();
+      for (const server of [a, b, c]) {
+        const room = await ok(server, 'GET', `/routers/${routerId}`);
+        expect(room.transports.map((t: { id: string }) => t.id).sort(), `the room through ${server.url}`).toEqual(transportIds);
+        expect(room.counts).toMatchObject({ transports: 3, producers: 2, consumers: 3 });
+      }
+
+      // 6. The video producer paused through A: the copy on C stops, the audio goes on; resumed through C: video again.
+      const videoConsumer = async () => (await ok(b, 'GET', `/routers/${routerId}`)).transports.find((t: { id: string }) => t.id === recvTransport.id).consumers.find((x: { id: string }) => x.id === video.id);
+      const audioBefore = receiver.count(audio.id);
+      expect(await ok(a, 'POST', `/producers/${videoProducer.id}/pause`)).toMatchObject({ id: videoProducer.id, paused: true });
+      expect(await videoConsumer()).toMatchObject({ paused: false, producerPaused: true });
+      await sleep(300); // packets already on the wire
+      const stopped = receiver.count(video.id);
+      const audioStopped = receiver.count(audio.id);
+      await sleep(1_000);
+      const videoWhilePaused = receiver.count(video.id) - stopped;
+      const audioWhilePaused = receiver.count(audio.id) - audioStopped;
+      expect(videoWhilePaused).toBeLessThanOrEqual(1);
+      expect(audioWhilePaused).toBeGreaterThanOrEqual(30); // 50 a second sent
+      expect(await ok(c, 'POST', `/producers/${videoProducer.id}/resume`)).toMatchObject({ id: videoProducer.id, paused: false });
+      expect(await videoConsumer()).toMatchObject({ paused: false, producerPaused: false });
+      const resumedAt = Date.now();
+      await waitFor(() => receiver.count(video.id) > stopped + videoWhilePaused + 10, { timeoutMs: 3_000, what: 'video again after the resume through C' });
+      console.log(
+        `paused through A: video +${videoWhilePaused} and audio +${audioWhilePaused} at the receiver in 1 s; resumed through C: 10 video packets in ${Date.now() - resumedAt} ms; audio +${receiver.count(audio.id) - audioBefore} over the pause and resume`,
+      );
+
+      // 7. The room closed through B (carried to A): every part on every node closes, with the usual events.
+      const ids = { routerId, transports: transportIds, producers: [audioProducer.id, videoProducer.id], consumers: [fillerConsumer.id, audio.id, video.id] };
+      expect((await call(b, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+      const closedOf = (type: string, key: string) => seen().filter((event) => event.type === type && event.routerId === routerId).map((event) => event[key] as string);
+      await waitFor(
+        () =>
+          closedOf('router.closed', 'routerId').length >= 1 &&
+          ids.transports.every((id) => closedOf('transport.closed', 'transportId').includes(id)) &&
+          ids.producers.every((id) => closedOf('producer.closed', 'producerId').includes(id)) &&
+          ids.consumers.every((id) => closedOf('consumer.closed', 'consumerId').includes(id)),
+        { timeoutMs: 5_000, intervalMs: 50, what: 'the close events' },
+      );
+      const closed = seen().filter((event) => event.type.endsWith('.closed'));
+      console.log('close events:', closed.map((event) => `${event.type}@${event.nodeId}:${event.reason}`).join(', '));
+      expect(closed.filter((event) => event.type === 'router.closed')).toHaveLength(1);
+      expect(closed.find((event) => event.type === 'router.closed')).toMatchObject({ routerId, nodeId: 'node-a', reason: 'api' });
+      expect(closed.filter((event) => event.type === 'transport.closed').map((event) => [event.transportId, event.nodeId, event.reason]).sort()).toEqual(
+        [
+          [sendTransport.id, 'node-b', 'router_closed'],
+          [filler.id, 'node-b', 'router_closed'],
+          [recvTransport.id, 'node-c', 'router_closed'],
+        ].sort(),
+      );
+      for (const id of ids.producers) expect(closed.filter((event) => event.type === 'producer.closed' && event.producerId === id).map((event) => event.nodeId)).toEqual(['node-b']);
+      expect(closed.filter((event) => event.type === 'consumer.closed').map((event) => [event.consumerId, event.nodeId]).sort()).toEqual(
+        [
+          [fillerConsumer.id, 'node-b'],
+          [audio.id, 'node-c'],
+          [video.id, 'node-c'],
+        ].sort(),
+      );
+      for (const id of [routerId, ...ids.transports, ...ids.producers, ...ids.consumers]) expect(await where(id), id).toBeUndefined();
+      for (const server of [a, b, c]) expect((await call(server, 'GET', `/routers/${routerId}`)).status).toBe(404);
+      expect(sender.sendErrors).toEqual([]);
+    } finally {
+      for (const one of streams) one.stop();
+      for (const peer of peers.splice(0)) await peer.close().catch(() => {});
     }
   });
 
