@@ -182,13 +182,28 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       const resumed = counted.received;
       await waitFor(() => counted.received >= resumed + 20, { timeoutMs: 5_000, intervalMs: 50, what: 'RTP again after resume' });
 
+      // The pipe's ends hold ports of RTC_MIN_PORT-RTC_MAX_PORT, counted with the plain transports': C (5
+      // ports beyond its WebRtcServer) holds the receiver's and the copy's, so a room of its own gets 3 more.
+      const own = await call(c, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+      const made: string[] = [];
+      let refused: { status: number; body: any } | undefined;
+      for (let i = 0; i < 6 && !refused; i++) {
+        const plain = await call(c, 'POST', '/plain-transports', { routerId: own.body.id });
+        if (plain.status === 201) made.push(plain.body.id);
+        else refused = plain;
+      }
+      expect(made).toHaveLength(3);
+      expect(refused).toMatchObject({ status: 500, body: { code: 'MEDIASOUP_ERROR', details: { ports: 5, used: 5 } } });
+      expect((await call(c, 'DELETE', `/routers/${own.body.id}`)).status).toBe(204);
+
       // Closing the room through C (carried to A) closes every part on every node, with the usual events.
+      const ofRoom = () => seen().filter((event) => event.routerId === routerId);
       expect((await call(c, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
       await waitFor(
-        () => seen().filter((event) => event.type === 'plainTransport.closed').length === 3 && ['router.closed', 'producer.closed', 'consumer.closed'].every((type) => seen().some((event) => event.type === type)),
+        () => ofRoom().filter((event) => event.type === 'plainTransport.closed').length === 3 && ['router.closed', 'producer.closed', 'consumer.closed'].every((type) => ofRoom().some((event) => event.type === type)),
         { timeoutMs: 5_000, intervalMs: 50, what: 'the close events' },
       );
-      const closed = seen().filter((event) => event.type.endsWith('.closed'));
+      const closed = ofRoom().filter((event) => event.type.endsWith('.closed'));
       expect(closed.find((event) => event.type === 'router.closed')).toMatchObject({ routerId, nodeId: 'node-a', reason: 'api' });
       expect(closed.filter((event) => event.type === 'router.closed')).toHaveLength(1);
       expect(closed.filter((event) => event.type === 'plainTransport.closed').map((event) => [event.plainTransportId, event.nodeId, event.reason]).sort()).toEqual(

@@ -18,10 +18,10 @@ import type { types as ms } from 'mediasoup';
 import { isIP } from 'node:net';
 import type { z } from 'zod';
 import { copyCodecs, type RouterMediaCodec } from '../engine/codecs.js';
-import { adopt } from '../engine/call.js';
+import { adopt, type Needs } from '../engine/call.js';
 import { notFound, RelayError, validationError, type RelayErrorCode } from '../errors.js';
 import { pipeListenIp } from '../kinds/pipes/ops.js';
-import type { OpsDeps } from '../ops/deps.js';
+import { workerPortsInUse, type OpsDeps } from '../ops/deps.js';
 import { pipePeerProblem } from '../ops/pipe-peer.js';
 import { roomIdOf, type PipedCopy, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import { closeRoom, leaseCopy, requirePart, type PipeLease, type RemoteParts } from '../rooms/rooms.js';
@@ -84,6 +84,27 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   const making = new Map<string, Promise<RouterEntry>>();
   const sources = new Map<string, SourcePipe>();
   const copies = new Map<string, CopyPipe>();
+
+  /** Pipe transports this module made that are not closed yet: each holds a port of RTC_MIN_PORT-RTC_MAX_PORT. */
+  let pipePorts = 0;
+
+  /** A pipe transport of this module: refused (MEDIASOUP_ERROR, as a pipe transport's) when no port is left, counted until it closes. */
+  async function pipeTransport(router: ms.Router, worker: ms.Worker, listenIp: Awaited<ReturnType<typeof pipeListenIp>>, kind: 'producer' | 'dataProducer', needs: Needs): Promise<ms.PipeTransport> {
+    const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
+    const used = workerPortsInUse(deps);
+    if (used >= ports) {
+      throw new RelayError('MEDIASOUP_ERROR', `no port left for a pipe between nodes: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, { ports, used });
+    }
+    pipePorts++;
+    try {
+      const transport = await engine('create pipe transport', () => router.createPipeTransport(pipeOptions(listenIp, kind)), needs, worker);
+      transport.observer.once('close', () => pipePorts--);
+      return transport;
+    } catch (error) {
+      pipePorts--;
+      throw error;
+    }
+  }
 
   const headers = (): Record<string, string> => ({ 'content-type': 'application/json', ...(options.token ? { 'x-internal-token': options.token } : {}), 'x-cluster-forwarded-by': options.nodeId });
   const nodeById = (id: string) => options.view().nodes.find((node) => node.id === id);
@@ -215,8 +236,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     if (problem) throw validationError([{ path: 'ip', message: problem }]);
     const room = registry.require('router', input.roomId);
     const part = requirePart(room, source.worker, 'pipe producer to another node');
-    const needs: [['producer' | 'dataProducer', string]] = [[kind, input.producerId]];
-    const transport = await engine('create pipe transport', () => part.router.createPipeTransport(pipeOptions(listenIp, kind)), needs, source.worker);
+    const needs: Needs = [[kind, input.producerId]];
+    const transport = await pipeTransport(part.router, source.worker, listenIp, kind, needs);
     try {
       await engine('connect pipe transport', () => transport.connect({ ip: input.ip, port: input.port, srtpParameters: input.srtpParameters as ms.SrtpParameters }), needs, source.worker);
       const pipeId = transport.id;
@@ -289,8 +310,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     const node = await options.locate(producerId);
     if (!node || node.id === options.nodeId) throw notFound(kind, producerId);
     const listenIp = await pipeListenIp(config.pipe);
-    const needs: [['router', string]] = [['router', roomId]];
-    const transport = await engine('create pipe transport', () => target.router.createPipeTransport(pipeOptions(listenIp, kind)), needs, target.worker);
+    const needs: Needs = [['router', roomId]];
+    const transport = await pipeTransport(target.router, target.worker, listenIp, kind, needs);
     try {
       const answer = await ask(node, 'POST', '/v1/cluster/pipes', {
         roomId,
@@ -367,7 +388,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   }
 
   const spans = (room: RouterEntry) => room.origin !== undefined || (parts.get(roomIdOf(room))?.size ?? 0) > 0;
-  const remote: RemoteParts = { spans, ensureProducer, syncRemote };
+  const remote: RemoteParts = { spans, ensureProducer, syncRemote, portsInUse: () => pipePorts };
   return {
     remote,
     placeTransport,

@@ -54,9 +54,12 @@ export function requireMediaTransport(registry: MediaRegistry, id: string): Medi
   throw notFound('transport', id);
 }
 
-/** Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry of a kind whose row counts them, as many as it says. */
-export function workerPortsInUse(registry: MediaRegistry): number {
-  let used = 0;
+/**
+ * Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry of a kind whose row
+ * counts them, as many as it says, and the pipes to and from other cluster nodes (never registry entries).
+ */
+export function workerPortsInUse({ registry, span }: Pick<OpsDeps, 'registry' | 'span'>): number {
+  let used = span?.portsInUse() ?? 0;
   for (const kind of registry.order) {
     const row = registry.kinds[kind] as { ports?(entry: EntryOf[typeof kind]): number };
     if (row.ports === undefined) continue;

@@ -36,6 +36,8 @@ export interface RemoteParts {
   ensureProducer(room: RouterEntry, producerId: string, part: RoomPart, kind?: 'producer' | 'dataProducer'): Promise<PipeLease>;
   /** Brings the copies of a producer of this node on other nodes to its pause state before the API answers. */
   syncRemote(producerId: string, paused: boolean): Promise<void>;
+  /** Ports of RTC_MIN_PORT-RTC_MAX_PORT the pipes to and from other nodes hold (one each, made or being made). */
+  portsInUse(): number;
 }
 
 /** What a lease of a piped copy gives back; releasing twice is harmless. */

@@ -34,7 +34,7 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
   // Each pipe transport holds one port of those the WebRtcServers leave (config.ts checks there is
   // one). Refused here with the reason; a race past this check gets the engine's own failure, the same code.
   const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-  const open = workerPortsInUse(registry);
+  const open = workerPortsInUse(deps);
   if (open >= ports) {
     throw new RelayError('MEDIASOUP_ERROR', `no port left for pipe transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
       pipeTransports: open,

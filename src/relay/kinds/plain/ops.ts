@@ -21,7 +21,7 @@ export async function createPlainTransport(deps: OpsDeps, input: CreatePlainTran
   const comedia = input.comedia ?? false;
   // Refused here with the reason; a race past this check gets the engine's own failure, the same code.
   const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-  const used = workerPortsInUse(registry);
+  const used = workerPortsInUse(deps);
   if (used + (rtcpMux ? 1 : 2) > ports) {
     throw new RelayError('MEDIASOUP_ERROR', `no port left for plain transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
       ports,

@@ -200,7 +200,7 @@ export class SessionRouter {
     // endpoint's row): refused with the reason, before anything is made.
     const { config } = deps;
     const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-    const used = workerPortsInUse(deps.registry);
+    const used = workerPortsInUse(deps);
     if (used + 2 > ports) throw new WhipRefusal(503, `no RTC port left for the session's pipe transports: ${used} of the ${ports} ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`);
     const local = await deps.engine('create pipe transport', () => source.router.createPipeTransport({ listenIp: '127.0.0.1' }), [['router', roomId]], source.worker);
     this.pipeTransports.push(local);
