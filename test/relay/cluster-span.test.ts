@@ -75,6 +75,14 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     return undefined;
   };
 
+  /** Placement reads heartbeats (1 s): wait until A sees no transport left on any node (an earlier test's room gone), so ties go by id. */
+  const emptyAsASees = () =>
+    waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number; transports: number } }) => n.load.consumers === 0 && n.load.transports === 0), {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+      what: 'no transport left on any node, as A sees them',
+    });
+
   /**
    * A room made on A (past its limit of 0 consumers: its new transports go elsewhere); a sender's plain
    * transport asked of B lands on B with an opus producer; a second transport, and a consumer, on B (the
@@ -83,7 +91,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
    */
   async function spanningCall({ dataSender = false } = {}) {
     // Placement reads heartbeats: start from B and C empty as A sees them (an earlier test's call gone).
-    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number; transports: number } }) => n.load.consumers === 0), { timeoutMs: 5_000, intervalMs: 100, what: 'no consumer left' });
+    await emptyAsASees();
     const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
     expect(made.status).toBe(201);
     const routerId = made.body.id as string;
@@ -283,7 +291,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
   it('a werift sender placed on B and a werift receiver on C of a room made on A: RTP arrives, pause and resume reach it, any node lists the whole room, closing it through B closes every part', { timeout: 60_000 }, async () => {
     const peers: { close(): Promise<void> }[] = [];
     // Placement reads heartbeats: start from every node empty as A sees them.
-    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.every((n: { load: { consumers: number } }) => n.load.consumers === 0), { timeoutMs: 5_000, intervalMs: 100, what: 'no consumer anywhere' });
+    await emptyAsASees();
     // 1. The room, made on A itself (a call marked as forwarded is answered where it lands).
     const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
     expect(made.status).toBe(201);
@@ -400,6 +408,43 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
     } finally {
       for (const one of streams) one.stop();
       for (const peer of peers.splice(0)) await peer.close().catch(() => {});
+    }
+  });
+
+  it("hears a speaker on B in the room's observers on A: router.audioLevels and router.activeSpeaker from A name B's producer with its appData", { timeout: 60_000 }, async () => {
+    await emptyAsASees();
+    const made = await call(a, 'POST', '/routers', { speakerDetection: { activeSpeaker: true, audioLevels: { intervalMs: 300, thresholdDb: -70 } } }, { 'X-Cluster-Forwarded-By': 'test' });
+    expect(made.status).toBe(201);
+    const routerId = made.body.id as string;
+    const stream = await follow(a);
+    const peers: { close(): Promise<void> }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // A at its limit of 0: the speaker's transport lands on B.
+      const transport = await ok(c, 'POST', '/transports', { routerId, direction: 'send' });
+      expect(await where(transport.id)).toBe('node-b');
+      const peer = await SendPeer.create(transport, { audioLevel: 20 });
+      peers.push(peer);
+      await ok(c, 'POST', `/transports/${transport.id}/connect`, { dtlsParameters: peer.dtlsParameters });
+      await peer.connected();
+      const producer = await ok(b, 'POST', '/producers', { transportId: transport.id, kind: 'audio', rtpParameters: peer.rtpParameters.audio, appData: { user: 'bob' } });
+      expect(await where(producer.id)).toBe('node-b');
+      timer = setInterval(() => peer.sendAudio(), 20);
+      const ofType = (type: string) => stream.events.filter((event) => event.type === type && event.routerId === routerId);
+      await waitFor(() => ofType('router.audioLevels').length >= 2 && ofType('router.activeSpeaker').length >= 1, { timeoutMs: 10_000, intervalMs: 50, what: "the room's speaker events on A" });
+      for (const levels of ofType('router.audioLevels')) {
+        expect(levels.nodeId).toBe('node-a');
+        expect(levels.volumes).toEqual([{ producerId: producer.id, volume: expect.any(Number), appData: { user: 'bob' } }]);
+      }
+      expect(ofType('router.activeSpeaker')[0]).toMatchObject({ nodeId: 'node-a', producerId: producer.id, appData: { user: 'bob' } });
+      // The producer closed on B: its copy on A leaves the observers, which fall silent.
+      expect((await call(a, 'DELETE', `/producers/${producer.id}`)).status).toBe(204);
+      await waitFor(() => ofType('router.silence').length >= 1, { timeoutMs: 5_000, intervalMs: 50, what: 'router.silence on A' });
+      expect((await call(b, 'DELETE', `/routers/${routerId}`)).status).toBe(204);
+    } finally {
+      clearInterval(timer);
+      stream.stop();
+      for (const peer of peers) await peer.close().catch(() => {});
     }
   });
 

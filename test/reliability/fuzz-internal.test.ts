@@ -524,10 +524,11 @@ describe('fuzz /internal', () => {
 
   it('node-to-node cluster routes (parts of rooms, pipes between nodes) on a relay that is no cluster node: 400 or 409, nothing made', async () => {
     const part = () => ({ nodeId: 'node-x', mediaCodecs: [] });
-    const pipe = () => ({ roomId: base.routerId, producerId: base.producerId, nodeId: 'node-x', ip: '127.0.0.1', port: 40000, srtpParameters: { ...base.srtp } });
+    const pipe = () => ({ roomId: base.routerId, producerId: base.producerId, kind: 'producer', nodeId: 'node-x', ip: '127.0.0.1', port: 40000, srtpParameters: { ...base.srtp } });
     const target = fc.oneof(
       fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}`), success: 204, body: fc.oneof(anyJson, mutatedHostile(part)) }),
       fc.constant({ method: 'DELETE', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}`), success: 204, body: anyJson }),
+      fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/rooms/${base.routerId}/speakers`), success: 204, body: fc.oneof(anyJson, mutatedHostile(() => ({ producerId: base.producerId }))) }),
       fc.constant({ method: 'POST', path: () => Promise.resolve('/internal/v1/cluster/pipes'), success: 201, body: fc.oneof(anyJson, mutatedHostile(pipe)) }),
       fc.constant({ method: 'POST', path: () => Promise.resolve(`/internal/v1/cluster/pipes/${randomUUID()}/state`), success: 204, body: fc.oneof(anyJson, mutatedHostile(() => ({ paused: true }))) }),
       fc.constant({ method: 'DELETE', path: () => Promise.resolve(`/internal/v1/cluster/pipes/${randomUUID()}`), success: 204, body: anyJson }),

@@ -62,7 +62,13 @@ const srtpSchema = z.strictObject({ cryptoSuite: z.string().max(64), keyBase64: 
 export const ensurePartBody = z.strictObject({
   nodeId: z.string().max(64).describe("the room's origin node"),
   mediaCodecs: z.array(z.record(z.string(), z.unknown())).max(64).describe("the room's codecs, as its first router was made with"),
+  speakers: z.boolean().optional().describe("the room detects speakers (speakerDetection): the part's audio producers join the origin's observers"),
 });
+
+export const joinSpeakersBody = z.strictObject({
+  producerId: z.string().max(128).describe("an audio producer of the asking node's part of the room"),
+});
+export type JoinSpeakersBody = z.infer<typeof joinSpeakersBody>;
 export type EnsurePartBody = z.infer<typeof ensurePartBody>;
 
 export const openPipeBody = z.strictObject({
@@ -84,7 +90,13 @@ const pipeEnd = {
 };
 
 export const openedPipeSchema = z.union([
-  z.object({ ...pipeEnd, kind: z.enum(['audio', 'video']), rtpParameters: z.record(z.string(), z.unknown()), paused: z.boolean() }),
+  z.object({
+    ...pipeEnd,
+    kind: z.enum(['audio', 'video']),
+    rtpParameters: z.record(z.string(), z.unknown()),
+    paused: z.boolean(),
+    appData: z.record(z.string(), z.unknown()).optional().describe("the producer's appData, which the copy keeps (speaker events name it)"),
+  }),
   z.object({
     ...pipeEnd,
     kind: z.literal('data'),
@@ -114,6 +126,15 @@ export const closeRoomPart = relayRoute({
   summary: "Node to node: close this node's part of another node's room (the room closed)",
   success: { 204: { description: 'closed', schema: null } },
   errors: [notFoundRow('router (part)'), notSpanning],
+});
+
+export const joinRoomSpeakers = relayRoute({
+  method: 'post',
+  path: '/v1/cluster/rooms/{id}/speakers',
+  summary: "Node to node: an audio producer of the asking node's part joins the room's speaker observers (its copy piped here)",
+  body: joinSpeakersBody,
+  success: { 204: { description: 'the producer is observed (or the room detects no speakers)', schema: null } },
+  errors: [VALIDATION, notFoundRow('router or producer'), notSpanning, errorRow('MEDIASOUP_ERROR')],
 });
 
 export const openPipe = relayRoute({

@@ -2,7 +2,7 @@
 import { formatTime } from '../../time.js';
 import { conflict, notFound } from '../errors.js';
 import { relayRouter, withJsonBody } from '../http/router.js';
-import { closePipe, closeRoomPart, ensureRoomPart, getCluster, locateResource, openPipe, pipeState, type ClusterAnswer } from './contract.js';
+import { closePipe, closeRoomPart, ensureRoomPart, getCluster, joinRoomSpeakers, locateResource, openPipe, pipeState, type ClusterAnswer } from './contract.js';
 import type { Span } from './span.js';
 import type { ClusterView } from './membership.js';
 
@@ -27,6 +27,10 @@ export function clusterRoutes({ view, holds, span }: ClusterRoutesDeps) {
     })
     .openapi(closeRoomPart, (c) => {
       spanning().closePart(c.req.valid('param').id);
+      return c.body(null, 204);
+    })
+    .openapi(withJsonBody(joinRoomSpeakers), async (c) => {
+      await spanning().joinOriginSpeakers(c.req.valid('param').id, c.req.valid('json').producerId);
       return c.body(null, 204);
     })
     .openapi(withJsonBody(openPipe), async (c) => c.json(await spanning().openPipe(c.req.valid('json')), 201))

@@ -155,7 +155,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     const target = candidates.filter((node) => held.has(node.id)).sort(byLoad)[0] ?? candidates.sort(byLoad)[0];
     if (!target) return undefined;
     if (!held.has(target.id)) {
-      const answer = await ask(target, 'POST', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`, { nodeId: options.nodeId, mediaCodecs: room.mediaCodecs });
+      const answer = await ask(target, 'POST', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`, { nodeId: options.nodeId, mediaCodecs: room.mediaCodecs, ...(room.speakers ? { speakers: true } : {}) });
       if (answer.status !== 204) {
         logger.warn({ roomId, nodeId: target.id, status: answer.status }, 'cluster: a part of a room could not be made on another node; the transport stays here');
         return undefined;
@@ -172,7 +172,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   }
 
   /** A part of another node's room here, made once (however many ask at once). */
-  async function ensurePart(roomId: string, { nodeId: originId, mediaCodecs }: EnsurePartBody): Promise<void> {
+  async function ensurePart(roomId: string, { nodeId: originId, mediaCodecs, speakers }: EnsurePartBody): Promise<void> {
     const existing = registry.get('router', roomId);
     if (existing) {
       if (existing.origin?.nodeId !== originId) throw new RelayError('CONFLICT', `room ${roomId} is already held here`, { routerId: roomId });
@@ -180,13 +180,13 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     }
     let pending = making.get(roomId);
     if (!pending) {
-      pending = makePart(roomId, originId, mediaCodecs as unknown as RouterMediaCodec[]).finally(() => making.delete(roomId));
+      pending = makePart(roomId, originId, mediaCodecs as unknown as RouterMediaCodec[], speakers === true).finally(() => making.delete(roomId));
       making.set(roomId, pending);
     }
     await pending;
   }
 
-  async function makePart(roomId: string, originId: string, mediaCodecs: RouterMediaCodec[]): Promise<RouterEntry> {
+  async function makePart(roomId: string, originId: string, mediaCodecs: RouterMediaCodec[], speakers: boolean): Promise<RouterEntry> {
     if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: no part of a room is made here', {});
     const slot = deps.placement.place();
     const worker = slot.worker!;
@@ -194,7 +194,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     const router = await deps.placement.reserve(slot, () => engine('create router', () => worker.createRouter({ mediaCodecs: copyCodecs(codecs), appData: { roomId } }), [], worker));
     return adopt(router, () => {
       if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create part of a room', { workerPid: worker.pid });
-      const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs: codecs, parts: new Map(), pipes: new Map(), origin: { roomId, nodeId: originId } });
+      const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs: codecs, parts: new Map(), pipes: new Map(), origin: { roomId, nodeId: originId, ...(speakers ? { speakers } : {}) } });
       deps.rooms.addPart(room, { router, worker, slot: slot.index });
       return room;
     });
@@ -250,7 +250,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
         const media = await engine('create pipe consumer', () => transport.consume({ producerId: input.producerId }), needs, source.worker);
         media.on('producerpause', () => tell(input.nodeId, 'POST', path, { paused: true }));
         media.on('producerresume', () => tell(input.nodeId, 'POST', path, { paused: false }));
-        opened = { ...end, kind: media.kind, rtpParameters: media.rtpParameters as unknown as Record<string, unknown>, paused: media.producerPaused };
+        const appData = registry.get('producer', input.producerId)?.producer.appData ?? {};
+        opened = { ...end, kind: media.kind, rtpParameters: media.rtpParameters as unknown as Record<string, unknown>, paused: media.producerPaused, appData };
         consumer = media;
       } else {
         const data = await engine('create pipe data consumer', () => transport.consumeData({ dataProducerId: input.producerId }), needs, source.worker);
@@ -344,7 +345,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
               needs,
               target.worker,
             )
-          : await engine('create pipe producer', () => transport.produce({ id: producerId, kind: opened.kind, rtpParameters: opened.rtpParameters as unknown as ms.RtpParameters, paused: opened.paused }), needs, target.worker);
+          : await engine('create pipe producer', () => transport.produce({ id: producerId, kind: opened.kind, rtpParameters: opened.rtpParameters as unknown as ms.RtpParameters, paused: opened.paused, appData: opened.appData ?? {} }), needs, target.worker);
       copy.pipeConsumer = {
         id: opened.pipeId,
         get closed() {
@@ -356,6 +357,35 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     } catch (error) {
       transport.close();
       throw error;
+    }
+  }
+
+  // ---- speaker detection: the observers are the origin's --------------------------------------------
+
+  /** A part of another node's room: its audio producer joins the room's observers on the origin (copied there). */
+  async function joinSpeakers(room: RouterEntry, producerId: string): Promise<void> {
+    const origin = room.origin;
+    if (!origin) return;
+    const answer = await ask(nodeById(origin.nodeId), 'POST', `/v1/cluster/rooms/${encodeURIComponent(origin.roomId)}/speakers`, { producerId });
+    if (answer.status !== 204) throw relayed(answer, "join the room's speaker observers");
+  }
+
+  /**
+   * The origin: another node's audio producer joins the room's speaker observers. Its copy here is kept
+   * (the lease never released) until the producer closes, as for a producer on another worker
+   * (ops/speakers.ts); the copy keeps the producer's appData, which the speaker events name.
+   */
+  async function joinOriginSpeakers(roomId: string, producerId: string): Promise<void> {
+    const room = registry.get('router', roomId);
+    if (!room || room.origin) throw notFound('router', roomId);
+    const speakers = room.speakers;
+    if (!speakers) return;
+    const observersPart = room.parts.get(room.worker);
+    if (room.router.closed || !observersPart || observersPart.router !== room.router) throw notFound('router', roomId);
+    await ensureProducer(room, producerId, observersPart);
+    for (const observer of [speakers.activeSpeaker, speakers.audioLevels]) {
+      if (!observer || observer.closed) continue;
+      await engine('add producer to speaker observer', () => observer.addProducer({ producerId }), [['router', roomId]], observersPart.worker);
     }
   }
 
@@ -388,13 +418,14 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   }
 
   const spans = (room: RouterEntry) => room.origin !== undefined || (parts.get(roomIdOf(room))?.size ?? 0) > 0;
-  const remote: RemoteParts = { spans, ensureProducer, syncRemote, portsInUse: () => pipePorts };
+  const remote: RemoteParts = { spans, ensureProducer, syncRemote, joinSpeakers, portsInUse: () => pipePorts };
   return {
     remote,
     placeTransport,
     partsOf: (roomId: string): string[] => [...(parts.get(roomId) ?? [])],
     ensurePart,
     closePart,
+    joinOriginSpeakers,
     roomClosed,
     openPipe,
     closeSource,

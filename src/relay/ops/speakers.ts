@@ -1,6 +1,8 @@
 // Speaker detection of a room: mediasoup's ActiveSpeakerObserver and AudioLevelObserver, created with
 // the router (closed with it by the engine) and joined by every audio producer of the router. A
 // producer leaves them when it closes: the worker removes a closed producer from its router's observers.
+// In a room that spans cluster nodes, the observers are the origin's: another node's audio producers
+// are copied there (cluster/span.ts joinOriginSpeakers).
 import type { types as ms } from 'mediasoup';
 import { SPEAKER_BOUNDS, type SpeakerDetection } from '../contract/speakers.js';
 import type { RouterEntry } from '../registry/kinds.js';
@@ -30,6 +32,11 @@ export async function startSpeakerDetection(deps: OpsDeps, entry: RouterEntry, d
 export async function joinSpeakerDetection(deps: OpsDeps, producer: ms.Producer, routerId: string): Promise<void> {
   if (producer.kind !== 'audio') return;
   const room = deps.registry.get('router', routerId);
+  // A part of another node's room: the observers are on the room's origin node, which copies the producer there.
+  if (room?.origin) {
+    if (room.origin.speakers) await deps.span?.joinSpeakers(room, producer.id);
+    return;
+  }
   const speakers = room?.speakers;
   if (!room || !speakers) return;
   // The observers live on the room's first router: a producer on another worker is piped there, and

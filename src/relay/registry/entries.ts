@@ -62,7 +62,12 @@ export interface RouterEntry {
    * the room's id (its entry is registered under it, not under its own router's id) and that node. Such a
    * part publishes no router events, is not listed, and calls about the room are the origin's.
    */
-  readonly origin?: { readonly roomId: string; readonly nodeId: string };
+  readonly origin?: {
+    readonly roomId: string;
+    readonly nodeId: string;
+    /** The room detects speakers on its origin: this part's audio producers join its observers there. */
+    readonly speakers?: boolean;
+  };
 }
 
 /** The id of the room an entry stands for: its first router's, or the origin's for a part of another node's room. */

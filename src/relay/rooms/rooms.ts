@@ -36,6 +36,8 @@ export interface RemoteParts {
   ensureProducer(room: RouterEntry, producerId: string, part: RoomPart, kind?: 'producer' | 'dataProducer'): Promise<PipeLease>;
   /** Brings the copies of a producer of this node on other nodes to its pause state before the API answers. */
   syncRemote(producerId: string, paused: boolean): Promise<void>;
+  /** A part of another node's room: its audio producer `producerId` joins the room's speaker observers on the origin node. */
+  joinSpeakers(room: RouterEntry, producerId: string): Promise<void>;
   /** Ports of RTC_MIN_PORT-RTC_MAX_PORT the pipes to and from other nodes hold (one each, made or being made). */
   portsInUse(): number;
 }
