@@ -92,7 +92,7 @@ export async function createRelay(deps: RelayDeps): Promise<RelayModule> {
     ? createForwarder({
         view: () => cluster.view(),
         holds,
-        lostNodeOf: (id) => cluster.lostNodeOf(id),
+        lostNodeOf: (id) => cluster.lostNodeOf(id) ?? span?.lostOriginOf(id),
         discover: () => cluster.discover(),
         selfRouters: () => media.routerCount(),
         placement: createPlacement({ selfRouters: () => media.routerCount(), selfDraining: () => media.draining }),

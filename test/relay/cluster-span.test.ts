@@ -493,4 +493,38 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       stop();
     }
   });
+
+  it("A (a room's origin) killed: C's part of its room keeps its transport, then closes with it", { timeout: 60_000 }, async () => {
+    // After the test above, B is gone: A's new transports go to C.
+    await waitFor(async () => (await call(a, 'GET', '/cluster')).body.nodes.length === 2, { timeoutMs: 10_000, intervalMs: 100, what: 'A seeing two nodes' });
+    await emptyAsASees();
+    const made = await call(a, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+    expect(made.status).toBe(201);
+    const routerId = made.body.id as string;
+    const transport = await call(c, 'POST', '/plain-transports', { routerId, comedia: true });
+    expect(transport.status, JSON.stringify(transport.body)).toBe(201);
+    expect(await where(transport.body.id)).toBe('node-c');
+    const ownLoad = async () => (await call(c, 'GET', '/cluster')).body.nodes.find((n: { self: boolean }) => n.self).load as { routers: number; transports: number };
+    await waitFor(async () => (await ownLoad()).routers === 1, { timeoutMs: 3_000, intervalMs: 100, what: "C's part counted" });
+    // Killed within a heartbeat of the room's making, A may not have listed the room yet: node.lost would
+    // not name it. C's part still answers NODE_LOST for it (it knows its origin), as tested below.
+    const stream = await follow(c);
+    try {
+      a.child.kill('SIGKILL');
+      await a.exited;
+      await waitFor(() => stream.events.some((event) => event.type === 'node.lost' && event.nodeId === 'node-a'), { timeoutMs: 10_000, intervalMs: 50, what: 'node.lost of A on C' });
+      // The room is A's: it answers NODE_LOST. C's transport in it goes on, and C answers for it.
+      expect(await call(c, 'GET', `/routers/${routerId}`)).toMatchObject({ status: 404, body: { code: 'NODE_LOST', details: { nodeId: 'node-a' } } });
+      const producer = await call(c, 'POST', '/producers', { transportId: transport.body.id, ...OPUS });
+      expect(producer.status, JSON.stringify(producer.body)).toBe(201);
+      await sleep(1_500); // a sweep or more: the part holds a transport, it stays
+      expect((await ownLoad()).routers).toBe(1);
+      // Its last transport closed: the part goes too (nobody could close it through its room any more).
+      expect((await call(c, 'DELETE', `/plain-transports/${transport.body.id}`)).status).toBe(204);
+      await waitFor(async () => (await ownLoad()).routers === 0, { timeoutMs: 4_000, intervalMs: 100, what: "C's orphan part closed" });
+      expect(stream.events.filter((event) => event.type === 'router.closed' && event.routerId === routerId)).toEqual([]);
+    } finally {
+      stream.stop();
+    }
+  });
 });

@@ -398,10 +398,44 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     );
   }
 
-  /** Another node was lost: the copies of its producers close (their consumers with `node_lost`), and the pipes to it. */
+  /** Parts here of rooms whose origin was lost: each closes once nothing of it is left here. */
+  const orphans = new Set<string>();
+  let sweeper: NodeJS.Timeout | undefined;
+
+  /**
+   * Closes the orphan parts that hold nothing any more (no transport, nor anything else of the room):
+   * nobody can name their room now (calls about it answer NODE_LOST), so nobody would close them. Checked
+   * every second while there are orphans.
+   */
+  function sweepOrphans(): void {
+    for (const roomId of orphans) {
+      const room = registry.get('router', roomId);
+      if (!room?.origin) {
+        orphans.delete(roomId);
+        continue;
+      }
+      if (registry.order.some((kind) => kind !== 'router' && registry.countInRoom(roomId, kind) > 0)) continue;
+      orphans.delete(roomId);
+      logger.info({ roomId, originId: room.origin.nodeId }, 'cluster: a part of a room whose node was lost closed with the last of its transports');
+      closeRoom(registry, room, 'node_lost');
+    }
+    if (orphans.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    } else {
+      sweeper ??= setInterval(sweepOrphans, 1_000).unref();
+    }
+  }
+
+  /**
+   * Another node was lost: the copies of its producers close (their consumers with `node_lost`), and the
+   * pipes to it. The parts here of its rooms go on while they hold transports (their calls are answered
+   * here), and close with the last of them.
+   */
   function nodeLost(nodeId: string): void {
     // Its parts of this node's rooms went with it: the rooms go on without them.
     for (const held of parts.values()) held.delete(nodeId);
+    for (const room of registry.all('router')) if (room.origin?.nodeId === nodeId) orphans.add(roomIdOf(room));
     for (const pipe of [...copies.values()]) {
       if (pipe.nodeId !== nodeId) continue;
       const here = (entry: { worker: ms.Worker }) => entry.worker === pipe.copy.target.worker;
@@ -415,6 +449,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
       source.closedByPeer = true;
       source.transport.close();
     }
+    sweepOrphans();
   }
 
   const spans = (room: RouterEntry) => room.origin !== undefined || (parts.get(roomIdOf(room))?.size ?? 0) > 0;
@@ -431,5 +466,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     closeSource,
     copyState,
     nodeLost,
+    /** The lost origin of a part held here (named by its room's id): a call about the room answers NODE_LOST, not the part's own state. */
+    lostOriginOf: (roomId: string): string | undefined => (orphans.has(roomId) ? registry.get('router', roomId)?.origin?.nodeId : undefined),
   };
 }
