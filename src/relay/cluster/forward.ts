@@ -104,7 +104,7 @@ export interface ForwarderOptions {
   selfRouters?: () => number;
   /** The lost node (node.lost) that held `id`: a call about it answers 404 NODE_LOST. */
   lostNodeOf?: (id: string) => string | undefined;
-  /** Nodes registered since the view was read (membership.discover): asked too before a call is answered 404 here. */
+  /** The nodes registered now (membership.discover): those not in the view read first are asked too before a call is answered 404 here. */
   discover?: () => Promise<NodeRecord[]>;
   /** Rooms that span nodes (span.ts): the node where a new transport of this node's room `roomId` goes (its part there made), or undefined: here. */
   spread?: (roomId: string) => Promise<NodeRecord | undefined>;
@@ -426,7 +426,8 @@ export function createForwarder(options: ForwarderOptions): Forwarder {
       if (found === undefined) {
         // A node that joined since this node's last heartbeat is not in the view yet: a room just made
         // there must not read as closed (404) for up to a heartbeat.
-        const joined = ((await options.discover?.()) ?? []).filter((other) => other.id !== view.nodeId && other.id !== lostOn);
+        const asked = new Set(others.map((other) => other.id));
+        const joined = ((await options.discover?.()) ?? []).filter((other) => other.id !== view.nodeId && other.id !== lostOn && !asked.has(other.id));
         if (joined.length > 0) found = await locate(id, joined, headers);
       }
       if (found === undefined) {

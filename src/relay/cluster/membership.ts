@@ -281,10 +281,12 @@ export function createMembership(options: MembershipOptions) {
       return { nodeId: self.id, degraded, nodes: current ? [current, ...others] : others };
     },
     /**
-     * The nodes registered since this node's last heartbeat read them, read now and added to the view
-     * (a node that just joined is otherwise unknown here for up to a heartbeat). Only adds: departures
-     * and losses stay the heartbeat's. Reads Redis at most once per DISCOVER_INTERVAL_MS however many
-     * ask; none while degraded (the answer is then []).
+     * The other nodes registered now, read from Redis; the ones this node's last heartbeat did not read
+     * are added to the view (a node that just joined is otherwise unknown here for up to a heartbeat).
+     * Only adds: departures and losses stay the heartbeat's. Answers every node read, not only the ones
+     * added by this call: a caller compares them with the nodes it asked itself (a heartbeat or another
+     * caller may have added one in between). Reads Redis at most once per DISCOVER_INTERVAL_MS however
+     * many ask; none while degraded (the answer is then []).
      */
     async discover(): Promise<NodeRecord[]> {
       if (degraded || stopped || redis.status !== 'ready') return [];
@@ -294,7 +296,7 @@ export function createMembership(options: MembershipOptions) {
       const known = new Set(others.map((record) => record.id));
       const added = read.filter((record) => !known.has(record.id));
       if (added.length > 0) others = [...others, ...added].sort(byId);
-      return added;
+      return read;
     },
     /** Leaves the cluster: the heartbeat stops and this node's record goes at once (bounded by the command timeout). */
     async stop(): Promise<void> {
