@@ -117,7 +117,7 @@ export const ensureRoomPart = relayRoute({
   summary: "Node to node: make this node's part of another node's room (once), with the room's codecs",
   body: ensurePartBody,
   success: { 204: { description: 'the part exists', schema: null } },
-  errors: [VALIDATION, notSpanning, errorRow('DRAINING'), errorRow('MEDIASOUP_ERROR')],
+  errors: [VALIDATION, notSpanning, errorRow('DRAINING'), errorRow('ROUTER_LIMIT_EXCEEDED', 'a part counts as one of the node\'s MEDIASOUP_MAX_ROUTERS'), errorRow('MEDIASOUP_ERROR')],
 });
 
 export const closeRoomPart = relayRoute({

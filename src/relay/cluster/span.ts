@@ -18,7 +18,8 @@ import type { types as ms } from 'mediasoup';
 import { isIP } from 'node:net';
 import type { z } from 'zod';
 import { copyCodecs, type RouterMediaCodec } from '../engine/codecs.js';
-import { adopt, type Needs } from '../engine/call.js';
+import type { Needs } from '../engine/call.js';
+import { makeRoom } from '../kinds/routers/ops.js';
 import { notFound, RelayError, validationError, type RelayErrorCode } from '../errors.js';
 import { pipeListenIp } from '../kinds/pipes/ops.js';
 import { workerPortsInUse, type OpsDeps } from '../ops/deps.js';
@@ -188,16 +189,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
 
   async function makePart(roomId: string, originId: string, mediaCodecs: RouterMediaCodec[], speakers: boolean): Promise<RouterEntry> {
     if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: no part of a room is made here', {});
-    const slot = deps.placement.place();
-    const worker = slot.worker!;
-    const codecs = copyCodecs(mediaCodecs);
-    const router = await deps.placement.reserve(slot, () => engine('create router', () => worker.createRouter({ mediaCodecs: copyCodecs(codecs), appData: { roomId } }), [], worker));
-    return adopt(router, () => {
-      if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create part of a room', { workerPid: worker.pid });
-      const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs: codecs, parts: new Map(), pipes: new Map(), origin: { roomId, nodeId: originId, ...(speakers ? { speakers } : {}) } });
-      deps.rooms.addPart(room, { router, worker, slot: slot.index });
-      return room;
-    });
+    return makeRoom(deps, { mediaCodecs: copyCodecs(mediaCodecs), appData: { roomId }, origin: { roomId, nodeId: originId, ...(speakers ? { speakers } : {}) } });
   }
 
   /** The room closed here (its origin): its parts on other nodes close too. */

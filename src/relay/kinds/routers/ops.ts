@@ -11,8 +11,29 @@ import { closeRoom } from '../../rooms/rooms.js';
 import { startSpeakerDetection } from '../../ops/speakers.js';
 
 export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Promise<ms.Router> {
-  const { config, logger, registry, placement, engine } = deps;
+  const { registry } = deps;
   if (deps.draining()) throw new RelayError('DRAINING', 'the relay is draining: create the room on another relay', { routers: registry.count('router') });
+  // Kept as given: every later part of the room is created with the same codecs (the engine
+  // normalises them in place, so each router gets its own copy).
+  const mediaCodecs = copyCodecs((input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as readonly RouterMediaCodec[]);
+  const entry = await makeRoom(deps, { mediaCodecs, ...(input.appData ? { appData: input.appData } : {}) });
+  // A room whose speaker detection could not start is closed, never left half-made.
+  if (input.speakerDetection) {
+    await startSpeakerDetection(deps, entry, input.speakerDetection).catch((error: unknown) => {
+      closeRoom(registry, entry, 'api');
+      throw error;
+    });
+  }
+  return entry.router;
+}
+
+/**
+ * A room's first router on the least-loaded live worker, registered: a new room, or (with `origin`) this
+ * node's part of another node's room (cluster/span.ts). Counted against MEDIASOUP_MAX_ROUTERS either way:
+ * a part is a router of this node's workers.
+ */
+export async function makeRoom(deps: OpsDeps, room: { mediaCodecs: RouterMediaCodec[]; appData?: Record<string, unknown>; origin?: RouterEntry['origin'] }): Promise<RouterEntry> {
+  const { config, logger, registry, placement, engine } = deps;
   const pending = placement.pending();
   const open = registry.count('router');
   if (open + pending >= config.maxRouters) {
@@ -21,35 +42,14 @@ export async function createRouter(deps: OpsDeps, input: CreateRouterBody): Prom
   }
   const slot = placement.place();
   const worker = slot.worker!;
-  // Kept as given: every later part of the room is created with the same codecs (the engine
-  // normalises them in place, so each router gets its own copy).
-  const mediaCodecs = copyCodecs((input.mediaCodecs ?? DEFAULT_MEDIA_CODECS) as readonly RouterMediaCodec[]);
-  const router = await placement.reserve(slot, () =>
-    engine(
-      'create router',
-      () =>
-        worker.createRouter({
-          mediaCodecs: copyCodecs(mediaCodecs),
-          ...(input.appData ? { appData: input.appData } : {}),
-        }),
-      [],
-      worker,
-    ),
-  );
-  const entry = adopt(router, () => {
+  const { mediaCodecs, appData, origin } = room;
+  const router = await placement.reserve(slot, () => engine('create router', () => worker.createRouter({ mediaCodecs: copyCodecs(mediaCodecs), ...(appData ? { appData } : {}) }), [], worker));
+  return adopt(router, () => {
     if (router.closed || slot.worker !== worker) throw new RelayError('MEDIASOUP_ERROR', 'media worker died during the request: create router', { workerPid: worker.pid });
-    const room = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs, parts: new Map(), pipes: new Map() });
-    deps.rooms.addPart(room, { router, worker, slot: slot.index });
-    return room;
+    const entry = registry.add('router', { router, worker, slot: slot.index, createdAt: new Date(), mediaCodecs, parts: new Map(), pipes: new Map(), ...(origin ? { origin } : {}) });
+    deps.rooms.addPart(entry, { router, worker, slot: slot.index });
+    return entry;
   });
-  // A room whose speaker detection could not start is closed, never left half-made.
-  if (input.speakerDetection) {
-    await startSpeakerDetection(deps, entry, input.speakerDetection).catch((error: unknown) => {
-      closeRoom(registry, entry, 'api');
-      throw error;
-    });
-  }
-  return router;
 }
 
 /** Closes the room on every worker it spread to, and every pipe between its parts. */
