@@ -4,6 +4,9 @@
 // audio and video, and a data channel). Three server processes with their own HTTP, RTC and pipe ports,
 // one private redis-server; RTP counted at the receiver's socket or peer.
 import dgram from 'node:dgram';
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { answerOf, anyJson, expectRelayAnswer, fuzzParameters, mutated } from '../reliability/support/fuzz.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
 import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
@@ -446,6 +449,39 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       stream.stop();
       for (const peer of peers) await peer.close().catch(() => {});
     }
+  });
+
+  it('answers hostile node-to-node calls on a cluster node with 4xx and makes nothing of them (fast-check)', { timeout: 60_000 }, async () => {
+    const opus = [{ kind: 'audio', mimeType: 'audio/opus', clockRate: 48000, channels: 2 }];
+    const srtp = { cryptoSuite: 'AES_CM_128_HMAC_SHA1_80', keyBase64: 'PS1uQCVeeCFCanVmcjkpPywjNWhcYD0mXXtxaVBR' };
+    const routes = [
+      { method: 'POST', path: () => `/cluster/rooms/${randomUUID()}`, success: 204, valid: () => ({ nodeId: 'node-a', mediaCodecs: opus }) },
+      { method: 'POST', path: () => `/cluster/rooms/${randomUUID()}/speakers`, success: 204, valid: () => ({ producerId: randomUUID() }) },
+      { method: 'POST', path: () => '/cluster/pipes', success: 201, valid: () => ({ roomId: randomUUID(), producerId: randomUUID(), kind: 'dataProducer', nodeId: 'node-a', ip: '127.0.0.1', port: 40000, srtpParameters: { ...srtp } }) },
+      { method: 'POST', path: () => `/cluster/pipes/${randomUUID()}/state`, success: 204, valid: () => ({ paused: true }) },
+      { method: 'DELETE', path: () => `/cluster/pipes/${randomUUID()}`, success: 204, valid: () => ({}) },
+    ];
+    const ownRouters = async () => (await call(c, 'GET', '/cluster')).body.nodes.find((n: { self: boolean }) => n.self).load.routers as number;
+    await waitFor(async () => (await ownRouters()) === 0, { timeoutMs: 5_000, intervalMs: 100, what: 'C holding no router' });
+    const statuses = new Map<number, number>();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes).chain((route) => fc.oneof(anyJson, mutated(route.valid, { oversized: true })).map((body) => ({ route, body }))), async ({ route, body }) => {
+        const path = route.path();
+        const res = await fetch(`${c.url}/internal/v1${path}`, { method: route.method, headers: { ...headers, 'X-Cluster-Forwarded-By': 'node-a' }, body: JSON.stringify(body) });
+        const answer = await answerOf(res);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        expectRelayAnswer(answer, route.success, ['VALIDATION_ERROR', 'NOT_FOUND', 'CONFLICT', 'CAN_NOT_CONSUME'], `${route.method} ${path} ${String(JSON.stringify(body)).slice(0, 200)}`);
+        // A part made by a body that happens to be valid is closed again: nothing of the run is left.
+        if (answer.status === 204 && route.method === 'POST' && /^\/cluster\/rooms\/[^/]+$/.test(path)) expect((await call(c, 'DELETE', path, undefined, { 'X-Cluster-Forwarded-By': 'node-a' })).status).toBe(204);
+      }),
+      fuzzParameters(150),
+    );
+    console.log('node-to-node fuzz on C:', Object.fromEntries([...statuses].sort(([x], [y]) => x - y)));
+    // A part only for a live node's room: none for a node unknown, or for C's own id.
+    for (const nodeId of ['node-x', 'node-c']) {
+      expect(await call(c, 'POST', `/cluster/rooms/${randomUUID()}`, { nodeId, mediaCodecs: opus }, { 'X-Cluster-Forwarded-By': 'node-a' })).toMatchObject({ status: 409, body: { code: 'CONFLICT', details: { nodeId } } });
+    }
+    await waitFor(async () => (await ownRouters()) === 0, { timeoutMs: 3_000, intervalMs: 100, what: 'no part left on C' });
   });
 
   it('B killed mid-call: node.lost names the room and B\'s transports within 10 s, the consumer on C of B\'s producer closes with node_lost, calls for B\'s resources answer 404 NODE_LOST; the room goes on on A and C', { timeout: 60_000 }, async () => {

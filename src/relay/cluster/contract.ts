@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { timeString } from '../contract/common.js';
 import { errorRow, notFoundRow, VALIDATION } from '../contract/errors.js';
 import { relayRoute } from '../contract/route.js';
+import { mediaCodecsSchema } from '../contract/rtp.js';
 import { DATA_BOUNDS } from '../kinds/data/contract.js';
 
 const nodeSchema = z.strictObject({
@@ -61,7 +62,7 @@ const srtpSchema = z.strictObject({ cryptoSuite: z.string().max(64), keyBase64: 
 
 export const ensurePartBody = z.strictObject({
   nodeId: z.string().max(64).describe("the room's origin node"),
-  mediaCodecs: z.array(z.record(z.string(), z.unknown())).max(64).describe("the room's codecs, as its first router was made with"),
+  mediaCodecs: mediaCodecsSchema.describe("the room's codecs, as its first router was made with"),
   speakers: z.boolean().optional().describe("the room detects speakers (speakerDetection): the part's audio producers join the origin's observers"),
 });
 

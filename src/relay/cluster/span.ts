@@ -174,6 +174,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
 
   /** A part of another node's room here, made once (however many ask at once). */
   async function ensurePart(roomId: string, { nodeId: originId, mediaCodecs, speakers }: EnsurePartBody): Promise<void> {
+    // Only a live node of the cluster has rooms: a part for any other would have no origin to close it.
+    if (originId === options.nodeId || !nodeById(originId)) throw new RelayError('CONFLICT', `node ${originId} is not another live node of this cluster`, { nodeId: originId });
     const existing = registry.get('router', roomId);
     if (existing) {
       if (existing.origin?.nodeId !== originId) throw new RelayError('CONFLICT', `room ${roomId} is already held here`, { routerId: roomId });
