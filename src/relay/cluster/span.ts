@@ -112,7 +112,10 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
 
   async function ask(node: NodeRecord | undefined, method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
     if (!node) throw new RelayError('NODE_UNREACHABLE', 'the node is not in the cluster', {});
-    const answer = await callNode(node.url, method, `/internal${path}`, headers(), body === undefined ? undefined : Buffer.from(JSON.stringify(body)), CALL_TIMEOUT_MS);
+    // A node that does not answer (refused, reset, silent past the deadline) is named, as the forwarder names one.
+    const answer = await callNode(node.url, method, `/internal${path}`, headers(), body === undefined ? undefined : Buffer.from(JSON.stringify(body)), CALL_TIMEOUT_MS).catch((error: unknown) => {
+      throw new RelayError('NODE_UNREACHABLE', `node ${node.id} did not answer: ${error instanceof Error ? error.message : String(error)}`, { nodeIds: [node.id] });
+    });
     let parsed: unknown = null;
     try {
       parsed = answer.body.length > 0 ? JSON.parse(answer.body.toString('utf8')) : null;
@@ -156,9 +159,12 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
     const target = candidates.filter((node) => held.has(node.id)).sort(byLoad)[0] ?? candidates.sort(byLoad)[0];
     if (!target) return undefined;
     if (!held.has(target.id)) {
-      const answer = await ask(target, 'POST', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`, { nodeId: options.nodeId, mediaCodecs: room.mediaCodecs, ...(room.speakers ? { speakers: true } : {}) });
+      // A node that refuses (full, draining) or does not answer leaves the transport here.
+      const answer = await ask(target, 'POST', `/v1/cluster/rooms/${encodeURIComponent(roomId)}`, { nodeId: options.nodeId, mediaCodecs: room.mediaCodecs, ...(room.speakers ? { speakers: true } : {}) }).catch(
+        (error: unknown) => ({ status: 0, body: error instanceof Error ? error.message : null }),
+      );
       if (answer.status !== 204) {
-        logger.warn({ roomId, nodeId: target.id, status: answer.status }, 'cluster: a part of a room could not be made on another node; the transport stays here');
+        logger.warn({ roomId, nodeId: target.id, status: answer.status, answer: answer.body }, 'cluster: a part of a room could not be made on another node; the transport stays here');
         return undefined;
       }
       // The room may have closed meanwhile: its new part goes with it.
