@@ -169,7 +169,7 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
   }
 
   it('places the sender on B and the receiver on C, pipes the producer B→C once: RTP arrives, pause and resume reach it, any node lists the whole room, closing it through C closes every part', { timeout: 60_000 }, async () => {
-    const { routerId, sender, local, receiver, producerId, consumerId, counted, seen, stop } = await spanningCall();
+    const { routerId, rtpCapabilities, sender, local, receiver, producerId, consumerId, counted, seen, stop } = await spanningCall();
     try {
       // Every node answers the whole room: both transports, wherever they are.
       for (const server of [a, b, c]) {
@@ -194,18 +194,32 @@ describe.skipIf(skipWithout(REDIS_SERVER))('one room over three machines', () =>
       await waitFor(() => counted.received >= resumed + 20, { timeoutMs: 5_000, intervalMs: 50, what: 'RTP again after resume' });
 
       // The pipe's ends hold ports of RTC_MIN_PORT-RTC_MAX_PORT, counted with the plain transports': C (5
-      // ports beyond its WebRtcServer) holds the receiver's and the copy's, so a room of its own gets 3 more.
-      const own = await call(c, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
-      const made: string[] = [];
-      let refused: { status: number; body: any } | undefined;
-      for (let i = 0; i < 6 && !refused; i++) {
-        const plain = await call(c, 'POST', '/plain-transports', { routerId: own.body.id });
-        if (plain.status === 201) made.push(plain.body.id);
-        else refused = plain;
-      }
-      expect(made).toHaveLength(3);
-      expect(refused).toMatchObject({ status: 500, body: { code: 'MEDIASOUP_ERROR', details: { ports: 5, used: 5 } } });
-      expect((await call(c, 'DELETE', `/routers/${own.body.id}`)).status).toBe(204);
+      // ports beyond its WebRtcServer) holds the receiver's and one copy's, a second consumer of the producer
+      // on C reusing that copy, so a room of its own gets 3 more.
+      const second = await call(a, 'POST', '/consumers', { transportId: receiver, producerId, rtpCapabilities });
+      expect(second.status, JSON.stringify(second.body)).toBe(201);
+      expect(await where(second.body.id)).toBe('node-c');
+      /** Plain transports a room of C's own gets before the ports run out, and the refusal. */
+      const plainLeftOnC = async () => {
+        const own = await call(c, 'POST', '/routers', {}, { 'X-Cluster-Forwarded-By': 'test' });
+        let made = 0;
+        let refused: { status: number; body: any } | undefined;
+        for (let i = 0; i < 6 && !refused; i++) {
+          const plain = await call(c, 'POST', '/plain-transports', { routerId: own.body.id });
+          if (plain.status === 201) made++;
+          else refused = plain;
+        }
+        expect((await call(c, 'DELETE', `/routers/${own.body.id}`)).status).toBe(204);
+        return { made, refused };
+      };
+      const before = await plainLeftOnC();
+      expect(before.made).toBe(3);
+      expect(before.refused).toMatchObject({ status: 500, body: { code: 'MEDIASOUP_ERROR', details: { ports: 5, used: 5 } } });
+      // The copy goes with the last of its consumers on C (its pipe's port with it); one consumer left keeps it.
+      expect((await call(b, 'DELETE', `/consumers/${second.body.id}`)).status).toBe(204);
+      expect((await plainLeftOnC()).made).toBe(3);
+      expect((await call(b, 'DELETE', `/consumers/${consumerId}`)).status).toBe(204);
+      expect((await plainLeftOnC()).made).toBe(4);
 
       // Closing the room through C (carried to A) closes every part on every node, with the usual events.
       const ofRoom = () => seen().filter((event) => event.routerId === routerId);
