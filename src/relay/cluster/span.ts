@@ -22,8 +22,9 @@ import type { Needs } from '../engine/call.js';
 import { makeRoom } from '../kinds/routers/ops.js';
 import { notFound, RelayError, validationError, type RelayErrorCode } from '../errors.js';
 import { pipeListenIp } from '../kinds/pipes/ops.js';
-import { workerPortsInUse, type OpsDeps } from '../ops/deps.js';
+import { workerPorts, type OpsDeps } from '../ops/deps.js';
 import { pipePeerProblem } from '../ops/pipe-peer.js';
+import { observeSpeaker } from '../ops/speakers.js';
 import { roomIdOf, type PipedCopy, type RoomPart, type RouterEntry } from '../registry/kinds.js';
 import { closeRoom, leaseCopy, requirePart, type PipeLease, type RemoteParts } from '../rooms/rooms.js';
 import type { Logger } from '../../logger.js';
@@ -91,8 +92,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
 
   /** A pipe transport of this module: refused (MEDIASOUP_ERROR, as a pipe transport's) when no port is left, counted until it closes. */
   async function pipeTransport(router: ms.Router, worker: ms.Worker, listenIp: Awaited<ReturnType<typeof pipeListenIp>>, kind: 'producer' | 'dataProducer', needs: Needs): Promise<ms.PipeTransport> {
-    const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-    const used = workerPortsInUse(deps);
+    const { ports, used } = workerPorts(deps);
     if (used >= ports) {
       throw new RelayError('MEDIASOUP_ERROR', `no port left for a pipe between nodes: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, { ports, used });
     }
@@ -250,7 +250,7 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
         const media = await engine('create pipe consumer', () => transport.consume({ producerId: input.producerId }), needs, source.worker);
         media.on('producerpause', () => tell(input.nodeId, 'POST', path, { paused: true }));
         media.on('producerresume', () => tell(input.nodeId, 'POST', path, { paused: false }));
-        const appData = registry.get('producer', input.producerId)?.producer.appData ?? {};
+        const appData = 'producer' in source ? source.producer.appData : {};
         opened = { ...end, kind: media.kind, rtpParameters: media.rtpParameters as unknown as Record<string, unknown>, paused: media.producerPaused, appData };
         consumer = media;
       } else {
@@ -378,15 +378,8 @@ export function createSpan(options: SpanOptions, deps: OpsDeps) {
   async function joinOriginSpeakers(roomId: string, producerId: string): Promise<void> {
     const room = registry.get('router', roomId);
     if (!room || room.origin) throw notFound('router', roomId);
-    const speakers = room.speakers;
-    if (!speakers) return;
-    const observersPart = room.parts.get(room.worker);
-    if (room.router.closed || !observersPart || observersPart.router !== room.router) throw notFound('router', roomId);
-    await ensureProducer(room, producerId, observersPart);
-    for (const observer of [speakers.activeSpeaker, speakers.audioLevels]) {
-      if (!observer || observer.closed) continue;
-      await engine('add producer to speaker observer', () => observer.addProducer({ producerId }), [['router', roomId]], observersPart.worker);
-    }
+    if (!room.speakers) return;
+    if (!(await observeSpeaker(deps, room, producerId, (part) => ensureProducer(room, producerId, part), [['router', roomId]]))) throw notFound('router', roomId);
   }
 
   /** Copies a producer's pause or resume to its copies on other nodes before the API answers. */

@@ -55,15 +55,17 @@ export function requireMediaTransport(registry: MediaRegistry, id: string): Medi
 }
 
 /**
- * Ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers held now: each entry of a kind whose row
- * counts them, as many as it says, and the pipes to and from other cluster nodes (never registry entries).
+ * The ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers (one per worker): how many there are,
+ * and how many are held now (each entry of a kind whose row counts them, as many as it says, and the
+ * pipes to and from other cluster nodes, never registry entries). What a new plain or pipe transport
+ * checks before it asks the engine for a port.
  */
-export function workerPortsInUse({ registry, span }: Pick<OpsDeps, 'registry' | 'span'>): number {
+export function workerPorts({ config, registry, span }: Pick<OpsDeps, 'config' | 'registry' | 'span'>): { ports: number; used: number } {
   let used = span?.portsInUse() ?? 0;
   for (const kind of registry.order) {
     const row = registry.kinds[kind] as { ports?(entry: EntryOf[typeof kind]): number };
     if (row.ports === undefined) continue;
     for (const entry of registry.all(kind)) used += row.ports(entry);
   }
-  return used;
+  return { ports: config.rtcMaxPort - config.rtcMinPort + 1 - config.workers, used };
 }

@@ -5,7 +5,8 @@
 // are copied there (cluster/span.ts joinOriginSpeakers).
 import type { types as ms } from 'mediasoup';
 import { SPEAKER_BOUNDS, type SpeakerDetection } from '../contract/speakers.js';
-import type { RouterEntry } from '../registry/kinds.js';
+import type { Needs } from '../engine/call.js';
+import type { RoomPart, RouterEntry } from '../registry/kinds.js';
 import { ensureProducerOn } from '../rooms/rooms.js';
 import type { OpsDeps } from './deps.js';
 
@@ -37,18 +38,27 @@ export async function joinSpeakerDetection(deps: OpsDeps, producer: ms.Producer,
     if (room.origin.speakers) await deps.span?.joinSpeakers(room, producer.id);
     return;
   }
-  const speakers = room?.speakers;
-  if (!room || !speakers) return;
-  // The observers live on the room's first router: a producer on another worker is piped there, and
-  // the copy is kept (its lease never released) until the producer closes.
+  if (!room?.speakers) return;
+  // A producer on another worker is piped to the observers' part first; the copy is kept (its lease never
+  // released) until the producer closes.
+  await observeSpeaker(deps, room, producer.id, (part) => ensureProducerOn(deps, producer.id, part), [
+    ['router', routerId],
+    ['producer', producer.id],
+  ]);
+}
+
+/**
+ * Adds `producerId` to the room's speaker observers, which live on the room's first router, once `copy`
+ * made it consumable there (from another worker, or from another cluster node: span.ts). False when the
+ * room's first router is gone (no observers left to join).
+ */
+export async function observeSpeaker(deps: Pick<OpsDeps, 'engine'>, room: RouterEntry, producerId: string, copy: (part: RoomPart) => Promise<unknown>, needs: Needs): Promise<boolean> {
   const observersPart = room.parts.get(room.worker);
-  if (room.router.closed || !observersPart || observersPart.router !== room.router) return;
-  await ensureProducerOn(deps, producer.id, observersPart);
-  for (const observer of [speakers.activeSpeaker, speakers.audioLevels]) {
+  if (room.router.closed || !observersPart || observersPart.router !== room.router) return false;
+  await copy(observersPart);
+  for (const observer of [room.speakers?.activeSpeaker, room.speakers?.audioLevels]) {
     if (!observer || observer.closed) continue;
-    await deps.engine('add producer to speaker observer', () => observer.addProducer({ producerId: producer.id }), [
-      ['router', routerId],
-      ['producer', producer.id],
-    ]);
+    await deps.engine('add producer to speaker observer', () => observer.addProducer({ producerId }), needs, observersPart.worker);
   }
+  return true;
 }

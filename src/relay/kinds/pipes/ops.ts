@@ -14,7 +14,7 @@ import type { ConsumerEntry } from '../../registry/kinds.js';
 import type { PipeTransportEntry } from './row.js';
 import type { MediaRegistry } from '../../registry/registry.js';
 import { ensureProducerOn, placeTransport, requirePart, type PipeLease } from '../../rooms/rooms.js';
-import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
+import { workerPorts, type OpsDeps } from '../../ops/deps.js';
 import { pipePeerProblem } from '../../ops/pipe-peer.js';
 import { joinSpeakerDetection } from '../../ops/speakers.js';
 
@@ -33,8 +33,7 @@ export async function createPipeTransport(deps: OpsDeps, input: CreatePipeTransp
   const room = registry.require('router', routerId);
   // Each pipe transport holds one port of those the WebRtcServers leave (config.ts checks there is
   // one). Refused here with the reason; a race past this check gets the engine's own failure, the same code.
-  const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-  const open = workerPortsInUse(deps);
+  const { ports, used: open } = workerPorts(deps);
   if (open >= ports) {
     throw new RelayError('MEDIASOUP_ERROR', `no port left for pipe transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
       pipeTransports: open,

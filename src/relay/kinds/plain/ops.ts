@@ -10,7 +10,7 @@ import type { ConnectPlainTransportBody, CreatePlainTransportBody } from './cont
 import type { PlainTransportEntry } from './row.js';
 import type { RelayEvent } from '../../contract/events.js';
 import { placeTransport } from '../../rooms/rooms.js';
-import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
+import { workerPorts, type OpsDeps } from '../../ops/deps.js';
 import { pipePeerProblem } from '../../ops/pipe-peer.js';
 
 export async function createPlainTransport(deps: OpsDeps, input: CreatePlainTransportBody): Promise<PlainTransportEntry> {
@@ -20,8 +20,7 @@ export async function createPlainTransport(deps: OpsDeps, input: CreatePlainTran
   const rtcpMux = input.rtcpMux ?? true;
   const comedia = input.comedia ?? false;
   // Refused here with the reason; a race past this check gets the engine's own failure, the same code.
-  const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-  const used = workerPortsInUse(deps);
+  const { ports, used } = workerPorts(deps);
   if (used + (rtcpMux ? 1 : 2) > ports) {
     throw new RelayError('MEDIASOUP_ERROR', `no port left for plain transports: the ${ports} of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`, {
       ports,

@@ -10,7 +10,7 @@
 // copy made by PipeTransport.produce() gets an id of its own.
 import type { types as ms } from 'mediasoup';
 import { RelayError } from '../../errors.js';
-import { workerPortsInUse, type OpsDeps } from '../../ops/deps.js';
+import { workerPorts, type OpsDeps } from '../../ops/deps.js';
 import type { ProducerEntry, RoomPart, RouterEntry } from '../../registry/kinds.js';
 import type { RouterMediaCodec } from '../../engine/codecs.js';
 import { placeTransport } from '../../rooms/rooms.js';
@@ -59,7 +59,7 @@ interface Copy {
 /** A router shared by the sessions of one endpoint whose offers map the codecs alike, and how many hold it. */
 export interface SharedSessionRouter {
   readonly ready: Promise<SessionRouter>;
-  /** Once ready: for the ports its pipes hold (workerPortsInUse reads them through the endpoint's row). */
+  /** Once ready: for the ports its pipes hold (workerPorts reads them through the endpoint's row). */
   router?: SessionRouter;
   claims: number;
 }
@@ -198,9 +198,7 @@ export class SessionRouter {
     const roomId = this.room.router.id;
     // Two ports of those the WebRtcServers leave, counted with the pipe and plain transports' (the
     // endpoint's row): refused with the reason, before anything is made.
-    const { config } = deps;
-    const ports = config.rtcMaxPort - config.rtcMinPort + 1 - config.workers;
-    const used = workerPortsInUse(deps);
+    const { ports, used } = workerPorts(deps);
     if (used + 2 > ports) throw new WhipRefusal(503, `no RTC port left for the session's pipe transports: ${used} of the ${ports} ports of RTC_MIN_PORT-RTC_MAX_PORT beyond the WebRtcServers are in use`);
     const local = await deps.engine('create pipe transport', () => source.router.createPipeTransport({ listenIp: '127.0.0.1' }), [['router', roomId]], source.worker);
     this.pipeTransports.push(local);
