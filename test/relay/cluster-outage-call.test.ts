@@ -4,26 +4,12 @@
 // registers again and the view heals without a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnRedis } from '../support/redis-server.js';
-import { freePort, SERVER_TOKEN, startServerAt, type ServerProcess } from '../support/server-process.js';
+import { freePort, startServerAt, type ServerProcess } from '../support/server-process.js';
+import { call, internalHeaders as headers, ok } from '../support/cluster-calls.js';
 import { REDIS_SERVER, skipWithout } from '../support/system-programs.js';
 import { OPUS, RecvPeer, SendPeer, VP8 } from '../support/webrtc/peer.js';
 import { receiverRtpCapabilities } from '../support/webrtc/sdp.js';
 import { sleep, waitFor } from '../support/webrtc/wait.js';
-
-const headers = { 'X-Internal-Token': SERVER_TOKEN, 'Content-Type': 'application/json' };
-
-async function call(server: ServerProcess, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.url}/internal/v1${path}`, { method, headers: { ...headers, ...extra }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-/** The body of a call that must succeed. */
-async function ok(server: ServerProcess, method: string, path: string, body?: unknown): Promise<any> {
-  const answer = await call(server, method, path, body);
-  expect(answer.status, `${method} ${path} through ${server.url}: ${JSON.stringify(answer.body)}`).toBeLessThan(300);
-  return answer.body;
-}
 
 /** A room made on `server` itself: a call marked as forwarded is answered where it lands, never placed elsewhere. */
 async function roomOn(server: ServerProcess): Promise<string> {
