@@ -505,7 +505,8 @@ describe('fuzz /api/v1/auth', () => {
     const live = () => owner.tokens.token;
     const tokenValue = fc.oneof(fc.constant(null).map(live), corrupted(fc.constant(null).map(live)), anyString, anyJson, fc.constant('x'.repeat(5000)));
     const jsonBody = fc.oneof(anyJson, fc.record({ token: tokenValue, token_type_hint: fc.oneof(anyString, fc.constant('access_token')) }, { requiredKeys: [] }));
-    const formBody = fc.tuple(tokenValue, anyString).map(([token, extra]) => `token=${encodeURIComponent(wellFormed(String(token)))}&${encodeURIComponent(wellFormed(extra))}=1`);
+    // A JSON token is written as its JSON text: String() throws on an object whose toString is a number.
+    const formBody = fc.tuple(tokenValue, anyString).map(([token, extra]) => `token=${encodeURIComponent(wellFormed(typeof token === 'string' ? token : String(JSON.stringify(token))))}&${encodeURIComponent(wellFormed(extra))}=1`);
     const body = fc.oneof(
       jsonBody.map((b) => ({ type: 'application/json', text: JSON.stringify(b) ?? 'null' })),
       formBody.map((text) => ({ type: 'application/x-www-form-urlencoded', text })),

@@ -192,9 +192,11 @@ function oversized(action: Action, current: unknown, o: Oversize): unknown {
   if (action === 'longArray') {
     const item = Array.isArray(current) ? (current[0] ?? null) : current;
     // A second step may repeat what the first made long (2 000 copies of a 200 000-character string
-    // are past what a JS string holds): copies up to 4 MB of JSON, 16 times any body limit.
+    // are past what a JS string holds): copies up to 4 MB of JSON, 16 times any body limit. Copies, not
+    // one object many times: a second step that lengthens a string in one of them (structuredClone
+    // keeps shared references) would lengthen it in all, and the body would grow to 200 MB.
     const itemBytes = JSON.stringify(item)?.length ?? 4;
-    return Array.from({ length: Math.max(1, Math.min(o.count, Math.floor(4_000_000 / itemBytes))) }, () => item);
+    return Array.from({ length: Math.max(1, Math.min(o.count, Math.floor(4_000_000 / itemBytes))) }, () => (item !== null && typeof item === 'object' ? structuredClone(item) : item));
   }
   return deepMarker(o.depth, o.open);
 }
