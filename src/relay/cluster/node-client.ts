@@ -14,9 +14,17 @@ export interface NodeAnswer {
 /** At most this many connections to each node at once; more calls wait for one. */
 const MAX_SOCKETS_PER_NODE = 64;
 
+/**
+ * How long an idle connection is kept at most. Node's agent shortens it to the other node's announced
+ * keep-alive (`Keep-Alive: timeout=5` by default) less a second, but only when a timeout is set here:
+ * without one it keeps the connection until the other node closes it, and a call sent as that close
+ * arrives fails with ECONNRESET (answered 503 NODE_UNREACHABLE though the node is up).
+ */
+const IDLE_CONNECTION_MS = 60_000;
+
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE, timeout: IDLE_CONNECTION_MS }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS_PER_NODE, timeout: IDLE_CONNECTION_MS }),
 };
 
 /**
