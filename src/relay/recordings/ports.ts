@@ -1,9 +1,11 @@
 // The loopback UDP ports a recording's ffmpeg listens on: a pair per track (RTP on p, RTCP on p + 1, as
 // ffmpeg's SDP input expects), found free by binding them, and held for the recording until it gives
 // them back so that two recordings starting at once never get the same pair. ffmpeg has opened its
-// ports once a bind of them fails (portHeld).
+// ports once the kernel's table lists them (portHeld).
 import { createSocket, type Socket } from 'node:dgram';
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { endianness } from 'node:os';
 import { RelayError } from '../errors.js';
 
 export interface PortPairs {
@@ -51,12 +53,70 @@ function bindUdp(address: string, port: number): Promise<Socket> {
   });
 }
 
-/** Whether something holds `port` on `address`: a bind of it fails. */
+/**
+ * Whether a socket is bound to `port` on `address` (or on the wildcard address), read from the kernel's
+ * table of UDP sockets (Linux: /proc/net/udp, /proc/net/udp6) without binding the port. A test bind
+ * holds the port for a moment, and ffmpeg binding it in that moment fails with "bind failed: Address
+ * already in use": the recording's start then failed now and then. Where there is no such table (not
+ * Linux: a development machine), a test bind still answers.
+ */
 export async function portHeld(address: string, port: number): Promise<boolean> {
+  const family = isIP(address) === 6 ? 6 : 4;
+  const table = await readFile(family === 6 ? '/proc/net/udp6' : '/proc/net/udp', 'utf8').catch(() => undefined);
+  if (table === undefined) return bindHeld(address, port);
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const addresses = new Set([tableAddress(address), tableAddress(family === 6 ? '::' : '0.0.0.0')]);
+  return table
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      // "  sl  local_address rem_address st …": the local address is the second field.
+      const local = line.trim().split(/\s+/)[1];
+      return local !== undefined && local.endsWith(suffix) && addresses.has(local.slice(0, -suffix.length));
+    });
+}
+
+/** Whether a bind of `port` on `address` fails. */
+async function bindHeld(address: string, port: number): Promise<boolean> {
   try {
     (await bindUdp(address, port)).close();
     return false;
   } catch {
     return true;
   }
+}
+
+/**
+ * An address as the kernel's table writes it: each 32-bit word of the address in hex as the machine
+ * holds it (on a little-endian machine 127.0.0.1 is 0100007F).
+ */
+export function tableAddress(address: string): string {
+  const bytes = addressBytes(address);
+  const words: string[] = [];
+  for (let i = 0; i < bytes.length; i += 4) {
+    const word = bytes.slice(i, i + 4);
+    if (endianness() === 'LE') word.reverse();
+    words.push(word.map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(''));
+  }
+  return words.join('');
+}
+
+/** The 4 or 16 bytes of an IPv4 or IPv6 address (IPv6 with `::` and with a dotted IPv4 tail). */
+function addressBytes(address: string): number[] {
+  if (isIP(address) === 4) return address.split('.').map(Number);
+  if (isIP(address) !== 6) throw new Error(`not an IP address: ${address}`);
+  let text = address.split('%')[0]!;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const groups = (part: string | undefined) => (part ? part.split(':') : []);
+  const missing = 8 - groups(head).length - groups(tail).length;
+  const all = [...groups(head), ...(tail === undefined ? [] : Array<string>(missing).fill('0')), ...groups(tail)];
+  return all.flatMap((group) => {
+    const value = parseInt(group, 16);
+    return [value >> 8, value & 0xff];
+  });
 }
