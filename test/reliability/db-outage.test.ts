@@ -12,6 +12,8 @@ import { dtls, eventually, loops, opus, PASSWORD, Recorder, sleep, uniqueName, t
 /** An account request during the outage must answer within this (no connect or query hang). */
 const FAIL_FAST_MS = 2500;
 const OUTAGE_MS = 2500;
+/** Requests starting this long after PostgreSQL is back must all succeed. */
+const SETTLE_MS = 2000;
 
 /** Runs until PostgreSQL goes away (psql then exits with an error), holding a lock on sessions. */
 function holdSessionsLock(db: OwnPostgres): Promise<void> {
@@ -45,8 +47,11 @@ describe.skipIf(withoutPostgres)('database outage', () => {
   it('answers account requests with 1000 fast, keeps media and the process up, and recovers when PostgreSQL returns', { timeout: 90_000 }, async () => {
     server = await startServer({ DATABASE_URL: pg.url });
     onTestFailed(() => {
-      const lines = (server?.output() ?? '').split('\n').filter((line) => !line.startsWith('{"level":50'));
-      console.log(`server exit code ${server?.child.exitCode}, output other than error lines:\n${lines.join('\n').slice(-6000)}`);
+      const lines = (server?.output() ?? '').split('\n');
+      const errors = lines.filter((line) => line.startsWith('{"level":50'));
+      console.log(`server exit code ${server?.child.exitCode}, output other than error lines:\n${lines.filter((line) => !line.startsWith('{"level":50')).join('\n').slice(-6000)}`);
+      // The outage's own errors are many and alike: the last ones say why a request after it failed.
+      console.log(`the last of ${errors.length} error lines:\n${errors.slice(-5).join('\n').slice(-6000)}`);
     });
     const rec = new Recorder(server.url);
 
@@ -129,7 +134,9 @@ describe.skipIf(withoutPostgres)('database outage', () => {
         100,
       );
       console.log(`recovered ${Math.round(recoveredIn)} ms after PostgreSQL was back`);
-      await sleep(1000);
+      // Traffic goes on past the settling window (SETTLE_MS after PostgreSQL is back), for a second.
+      const backAt = phases.find((x) => x.phase === 'after')!.at;
+      await sleep(Math.max(1000, backAt + SETTLE_MS + 1000 - rec.now()));
     } finally {
       stopTraffic = true;
       await Promise.all([account, media]);
@@ -163,9 +170,14 @@ describe.skipIf(withoutPostgres)('database outage', () => {
     expect(mediaOutcomes.filter(during).length).toBeGreaterThan(10);
     expect(mediaOutcomes.filter((o) => o.status >= 400)).toEqual([]);
 
-    // Outside the outage (and the moment it began), account requests never fail.
-    const settled = at('after') + 2000;
-    const apiOutside = api.filter((o) => o.at + o.ms < at('stopping') || o.at > Math.min(settled, rec.now() - 500));
+    // Outside the outage (and the moment it began), account requests never fail. While PostgreSQL comes
+    // back, a pooled connection's first query may still fail ("the database system is starting up", or
+    // the end of its session at the stop); from SETTLE_MS on, none does. (The window used to end at the
+    // test's last 500 ms instead, about 0.6 s after PostgreSQL was back, and a login there failed once.)
+    const settled = at('after') + SETTLE_MS;
+    const afterSettled = api.filter((o) => o.at > settled);
+    expect(afterSettled.length).toBeGreaterThan(10);
+    const apiOutside = [...api.filter((o) => o.at + o.ms < at('stopping')), ...afterSettled];
     expect(apiOutside.filter((o) => o.status >= 500)).toEqual([]);
     expect((await rec.send('readyz', 'GET', '/readyz')).status).toBe(200);
 
