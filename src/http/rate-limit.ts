@@ -4,6 +4,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { MemoryStore, rateLimiter, type Store } from 'hono-rate-limiter';
 import type { Config } from '../config/index.js';
+import { ipv6Groups } from './ip-address.js';
 
 export type TrustProxy = Config['rateLimit']['trustProxy'];
 
@@ -37,7 +38,7 @@ export function addressKey(address: string): string {
   const noZone = bare.split('%')[0]!;
   if (isIPv4(noZone)) return noZone;
   if (!isIPv6(noZone)) return address;
-  const groups = expandIPv6(noZone);
+  const groups = ipv6Groups(noZone);
   // ::ffff:0:0/96 holds IPv4 addresses (RFC 4291 2.5.5.2), as a dual-stack socket reports them.
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
@@ -46,21 +47,6 @@ export function addressKey(address: string): string {
     .slice(0, 4)
     .map((g) => g.toString(16))
     .join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (with `::` and an embedded IPv4 tail). */
-function expandIPv6(address: string): number[] {
-  let text = address.toLowerCase();
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::') as [string, string | undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const middle = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
-  return [...left, ...middle, ...right].map((g) => parseInt(g, 16));
 }
 
 function socketAddress(c: Context): string | undefined {

@@ -6,6 +6,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { endianness } from 'node:os';
+import { ipv6Groups } from '../../http/ip-address.js';
 import { RelayError } from '../errors.js';
 
 export interface PortPairs {
@@ -101,22 +102,9 @@ export function tableAddress(address: string): string {
   return words.join('');
 }
 
-/** The 4 or 16 bytes of an IPv4 or IPv6 address (IPv6 with `::` and with a dotted IPv4 tail). */
+/** The 4 or 16 bytes of an IPv4 or IPv6 address. */
 function addressBytes(address: string): number[] {
   if (isIP(address) === 4) return address.split('.').map(Number);
   if (isIP(address) !== 6) throw new Error(`not an IP address: ${address}`);
-  let text = address.split('%')[0]!;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
-    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const groups = (part: string | undefined) => (part ? part.split(':') : []);
-  const missing = 8 - groups(head).length - groups(tail).length;
-  const all = [...groups(head), ...(tail === undefined ? [] : Array<string>(missing).fill('0')), ...groups(tail)];
-  return all.flatMap((group) => {
-    const value = parseInt(group, 16);
-    return [value >> 8, value & 0xff];
-  });
+  return ipv6Groups(address.split('%')[0]!).flatMap((group) => [group >> 8, group & 0xff]);
 }
