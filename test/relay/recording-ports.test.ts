@@ -3,7 +3,7 @@
 // recording's start failed now and then while the check bound the port every 50 ms). Real sockets.
 import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPortPairs, portHeld, tableAddress } from '../../src/relay/recordings/ports.js';
+import { createPortPairs, portsBound, tableAddress } from '../../src/relay/recordings/ports.js';
 
 const opened: Socket[] = [];
 
@@ -39,19 +39,23 @@ describe('recording ports', () => {
   it('says a port is held exactly while a socket is bound to it, on 127.0.0.1, 127.0.0.2 and ::1', async () => {
     const pairs = createPortPairs('127.0.0.1');
     const port = await pairs.take();
-    expect(await portHeld('127.0.0.1', port)).toBe(false);
+    expect(await portsBound('127.0.0.1', [port])).toBe(false);
     const socket = await bind('127.0.0.1', port);
-    expect(await portHeld('127.0.0.1', port)).toBe(true);
+    expect(await portsBound('127.0.0.1', [port])).toBe(true);
     // Another address on the same port is not the one ffmpeg binds.
-    expect(await portHeld('127.0.0.2', port)).toBe(false);
+    expect(await portsBound('127.0.0.2', [port])).toBe(false);
     opened.splice(opened.indexOf(socket), 1);
     socket.close();
-    expect(await portHeld('127.0.0.1', port)).toBe(false);
+    expect(await portsBound('127.0.0.1', [port])).toBe(false);
     // A wildcard bind holds the port on every address.
     await bind('0.0.0.0', port);
-    expect(await portHeld('127.0.0.2', port)).toBe(true);
+    expect(await portsBound('127.0.0.2', [port])).toBe(true);
+    // Every port asked of must be bound: the RTP port alone is not the pair.
+    expect(await portsBound('127.0.0.1', [port, port + 1])).toBe(false);
+    await bind('127.0.0.1', port + 1);
+    expect(await portsBound('127.0.0.1', [port, port + 1])).toBe(true);
     const six = await bind('::1', 0);
-    expect(await portHeld('::1', six.address().port)).toBe(true);
+    expect(await portsBound('::1', [six.address().port])).toBe(true);
     pairs.give(port);
   });
 
@@ -62,7 +66,7 @@ describe('recording ports', () => {
     let stop = false;
     const checking = (async () => {
       while (!stop) {
-        await portHeld('127.0.0.1', port);
+        await portsBound('127.0.0.1', [port]);
         checks += 1;
         await new Promise((resolve) => setImmediate(resolve));
       }

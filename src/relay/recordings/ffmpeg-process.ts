@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { RelayError } from '../errors.js';
 import type { FfmpegWatchdog } from './ffmpeg-watchdog.js';
-import { portHeld } from './ports.js';
+import { portsBound } from './ports.js';
 import type { Recording } from './recording.js';
 import { endedWhileStarting } from './start-race.js';
 
@@ -73,8 +73,7 @@ export async function waitListening(r: Recording, child: ChildProcess, listen: s
       throw new RelayError('CONFLICT', `ffmpeg could not start the recording: ${r.stderr.trim().slice(-300) || 'it exited'}`, { reason: 'ffmpeg' });
     }
     if (!alive()) throw endedWhileStarting(r);
-    const held = await Promise.all(r.tracks.map((t) => portHeld(listen, t.port)));
-    if (held.every(Boolean)) return;
+    if (await portsBound(listen, r.tracks.map((t) => t.port))) return;
     if (Date.now() > deadline) throw new RelayError('MEDIASOUP_ERROR', 'ffmpeg did not open its ports in time');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -1,7 +1,7 @@
 // The loopback UDP ports a recording's ffmpeg listens on: a pair per track (RTP on p, RTCP on p + 1, as
 // ffmpeg's SDP input expects), found free by binding them, and held for the recording until it gives
 // them back so that two recordings starting at once never get the same pair. ffmpeg has opened its
-// ports once the kernel's table lists them (portHeld).
+// ports once the kernel's table lists them (portsBound).
 import { createSocket, type Socket } from 'node:dgram';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -55,26 +55,25 @@ function bindUdp(address: string, port: number): Promise<Socket> {
 }
 
 /**
- * Whether a socket is bound to `port` on `address` (or on the wildcard address), read from the kernel's
- * table of UDP sockets (Linux: /proc/net/udp, /proc/net/udp6) without binding the port. A test bind
- * holds the port for a moment, and ffmpeg binding it in that moment fails with "bind failed: Address
- * already in use": the recording's start then failed now and then. Where there is no such table (not
- * Linux: a development machine), a test bind still answers.
+ * Whether a socket is bound to each of `ports` on `address` (or on the wildcard address), read from the
+ * kernel's table of UDP sockets (Linux: /proc/net/udp, /proc/net/udp6), once for all of them, without
+ * binding the ports. A test bind holds the port for a moment, and ffmpeg binding it in that moment fails
+ * with "bind failed: Address already in use": the recording's start then failed now and then. Where there
+ * is no such table (not Linux: a development machine), a test bind still answers.
  */
-export async function portHeld(address: string, port: number): Promise<boolean> {
+export async function portsBound(address: string, ports: readonly number[]): Promise<boolean> {
   const family = isIP(address) === 6 ? 6 : 4;
   const table = await readFile(family === 6 ? '/proc/net/udp6' : '/proc/net/udp', 'utf8').catch(() => undefined);
-  if (table === undefined) return bindHeld(address, port);
-  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (table === undefined) return (await Promise.all(ports.map((port) => bindHeld(address, port)))).every(Boolean);
   const addresses = new Set([tableAddress(address), tableAddress(family === 6 ? '::' : '0.0.0.0')]);
-  return table
-    .split('\n')
-    .slice(1)
-    .some((line) => {
-      // "  sl  local_address rem_address st …": the local address is the second field.
-      const local = line.trim().split(/\s+/)[1];
-      return local !== undefined && local.endsWith(suffix) && addresses.has(local.slice(0, -suffix.length));
-    });
+  const bound = new Set<number>();
+  for (const line of table.split('\n').slice(1)) {
+    // "  sl  local_address rem_address st …": the local address is the second field, "<address>:<port>" in hex.
+    const local = line.trim().split(/\s+/)[1];
+    const colon = local?.lastIndexOf(':') ?? -1;
+    if (colon > 0 && addresses.has(local!.slice(0, colon))) bound.add(parseInt(local!.slice(colon + 1), 16));
+  }
+  return ports.every((port) => bound.has(port));
 }
 
 /** Whether a bind of `port` on `address` fails. */
