@@ -1,4 +1,5 @@
-// How deep a parsed JSON body nests, found without deep recursion (a body may nest 100 000 levels deep).
+// How deep a JSON body nests, found without deep recursion (a body may nest 100 000 levels deep): from
+// its text before it is parsed, and where in the parsed value.
 
 /**
  * The path (keys and array indexes, as strings) of the first object or array nested deeper than
@@ -35,4 +36,41 @@ function deepAt(node: object, depth: number, maxDepth: number): string[] | undef
   }
   if (found !== undefined) found.unshift(foundKey);
   return found;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * Whether the JSON text `text` opens no object or array deeper than `maxDepth` levels (the value
+ * itself is level 1), counting the brackets outside strings. Read from the text, so a request's body
+ * is checked before it is parsed: the validation parses it once, after this. Never says "within" for
+ * a value `tooDeepAt` finds too deep; a text that does not parse may get either answer (its parse
+ * fails anyway), and one whose duplicate keys hide a deep member from JSON.parse is "not within"
+ * here and fine to `tooDeepAt`: call that for the verdict and the path whenever this says false.
+ * @example nestsAtMost('{"a":{"b":[1]}}', 2) // false
+ */
+export function nestsAtMost(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // To the string's closing quote; an escaped character (\" among them) is skipped.
+      for (i += 1; i < text.length; i += 1) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i += 1;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth += 1;
+      if (depth > maxDepth) return false;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth -= 1;
+    }
+  }
+  return true;
 }

@@ -3,7 +3,7 @@
 // the validation of the route's schemas (@hono/zod-openapi, with zValidator) into the relay's answers.
 import type { Hook } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { tooDeepAt } from '../../http/json-depth.js';
+import { nestsAtMost, tooDeepAt } from '../../http/json-depth.js';
 import type { AppEnv } from '../../http/env.js';
 import { BOUNDS } from '../contract/bounds.js';
 import { validationError, type ValidationIssue } from '../errors.js';
@@ -51,11 +51,17 @@ function notJson() {
   return validationError([{ path: '', message: 'Content-Type must be application/json' }], 'request body must be JSON');
 }
 
-/** Parses a JSON body (Hono caches it for the validation) and refuses one that nests too deep. */
+/**
+ * Refuses a JSON body that nests too deep. Its text (which Hono keeps for the validation) is scanned
+ * first; only a body that may nest too deep is parsed here to find where, so a valid one is parsed
+ * once, by the validation.
+ */
 async function refuseDeepBody(c: Context): Promise<void> {
   let body: unknown;
   try {
-    body = await c.req.json();
+    const text = await c.req.text();
+    if (nestsAtMost(text, BOUNDS.bodyDepth)) return;
+    body = JSON.parse(text);
   } catch {
     return;
   }
