@@ -66,7 +66,8 @@ describe('nestsAtMost', () => {
   });
 
   it('agrees on strings full of quotes, backslashes and brackets (property)', () => {
-    const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u005b') });
+    // '\u0001' is written as the escape \u0001 in JSON: a backslash followed by more than one character.
+    const tricky = fc.string({ unit: fc.constantFrom('"', '\\', '[', ']', '{', '}', 'a', '\u0001') });
     fc.assert(
       fc.property(fc.array(fc.tuple(tricky, tricky), { maxLength: 4 }), fc.integer({ min: 0, max: 3 }), (pairs, maxDepth) => {
         const text = JSON.stringify([Object.fromEntries(pairs.map(([k, v]) => [k, [v]]))]);
